@@ -1,0 +1,459 @@
+/*
+ * libacmlbm -- D3Q27 ACM-MRT lattice Boltzmann solver
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file acm_domain.h
+ * @defgroup domain Fluid domain
+ * @{
+ *
+ * An ::acm_domain is a box of nx x ny x nz lattice cells holding a D3Q27
+ * lattice Boltzmann fluid. Create it from an ::acm_domain_options, set the
+ * boundary condition of each face, optionally a body force, advance it with
+ * acm_step(), and read its fields back.
+ *
+ * ### Units
+ * Everything is in lattice units: cell size 1, time step 1, reference density
+ * 1. The kinematic viscosity is nu = (tau - 1/2) / 3. Keep speeds below about
+ * 0.1 (Mach 0.17); see docs/physics.md for converting physical units.
+ *
+ * ### Field ordering
+ * Cell (x, y, z) has the linear index `x + nx * (y + ny * z)` (x fastest).
+ * Scalar fields hold one value per cell; vector fields hold the components
+ * (x, y, z) of a cell next to each other; ::ACM_FIELD_POPULATIONS holds 27
+ * values per cell in the velocity order of docs/physics.md (rest, 6 faces,
+ * 12 edges, 8 corners, opposite directions adjacent).
+ *
+ * ### What the fields mean
+ * Between steps the domain holds the populations f_i(x, t) after streaming.
+ * Density is rho = sum f_i; velocity is u = (sum f_i c_i + F/2) / rho with F
+ * the external force density of the cell (the "half-force" velocity that
+ * enters the collision).
+ *
+ * ### Errors
+ * Every call validates its arguments and returns a specific ::acm_status;
+ * acm_domain_last_error() then describes the failure. A diverged simulation
+ * (NaN or a speed above acm_domain_options::max_speed) makes acm_step() return
+ * ::ACM_ERR_DIVERGED; the state is kept as found and further steps return
+ * ::ACM_ERR_BAD_STATE until it is re-initialised.
+ *
+ * ### Thread-safety
+ * A domain must not be used by two threads at the same time. Different
+ * domains are independent.
+ */
+#ifndef ACMLBM_ACM_DOMAIN_H
+#define ACMLBM_ACM_DOMAIN_H
+
+#include "acm_common.h" /* ACM_API, acm_status, enums */
+#include "acm_layout.h" /* acm_layout */
+
+ACM_BEGIN_DECLS
+
+/** Opaque fluid domain. */
+typedef struct acm_domain acm_domain;
+
+/** Fields that can be read (and some written) as caller arrays. */
+typedef enum acm_field {
+    ACM_FIELD_DENSITY = 1,    /**< rho, 1 value per cell (read, or write via acm_domain_init_fields()) */
+    ACM_FIELD_VELOCITY = 2,   /**< u, 3 values per cell (read) */
+    ACM_FIELD_FORCE = 3,      /**< external force density per cell, 3 values (read/write) */
+    ACM_FIELD_POPULATIONS = 4 /**< f_i after streaming, 27 values per cell (read/write; checkpoints) */
+} acm_field;
+
+/** Integer tunables of a domain; the numbers are stable. */
+typedef enum acm_param {
+    /** CPU worker threads; 0 = the OpenMP default. Default 0. */
+    ACM_PARAM_THREADS = 1,
+    /** Steps between divergence checks inside one acm_step() call (a check is
+     *  always made at its end). Default 1. */
+    ACM_PARAM_DIVERGENCE_INTERVAL = 2
+} acm_param;
+
+/* ---------------------------------------------------------------------- */
+/** @name Creation options
+ * @{ */
+
+/**
+ * Options of acm_domain_create(). Initialise with ::ACM_DOMAIN_OPTIONS_INIT
+ * or acm_domain_options_init(), then set what you need. Fields are only ever
+ * appended; `version` tells the library which fields the caller knows.
+ *
+ * Exactly one of @ref viscosity and @ref tau must be non-zero.
+ */
+typedef struct acm_domain_options {
+    uint32_t version;       /**< ::ACM_DOMAIN_OPTIONS_VERSION */
+    int32_t nx, ny, nz;     /**< grid size in cells, each >= 2 (>= 3 next to an inlet/outlet face) */
+    double viscosity;       /**< kinematic viscosity nu > 0 (lattice units); 0 = use tau */
+    double tau;             /**< relaxation time tau > 1/2; 0 = use viscosity */
+    acm_collision collision; /**< collision model; fine-tune with acm_domain_set_collision() */
+    acm_backend backend;    /**< compute backend */
+    int32_t device;         /**< CUDA device ordinal; -1 = device 0 */
+    acm_precision precision; /**< population storage precision */
+    const acm_layout *layout; /**< memory layout; NULL = backend defaults (copied at creation) */
+    double initial_density; /**< uniform initial density (default 1) */
+    double initial_velocity[3]; /**< uniform initial velocity (default 0) */
+    double max_speed;       /**< speed treated as divergence; 0 = default 0.5 */
+    char *error_buffer;     /**< optional: receives the message if creation fails */
+    size_t error_buffer_size; /**< size of error_buffer in bytes */
+} acm_domain_options;
+
+/** Current version of ::acm_domain_options. */
+#define ACM_DOMAIN_OPTIONS_VERSION 1
+
+/** Static initialiser with the defaults (grid size and viscosity unset). */
+#define ACM_DOMAIN_OPTIONS_INIT                                                             \
+    {                                                                                       \
+        ACM_DOMAIN_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, ACM_COLLISION_DEFAULT,               \
+            ACM_BACKEND_AUTO, -1, ACM_PRECISION_DEFAULT, NULL, 1.0, {0.0, 0.0, 0.0}, 0.0, \
+            NULL, 0                                                                         \
+    }
+
+/**
+ * Fill @p opts with the defaults of ::ACM_DOMAIN_OPTIONS_INIT for @p version.
+ *
+ * @param[out] opts    options to initialise
+ * @param version      ::ACM_DOMAIN_OPTIONS_VERSION of the caller's headers
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_options_init(acm_domain_options *opts, uint32_t version);
+
+/**
+ * Parameters of the collision model (docs/physics.md, "Collision"). Rates are
+ * relaxation rates omega = 1/tau in (0, 2).
+ */
+typedef struct acm_collision_options {
+    uint32_t version;            /**< ::ACM_COLLISION_OPTIONS_VERSION */
+    acm_collision model;         /**< model; ::ACM_COLLISION_DEFAULT = ACM_LI2018 */
+    double high_order_rate;      /**< CM/RM-MRT: rate of the moments of order 3 to 6 (default 1: De Rosis) */
+    double bulk_rate;            /**< CM/RM-MRT: rate of the trace moment (default 1) */
+    int32_t bulk_follows_high_order; /**< CM/RM-MRT: 1 = trace uses high_order_rate (default 0) */
+    int32_t safety_net;          /**< ACM modes: 1 = clamp the adaptive rates to [1, max_high_order_rate]
+                                      and redo a cell with rates 1 when a population turns negative
+                                      (our addition, not from the papers; default 1) */
+    double max_high_order_rate;  /**< ACM modes: clamp of the safety net (default 1.95) */
+    double li2018_nu0[4];        /**< ACM_LI2018: base artificial viscosity of orders 3, 4, 5, 6
+                                      (default 0.0005, 0.0007, 0.0009, 0.001) */
+    double li2020_theta[4];      /**< ACM_LI2020: regression coefficients for (rho, |j|, |Pi|, 1)
+                                      (default 0.0003, -0.00775, 0.00016, 0.0087) */
+    double li2020_tau0;          /**< ACM_LI2020: initial and fallback tau* (default 0.005) */
+} acm_collision_options;
+
+/** Current version of ::acm_collision_options. */
+#define ACM_COLLISION_OPTIONS_VERSION 1
+
+/** Static initialiser with the defaults. */
+#define ACM_COLLISION_OPTIONS_INIT                                                         \
+    {                                                                                      \
+        ACM_COLLISION_OPTIONS_VERSION, ACM_COLLISION_DEFAULT, 1.0, 1.0, 0, 1, 1.95,        \
+            {0.0005, 0.0007, 0.0009, 0.001}, {0.0003, -0.00775, 0.00016, 0.0087}, 0.005 \
+    }
+
+/**
+ * Fill @p opts with the defaults of ::ACM_COLLISION_OPTIONS_INIT.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.0
+ */
+ACM_API acm_status acm_collision_options_init(acm_collision_options *opts, uint32_t version);
+
+/** @} */
+
+/* ---------------------------------------------------------------------- */
+/** @name Lifecycle
+ * @{ */
+
+/**
+ * Create a domain: validates @p opts, allocates the populations on the chosen
+ * backend and initialises them to equilibrium at the initial density and
+ * velocity. All faces start periodic; no body force.
+ *
+ * @param[out] out receives the domain on success (untouched on failure)
+ * @param opts     creation options
+ * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION;
+ *         ::ACM_ERR_OUT_OF_RANGE (grid size, viscosity/tau, density, speed);
+ *         ::ACM_ERR_INVALID_ARG (both or neither of viscosity and tau);
+ *         ::ACM_ERR_BAD_ENUM; ::ACM_ERR_NOT_BUILT (CUDA requested but not
+ *         compiled in, FP16 on the CPU); ::ACM_ERR_NO_DEVICE;
+ *         ::ACM_ERR_NO_MEMORY; ::ACM_ERR_DEVICE_MEMORY.
+ *         On failure the message is written to opts->error_buffer if set.
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options *opts);
+
+/**
+ * Destroy a domain and free all its host and device memory. NULL is a
+ * harmless no-op.
+ * @since 1.0
+ */
+ACM_API void acm_domain_destroy(acm_domain *domain);
+
+/**
+ * Message describing the last failed call on @p domain, or "" if none. Valid
+ * until the next call on the domain.
+ * @since 1.0
+ */
+ACM_API const char *acm_domain_last_error(const acm_domain *domain);
+
+/** @} */
+
+/* ---------------------------------------------------------------------- */
+/** @name Time stepping
+ * @{ */
+
+/**
+ * Advance the domain by @p nsteps time steps (stream, collide, apply the face
+ * conditions). Synchronous: on return the new state is complete.
+ *
+ * @param domain the domain
+ * @param nsteps number of steps, >= 0
+ * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_OUT_OF_RANGE (negative
+ *         nsteps); ::ACM_ERR_INVALID_ARG (an axis with only one periodic
+ *         face; a grid too thin for its inlet/outlet faces);
+ *         ::ACM_ERR_DIVERGED (message names the step and the cell);
+ *         ::ACM_ERR_BAD_STATE (stepping a diverged domain).
+ * @since 1.0
+ */
+ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps);
+
+/** @} */
+
+/* ---------------------------------------------------------------------- */
+/** @name Configuration (allowed between steps)
+ * @{ */
+
+/**
+ * Set the boundary condition of one face.
+ *
+ * @param domain   the domain
+ * @param face     which face
+ * @param type     condition
+ * @param velocity wall velocity (WALL; must be tangential to the face) or inlet
+ *                 velocity (INLET); NULL means zero; ignored for PERIODIC and
+ *                 OUTLET. Speeds must stay below acm_domain_options::max_speed.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM,
+ *         ::ACM_ERR_OUT_OF_RANGE (non-finite or too fast; normal wall velocity)
+ * @note Opposite faces must both be periodic or both not; this is checked by
+ *       acm_step(), so the faces can be changed one at a time.
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_boundary type,
+                                       const double velocity[3]);
+
+/**
+ * Read the boundary condition of one face.
+ *
+ * @param domain        the domain
+ * @param face          which face
+ * @param[out] type     receives the condition
+ * @param[out] velocity receives its velocity (may be NULL)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_boundary *type,
+                                       double velocity[3]);
+
+/**
+ * Set the uniform external body-force density (force per unit volume), added
+ * to the per-cell force field if one is set.
+ *
+ * @param domain the domain
+ * @param force  (Fx, Fy, Fz), finite
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_set_body_force(acm_domain *domain, const double force[3]);
+
+/**
+ * Change the collision model or its parameters.
+ *
+ * @param domain the domain
+ * @param opts   options (see ::acm_collision_options)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION,
+ *         ::ACM_ERR_BAD_ENUM, ::ACM_ERR_OUT_OF_RANGE (a rate outside (0, 2),
+ *         negative or non-finite viscosities)
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_set_collision(acm_domain *domain, const acm_collision_options *opts);
+
+/**
+ * Read the collision options in effect (model resolved: never DEFAULT).
+ *
+ * @param domain    the domain
+ * @param[out] opts receives the options; set opts->version first
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_get_collision(acm_domain *domain, acm_collision_options *opts);
+
+/**
+ * Set an integer tunable.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM,
+ *         ::ACM_ERR_OUT_OF_RANGE (see acm_param_bounds())
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_set_param(acm_domain *domain, acm_param param, int64_t value);
+
+/**
+ * Read an integer tunable.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_get_param(acm_domain *domain, acm_param param, int64_t *value);
+
+/**
+ * Admissible range of a tunable.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.0
+ */
+ACM_API acm_status acm_param_bounds(acm_param param, int64_t *min, int64_t *max);
+
+/** @} */
+
+/* ---------------------------------------------------------------------- */
+/** @name Initial conditions
+ * Both calls set the populations to the equilibrium of the given density and
+ * velocity, reset the step counter and clear a diverged state.
+ * @{ */
+
+/**
+ * Uniform state.
+ *
+ * @param domain   the domain
+ * @param density  rho > 0, finite
+ * @param velocity u (NULL = 0), each |u| below max_speed
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_init_uniform(acm_domain *domain, double density,
+                                           const double velocity[3]);
+
+/**
+ * State from caller arrays (field ordering as in the file comment).
+ *
+ * @param domain     the domain
+ * @param dtype      element type of both arrays
+ * @param density    nx*ny*nz densities, or NULL for 1 everywhere
+ * @param velocity   3*nx*ny*nz velocity components, or NULL for 0 everywhere
+ * @param cell_count must equal nx*ny*nz (guards against a wrong buffer)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER (domain), ::ACM_ERR_BAD_ENUM,
+ *         ::ACM_ERR_BUFFER_SIZE, ::ACM_ERR_OUT_OF_RANGE (a density <= 0, a
+ *         non-finite value or a speed above max_speed: the message names the
+ *         cell; the domain is unchanged)
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_init_fields(acm_domain *domain, acm_dtype dtype,
+                                          const void *density, const void *velocity,
+                                          size_t cell_count);
+
+/** @} */
+
+/* ---------------------------------------------------------------------- */
+/** @name Reading and writing fields
+ * @{ */
+
+/**
+ * Size in bytes of a field for a given element type.
+ *
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                         size_t *bytes);
+
+/**
+ * Copy a field into a caller buffer. Synchronises with the device.
+ *
+ * @param domain    the domain
+ * @param field     which field
+ * @param dtype     element type of @p dst
+ * @param[out] dst  destination array
+ * @param dst_bytes size of @p dst; must equal acm_domain_field_size()
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM,
+ *         ::ACM_ERR_BUFFER_SIZE, device errors
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_get_field(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                        void *dst, size_t dst_bytes);
+
+/**
+ * Write a field from a caller buffer. Writable: ::ACM_FIELD_FORCE (per-cell
+ * external force; @p src NULL with @p src_bytes 0 removes the field) and
+ * ::ACM_FIELD_POPULATIONS (restores a state read with acm_domain_get_field()).
+ *
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM,
+ *         ::ACM_ERR_INVALID_ARG (a read-only field), ::ACM_ERR_BUFFER_SIZE,
+ *         ::ACM_ERR_OUT_OF_RANGE (a non-finite value; the domain is unchanged)
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                        const void *src, size_t src_bytes);
+
+/**
+ * Density and velocity of one cell (a cheap probe).
+ *
+ * @param domain        the domain
+ * @param x,y,z         cell coordinates inside the grid
+ * @param[out] density  receives rho (may be NULL)
+ * @param[out] velocity receives u (may be NULL)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, int32_t z,
+                                    double *density, double velocity[3]);
+
+/** Global diagnostics; see acm_domain_get_stats(). */
+typedef struct acm_domain_stats {
+    uint32_t version;            /**< set by the caller: ::ACM_DOMAIN_STATS_VERSION */
+    int64_t step;                /**< steps completed since the last initialisation */
+    double mass;                 /**< sum of rho over all cells */
+    double momentum[3];          /**< sum of rho*u */
+    double kinetic_energy;       /**< sum of rho*|u|^2/2 */
+    double max_speed;            /**< largest |u| */
+    int64_t fallback_cells_last_step; /**< ACM safety-net fallbacks in the last step */
+    int64_t fallback_cells_total;     /**< ... since the last initialisation */
+} acm_domain_stats;
+
+/** Current version of ::acm_domain_stats. */
+#define ACM_DOMAIN_STATS_VERSION 1
+
+/**
+ * Compute global diagnostics (a pass over the whole domain; synchronises).
+ *
+ * @param domain     the domain
+ * @param[out] stats receives the values; set stats->version first
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats);
+
+/** Static description of a domain; see acm_domain_get_info(). */
+typedef struct acm_domain_info {
+    uint32_t version;        /**< set by the caller: ::ACM_DOMAIN_INFO_VERSION */
+    int32_t nx, ny, nz;      /**< grid size */
+    acm_backend backend;     /**< backend in use (never AUTO) */
+    int32_t device;          /**< CUDA device ordinal, -1 on the CPU */
+    acm_precision precision; /**< storage precision (never DEFAULT) */
+    acm_collision collision; /**< collision model (never DEFAULT) */
+    double viscosity;        /**< kinematic viscosity */
+    double tau;              /**< relaxation time 3*nu + 1/2 */
+    int64_t csoa_group;      /**< CSoA group size alpha in use */
+    int64_t step;            /**< steps completed since the last initialisation */
+    uint64_t memory_bytes;   /**< bytes held for populations and fields */
+} acm_domain_info;
+
+/** Current version of ::acm_domain_info. */
+#define ACM_DOMAIN_INFO_VERSION 1
+
+/**
+ * Describe the domain. Does not synchronise.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.0
+ */
+ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info);
+
+/** @} */
+
+ACM_END_DECLS
+
+/** @} */
+#endif /* ACMLBM_ACM_DOMAIN_H */

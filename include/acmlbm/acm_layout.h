@@ -1,0 +1,105 @@
+/*
+ * libacmlbm -- D3Q27 ACM-MRT lattice Boltzmann solver
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file acm_layout.h
+ * @defgroup layout Memory layout
+ * @{
+ *
+ * An ::acm_layout holds the memory-layout parameters of a domain: the CSoA
+ * group size alpha (paper Eq. 6) and, as they are added, the other layout and
+ * kernel choices. It is a plain parameter set: create one, set what you care
+ * about, pass it in acm_domain_options::layout, destroy it (the domain keeps a
+ * copy). Parameters left at 0 are chosen by the backend.
+ *
+ * CSoA stores component i of cell k at
+ * `27 * alpha * floor(k / alpha) + alpha * i + k % alpha`, with k the linear
+ * cell index (x fastest). alpha = 1 is array-of-structures; alpha >= the
+ * number of cells is structure-of-arrays.
+ *
+ * Thread-safety: a layout may be read by several threads (e.g. passed to
+ * several acm_domain_create() calls) while no thread modifies it.
+ */
+#ifndef ACMLBM_ACM_LAYOUT_H
+#define ACMLBM_ACM_LAYOUT_H
+
+#include "acm_common.h" /* ACM_API, acm_status */
+
+ACM_BEGIN_DECLS
+
+/** Opaque set of layout parameters. */
+typedef struct acm_layout acm_layout;
+
+/** Layout parameter keys; the numbers are stable. */
+typedef enum acm_layout_param {
+    /** CSoA group size alpha: a power of two in [1, 2^30]; 0 = backend default
+     *  (see docs/performance.md). */
+    ACM_LAYOUT_CSOA_GROUP = 1
+} acm_layout_param;
+
+/**
+ * Create a layout with every parameter at 0 (backend default).
+ *
+ * @param[out] out receives the new layout on success
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER if @p out is NULL,
+ *         ::ACM_ERR_NO_MEMORY
+ * @since 1.0
+ */
+ACM_API acm_status acm_layout_create(acm_layout **out);
+
+/**
+ * Destroy a layout. NULL is a harmless no-op. Domains created with it are not
+ * affected.
+ * @since 1.0
+ */
+ACM_API void acm_layout_destroy(acm_layout *layout);
+
+/**
+ * Set one parameter.
+ *
+ * @param layout the layout
+ * @param param  parameter key
+ * @param value  new value; 0 restores the backend default
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM for an unknown
+ *         key, ::ACM_ERR_OUT_OF_RANGE for a value outside
+ *         acm_layout_param_bounds() or not a power of two
+ * @since 1.0
+ */
+ACM_API acm_status acm_layout_set(acm_layout *layout, acm_layout_param param, int64_t value);
+
+/**
+ * Read one parameter.
+ *
+ * @param layout    the layout
+ * @param param     parameter key
+ * @param[out] value receives the value (0 = backend default)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.0
+ */
+ACM_API acm_status acm_layout_get(const acm_layout *layout, acm_layout_param param,
+                                  int64_t *value);
+
+/**
+ * Admissible range of a parameter (0, "backend default", is always accepted
+ * as well).
+ *
+ * @param param     parameter key
+ * @param[out] min  smallest explicit value
+ * @param[out] max  largest explicit value
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.0
+ */
+ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min, int64_t *max);
+
+/**
+ * Message describing the last failed call on @p layout, or "" if none.
+ * The string lives until the next call on the layout or its destruction.
+ * @since 1.0
+ */
+ACM_API const char *acm_layout_last_error(const acm_layout *layout);
+
+ACM_END_DECLS
+
+/** @} */
+#endif /* ACMLBM_ACM_LAYOUT_H */

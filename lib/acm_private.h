@@ -1,0 +1,110 @@
+/*
+ * libacmlbm -- private definitions shared by the library's C files.
+ * Never installed. SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_ACM_PRIVATE_H
+#define ACMLBM_ACM_PRIVATE_H
+
+#include <stdarg.h>  /* va_list */
+#include <stdbool.h> /* bool */
+
+#include "acmlbm/acmlbm.h"
+#include "csoa_index.h" /* acm_csoa */
+
+/* Internal error propagation (style guide R8). */
+#define ACM_TRY(expr)                                                                      \
+    do {                                                                                   \
+        acm_status acm__s = (expr);                                                        \
+        if (acm__s != ACM_OK)                                                              \
+            return acm__s;                                                                 \
+    } while (0)
+
+/* Record a message on the domain and return the status. */
+#define ACM_FAIL(d, code, ...) acm__domain_fail((d), (code), __VA_ARGS__)
+
+#define ACM_ERROR_SIZE 512
+
+struct acm_layout {
+    int64_t csoa_group; /* 0 = backend default */
+    char error[ACM_ERROR_SIZE];
+};
+
+/* Condition of one face. */
+typedef struct acm_face_bc {
+    acm_boundary type;
+    double u[3]; /* wall or inlet velocity */
+} acm_face_bc;
+
+/* Domain-wide reductions of the previous step, inputs of the ACM rules. */
+typedef struct acm_global_stats {
+    double max_u;    /* largest |u| */
+    double mean_rho; /* averages over all cells */
+    double mean_j;   /* of rho |u| */
+    double mean_pi;  /* of |sum f c c| */
+} acm_global_stats;
+
+/* Source of an equilibrium initialisation: arrays, or uniform values where
+ * an array is NULL. */
+typedef struct acm_init_source {
+    acm_dtype dtype;
+    const void *rho; /* ncells values or NULL */
+    const void *u;   /* 3 * ncells values or NULL */
+    double rho0;
+    double u0[3];
+} acm_init_source;
+
+struct acm_backend_ops;
+
+struct acm_domain {
+    /* configuration (validated) */
+    int32_t nx, ny, nz;
+    int64_t ncells;
+    double viscosity, omega;
+    acm_backend backend;
+    int32_t device;
+    acm_precision precision;
+    acm_csoa csoa;               /* population layout (beta = 27) */
+    acm_collision_options coll;  /* model resolved */
+    acm_face_bc face[ACM_FACE_COUNT];
+    double body_force[3];
+    bool has_force_field;
+    double max_speed;
+    int64_t threads;
+    int64_t divergence_interval;
+
+    /* state */
+    int64_t step;
+    bool diverged;
+    int64_t fallback_last, fallback_total;
+    acm_global_stats prev; /* statistics of the previous step */
+
+    const struct acm_backend_ops *ops;
+    void *impl; /* backend state */
+    char error[ACM_ERROR_SIZE];
+};
+
+/* error.c */
+acm_status acm__domain_fail(acm_domain *d, acm_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void acm__format(char *buf, size_t size, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void acm__vformat(char *buf, size_t size, const char *fmt, va_list ap);
+
+/* names for messages */
+const char *acm__face_name(acm_face face);
+const char *acm__boundary_name(acm_boundary type);
+
+/* domain.c: ACM collision parameters of the current step */
+struct acm_collide_params;
+void acm__domain_collide_params(const acm_domain *d, struct acm_collide_params *p);
+/* Opposite faces consistent, inlet/outlet layers thick enough. */
+acm_status acm__domain_check_faces(acm_domain *d);
+
+/* Size of one element of a dtype (0 for an unknown dtype). */
+size_t acm__dtype_size(acm_dtype dtype);
+/* Read element i of a caller array as double. */
+double acm__load(acm_dtype dtype, const void *base, size_t i);
+/* Write element i of a caller array. */
+void acm__store(acm_dtype dtype, void *base, size_t i, double value);
+
+#endif /* ACMLBM_ACM_PRIVATE_H */

@@ -1,0 +1,69 @@
+/*
+ * libacmlbm -- domain-face rules shared by every backend (docs/physics.md,
+ * "Domain faces"). SPDX-License-Identifier: Apache-2.0
+ *
+ * Pull streaming asks, for population i of cell x, for the post-collision
+ * value at x - c_i. When that source lies outside the grid:
+ *   - across a PERIODIC face: wrap around;
+ *   - across a WALL face (half-way bounce-back, spec 7.2):
+ *         f_i(x) = f*_opp(i)(x) + 6 w_i (c_i . u_w)        (rho_w = 1)
+ *     If the source lies across several non-periodic faces at once (an edge
+ *     or corner), u_w is the mean velocity of those faces;
+ *   - across an INLET or OUTLET face: only the face's own layer of
+ *     equilibrium cells pulls from there; those cells are overwritten after
+ *     the collision, so their pull just bounces back like a resting wall
+ *     (keeps their values finite).
+ * After the collision, the cells of each INLET/OUTLET face layer are set to
+ * the equilibrium (spec 7.3, 7.4):
+ *   INLET:  rho of the adjacent inner cell, the prescribed velocity;
+ *   OUTLET: rho = 1, velocity j/rho of the adjacent inner cell.
+ * Faces are processed in the order x-min, x-max, y-min, y-max, z-min, z-max;
+ * a cell on two layers gets the later face's value.
+ */
+#ifndef ACMLBM_BOUNDARY_H
+#define ACMLBM_BOUNDARY_H
+
+#include "acm_private.h"
+#include "lattice.h" /* acm_c, acm_weight */
+
+/* Non-periodic faces crossed by one pull. */
+typedef struct acm_crossing {
+    int n;       /* number of non-periodic faces crossed */
+    double u[3]; /* sum of their wall velocities (0 for inlet/outlet faces) */
+} acm_crossing;
+
+/* Resolve coordinate *coord on an axis of size n: wrap it across a periodic
+ * face or record the non-periodic face in *cr (coord is then unchanged). */
+static inline void acm_cross_axis(const acm_domain *d, int axis, int32_t n, int32_t *coord,
+                                  acm_crossing *cr)
+{
+    if (*coord >= 0 && *coord < n)
+        return;
+    const acm_face_bc *f = &d->face[2 * axis + (*coord < 0 ? 0 : 1)];
+    if (f->type == ACM_BOUNDARY_PERIODIC) {
+        *coord = *coord < 0 ? *coord + n : *coord - n;
+        return;
+    }
+    cr->n++;
+    if (f->type == ACM_BOUNDARY_WALL) {
+        cr->u[0] += f->u[0];
+        cr->u[1] += f->u[1];
+        cr->u[2] += f->u[2];
+    }
+}
+
+/* Moving-wall term 6 w_i (c_i . u_mean) of a bounced population. */
+static inline double acm_bounce_term(int i, const acm_crossing *cr)
+{
+    if (cr->n == 0)
+        return 0.0;
+    double cu = acm_cx(i) * cr->u[0] + acm_cy(i) * cr->u[1] + acm_cz(i) * cr->u[2];
+    return 6.0 * acm_weight(i) * cu / cr->n;
+}
+
+static inline bool acm_face_is_layer(acm_boundary type)
+{
+    return type == ACM_BOUNDARY_INLET || type == ACM_BOUNDARY_OUTLET;
+}
+
+#endif /* ACMLBM_BOUNDARY_H */

@@ -1,0 +1,71 @@
+/*
+ * libacmlbm -- collision models, instantiated for float and double.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The arithmetic lives in collide_tmpl.h; this header fixes the parameter
+ * block and instantiates the template as acm_collide_f32 / acm_collide_f64.
+ * Host C and the CUDA kernels include this same file.
+ */
+#ifndef ACMLBM_COLLIDE_H
+#define ACMLBM_COLLIDE_H
+
+#include <math.h> /* sqrt, sqrtf */
+
+#include "acmlbm/acm_common.h" /* ACM_COLLISION_* */
+#include "lattice.h"           /* ACM_HD, acm_abc, acm_weight */
+
+/* Everything here must inline completely so that the small arrays become
+ * registers (and, on the CPU, SIMD lanes of a vectorised loop over cells). */
+#if defined(__CUDACC__)
+#  define ACM_INLINE static __host__ __device__ __forceinline__
+#elif defined(__GNUC__)
+#  define ACM_INLINE static inline __attribute__((always_inline))
+#else
+#  define ACM_INLINE static inline
+#endif
+
+#if defined(__CUDACC__)
+#  define ACM_UNROLL _Pragma("unroll")
+#elif defined(__GNUC__) && !defined(__clang__)
+#  define ACM_UNROLL _Pragma("GCC unroll 32")
+#elif defined(__clang__)
+#  define ACM_UNROLL _Pragma("unroll")
+#else
+#  define ACM_UNROLL
+#endif
+
+/* Everything the collision of one cell needs besides its populations and
+ * force; constant over a step (a kernel argument on the GPU). */
+typedef struct acm_collide_params {
+    int model;                  /* acm_collision, resolved (never DEFAULT) */
+    int safety_net;             /* ACM modes: clamp + positivity fallback */
+    double omega;               /* shear rate 1/tau */
+    double rate_b;              /* CM/RM: trace rate */
+    double rate_h;              /* CM/RM: rate of orders 3..6 */
+    double rate_min, rate_max;  /* ACM: clamp of the adaptive rates ([1, max] with the
+                                   safety net, [0, 2] without) */
+    double li2018_nu0[4];       /* ACM_LI2018 base viscosities, orders 3..6 */
+    double inv_umax;            /* ACM_LI2018: 1 / (previous step's max |u|), 0 if at rest */
+    double li2020_theta[4];     /* ACM_LI2020 regression */
+    double inv_mean_rho;        /* ACM_LI2020: previous step's domain averages, inverted */
+    double inv_mean_j;
+    double inv_mean_pi;
+} acm_collide_params;
+
+#define ACM_R float
+#define ACM_SFX(name) name##_f32
+#define ACM_SQRT sqrtf
+#include "collide_tmpl.h"
+#undef ACM_R
+#undef ACM_SFX
+#undef ACM_SQRT
+
+#define ACM_R double
+#define ACM_SFX(name) name##_f64
+#define ACM_SQRT sqrt
+#include "collide_tmpl.h"
+#undef ACM_R
+#undef ACM_SFX
+#undef ACM_SQRT
+
+#endif /* ACMLBM_COLLIDE_H */

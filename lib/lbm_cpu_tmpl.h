@@ -1,0 +1,439 @@
+/*
+ * libacmlbm -- CPU reference path for one storage type: pull streaming with
+ * the face rules of boundary.h, the step loop, the inlet/outlet layers and
+ * the field transfers. Included twice by backend_cpu.c (ACM_R = float,
+ * double; ACM_SFX names the instance). SPDX-License-Identifier: Apache-2.0
+ *
+ * Storage: two CSoA population arrays of shifted populations f - w. f[cur]
+ * holds the current state *after collision*, before streaming, so a step is
+ * "pull from f[cur] into registers, collide, write f[1-cur], swap". The
+ * physical state f(x, t) (what the API reports) is the pulled one.
+ */
+
+#define R ACM_R
+#define S(name) ACM_SFX(name)
+
+/* ---- contiguous cell ranges of one population ---------------------------- */
+
+static void S(load_range)(const R *src, acm_csoa l, int64_t k, int32_t n, int i, R *dst)
+{
+    const int64_t alpha = INT64_C(1) << l.shift;
+    while (n > 0) {
+        int64_t off = k & (alpha - 1);
+        int32_t len = (int32_t)(alpha - off < n ? alpha - off : n);
+        memcpy(dst, src + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), (size_t)len * sizeof(R));
+        dst += len;
+        k += len;
+        n -= len;
+    }
+}
+
+static void S(store_range)(R *dst, acm_csoa l, int64_t k, int32_t n, int i, const R *src)
+{
+    const int64_t alpha = INT64_C(1) << l.shift;
+    while (n > 0) {
+        int64_t off = k & (alpha - 1);
+        int32_t len = (int32_t)(alpha - off < n ? alpha - off : n);
+        memcpy(dst + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), src, (size_t)len * sizeof(R));
+        src += len;
+        k += len;
+        n -= len;
+    }
+}
+
+/*
+ * Stream one row (y, z) into out[27][nx]: out_i(x) = src_i(x - dir*c_i) with
+ * the face rules. dir = +1 is the pull of a time step; dir = -1 is its exact
+ * inverse, used to turn a physical state back into stored form.
+ */
+static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t z, int dir,
+                          R *out)
+{
+    const int32_t nx = d->nx, ny = d->ny, nz = d->nz;
+    const int64_t row = (int64_t)nx * (y + (int64_t)ny * z);
+    for (int i = 0; i < ACM_Q; ++i) {
+        const int cx = dir * acm_cx(i), cy = dir * acm_cy(i), cz = dir * acm_cz(i);
+        R *o = out + (size_t)i * (size_t)nx;
+        acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+        int32_t ys = y - cy, zs = z - cz;
+        acm_cross_axis(d, 1, ny, &ys, &cr);
+        acm_cross_axis(d, 2, nz, &zs, &cr);
+        if (cr.n > 0) { /* the whole row bounces back from its own opposite population */
+            S(load_range)(src, d->csoa, row, nx, acm_opp(i), o);
+            const R t = (R)acm_bounce_term(i, &cr);
+            for (int32_t x = 0; x < nx; ++x)
+                o[x] += t;
+            if (cx != 0) { /* the end cell also crosses an x face */
+                int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx;
+                acm_crossing cx_cr = cr;
+                acm_cross_axis(d, 0, nx, &xs, &cx_cr);
+                o[x] += (R)(acm_bounce_term(i, &cx_cr) - acm_bounce_term(i, &cr));
+            }
+            continue;
+        }
+        const int64_t srow = (int64_t)nx * (ys + (int64_t)ny * zs);
+        if (cx == 0) {
+            S(load_range)(src, d->csoa, srow, nx, i, o);
+            continue;
+        }
+        int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx; /* the end cell */
+        if (cx > 0)
+            S(load_range)(src, d->csoa, srow, nx - 1, i, o + 1);
+        else
+            S(load_range)(src, d->csoa, srow + 1, nx - 1, i, o);
+        acm_cross_axis(d, 0, nx, &xs, &cr);
+        if (cr.n == 0)
+            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(srow + xs), (uint32_t)i)];
+        else
+            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)acm_opp(i))] +
+                   (R)acm_bounce_term(i, &cr);
+    }
+}
+
+/* ---- equilibrium in public order ---------------------------------------- */
+
+static void S(equilibrium)(R rho, const R u[3], R out[ACM_Q])
+{
+    R dx[3], dy[3], dz[3], px[3], py[3], pz[3], e[ACM_Q];
+    S(acm_phi1d)(u[0], dx, px);
+    S(acm_phi1d)(u[1], dy, py);
+    S(acm_phi1d)(u[2], dz, pz);
+    S(acm_equilibrium)(rho - (R)1, dx, dy, dz, e);
+    for (int i = 0; i < ACM_Q; ++i)
+        out[i] = e[acm_abc(i)];
+}
+
+/* Density and momentum of shifted populations at stride st. */
+static void S(moments)(const R *f, size_t st, double *rho, double j[3])
+{
+    double r = 1.0, jx = 0.0, jy = 0.0, jz = 0.0;
+    for (int i = 0; i < ACM_Q; ++i) {
+        double v = (double)f[(size_t)i * st];
+        r += v;
+        jx += acm_cx(i) * v;
+        jy += acm_cy(i) * v;
+        jz += acm_cz(i) * v;
+    }
+    *rho = r;
+    j[0] = jx;
+    j[1] = jy;
+    j[2] = jz;
+}
+
+/* Force density of cell k (uniform part plus the field). */
+static void S(cell_force)(const acm_domain *d, const cpu_impl *m, int64_t k, double F[3])
+{
+    const R *pl = (const R *)m->force;
+    for (int a = 0; a < 3; ++a)
+        F[a] = d->body_force[a] + (pl ? (double)pl[(size_t)a * (size_t)d->ncells + (size_t)k] : 0.0);
+}
+
+/* ---- per-face equilibrium layers (INLET / OUTLET) --------------------------- */
+
+static void S(apply_layer)(const acm_domain *d, R *f, int face)
+{
+    const int axis = face / 2, hi = face & 1;
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+    const acm_face_bc *bc = &d->face[face];
+#pragma omp parallel for schedule(static)
+    for (int32_t q = 0; q < n[a2]; ++q) {
+        for (int32_t p = 0; p < n[a1]; ++p) {
+            int32_t c[3], a[3];
+            c[axis] = hi ? n[axis] - 1 : 0;
+            a[axis] = hi ? n[axis] - 2 : 1;
+            c[a1] = a[a1] = p;
+            c[a2] = a[a2] = q;
+            int64_t k = c[0] + (int64_t)n[0] * (c[1] + (int64_t)n[1] * c[2]);
+            int64_t ka = a[0] + (int64_t)n[0] * (a[1] + (int64_t)n[1] * a[2]);
+            R fa[ACM_Q], e[ACM_Q];
+            for (int i = 0; i < ACM_Q; ++i)
+                fa[i] = f[acm_csoa_index(d->csoa, (uint64_t)ka, (uint32_t)i)];
+            double rho, j[3];
+            S(moments)(fa, 1, &rho, j);
+            R u[3];
+            for (int b = 0; b < 3; ++b)
+                u[b] = bc->type == ACM_BOUNDARY_INLET ? (R)bc->u[b] : (R)(j[b] / rho);
+            S(equilibrium)(bc->type == ACM_BOUNDARY_INLET ? (R)rho : (R)1, u, e);
+            for (int i = 0; i < ACM_Q; ++i)
+                f[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] = e[i];
+        }
+    }
+}
+
+static void S(apply_layers)(const acm_domain *d, R *f)
+{
+    for (int face = 0; face < ACM_FACE_COUNT; ++face)
+        if (acm_face_is_layer(d->face[face].type))
+            S(apply_layer)(d, f, face);
+}
+
+/* ---- row visitor over the physical state -------------------------------- */
+
+/* Call fn for every row of the streamed (physical) state, in parallel. */
+typedef void (*S(row_fn))(const acm_domain *d, const cpu_impl *m, int32_t y, int32_t z,
+                          const R *f /* [27][nx] */, void *ctx, int thread);
+
+static void S(visit_rows)(const acm_domain *d, cpu_impl *m, S(row_fn) fn, void *ctx)
+{
+    const R *cur = (const R *)m->f[m->cur];
+    const int64_t rows = (int64_t)d->ny * d->nz;
+#pragma omp parallel num_threads(m->nthreads)
+    {
+        int t = acm_thread_id();
+        R *fin = (R *)m->scratch[t];
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+            int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
+            S(stream_row)(d, cur, y, z, +1, fin);
+            fn(d, m, y, z, fin, ctx, t);
+        }
+    }
+}
+
+/* Replace the state by the physical state held in m->f[1 - cur] (CSoA):
+ * inverse-stream it into f[cur]. */
+static void S(unstream_into_current)(const acm_domain *d, cpu_impl *m)
+{
+    const R *phys = (const R *)m->f[1 - m->cur];
+    R *cur = (R *)m->f[m->cur];
+    const int64_t rows = (int64_t)d->ny * d->nz;
+#pragma omp parallel num_threads(m->nthreads)
+    {
+        R *buf = (R *)m->scratch[acm_thread_id()];
+#pragma omp for schedule(static)
+        for (int64_t r = 0; r < rows; ++r) {
+            int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
+            S(stream_row)(d, phys, y, z, -1, buf);
+            int64_t row = (int64_t)d->nx * (y + (int64_t)d->ny * z);
+            for (int i = 0; i < ACM_Q; ++i)
+                S(store_range)(cur, d->csoa, row, d->nx, i, buf + (size_t)i * (size_t)d->nx);
+        }
+    }
+}
+
+/* ---- diagnostics ----------------------------------------------------------- */
+
+static void S(diag_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32_t z,
+                        const R *f, void *ctx, int thread)
+{
+    acm_cpu_sums *s = (acm_cpu_sums *)ctx + thread;
+    const int32_t nx = d->nx;
+    const int64_t row = (int64_t)nx * (y + (int64_t)d->ny * z);
+    for (int32_t x = 0; x < nx; ++x) {
+        double rho, j[3], F[3];
+        S(moments)(f + x, (size_t)nx, &rho, j);
+        S(cell_force)(d, m, row + x, F);
+        double u[3], u2 = 0.0, pi2 = 0.0;
+        for (int a = 0; a < 3; ++a) {
+            u[a] = (j[a] + 0.5 * F[a]) / rho;
+            u2 += u[a] * u[a];
+        }
+        for (int a = 0; a < 3; ++a) /* Pi = sum f c c of the full populations */
+            for (int b = 0; b < 3; ++b) {
+                double p = a == b ? 1.0 / 3.0 : 0.0;
+                for (int i = 0; i < ACM_Q; ++i)
+                    p += (double)(acm_c(i, a) * acm_c(i, b)) * (double)f[(size_t)i * (size_t)nx + (size_t)x];
+                pi2 += p * p;
+            }
+        s->mass += rho;
+        for (int a = 0; a < 3; ++a)
+            s->momentum[a] += rho * u[a];
+        s->energy += 0.5 * rho * u2;
+        if (u2 > s->max_u2)
+            s->max_u2 = u2;
+        s->sum_j += rho * sqrt(u2);
+        s->sum_pi += sqrt(pi2);
+    }
+}
+
+static void S(diagnose)(const acm_domain *d, cpu_impl *m, acm_cpu_sums *out)
+{
+    memset(m->sums, 0, (size_t)m->nthreads * sizeof *m->sums);
+    S(visit_rows)(d, m, S(diag_row), m->sums);
+    acm_cpu_sums_reduce(m->sums, m->nthreads, out);
+}
+
+/* ---- time step ---------------------------------------------------------------- */
+
+static acm_status S(step)(acm_domain *d, cpu_impl *m, int64_t nsteps)
+{
+    const int32_t nx = d->nx;
+    const int64_t rows = (int64_t)d->ny * d->nz;
+    const double u2_limit = d->max_speed * d->max_speed;
+    if (d->coll.model == ACM_COLLISION_ACM_LI2020)
+        ACM_TRY(acm_cpu_ensure_tau(d, m));
+    for (int64_t s = 0; s < nsteps; ++s) {
+        acm_collide_params params;
+        acm__domain_collide_params(d, &params);
+        const R *src = (const R *)m->f[m->cur];
+        R *dst = (R *)m->f[1 - m->cur];
+        R *tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
+        const R *force = (const R *)m->force;
+        acm_row_fn kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
+                                                       : m->kernels->collide_row_f64;
+#pragma omp parallel num_threads(m->nthreads)
+        {
+            int t = acm_thread_id();
+            R *fin = (R *)m->scratch[t];
+            R *fout = fin + (size_t)ACM_Q * (size_t)nx;
+            acm_row_sums *acc = &m->row_sums[t];
+            acm_row_sums_clear(acc);
+#pragma omp for schedule(static)
+            for (int64_t r = 0; r < rows; ++r) {
+                int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
+                int64_t row = r * nx;
+                S(stream_row)(d, src, y, z, +1, fin);
+                acm_row_args a;
+                a.params = &params;
+                a.n = nx;
+                a.stride = nx;
+                a.fin = fin;
+                a.fout = fout;
+                for (int b = 0; b < 3; ++b) {
+                    a.force[b] = force ? (const void *)(force + (size_t)b * (size_t)d->ncells + (size_t)row)
+                                       : m->zeros;
+                    a.force0[b] = d->body_force[b];
+                }
+                a.tau = tau ? (void *)(tau + row) : NULL;
+                a.scratch = fout + (size_t)ACM_Q * (size_t)nx;
+                a.u2_limit = u2_limit;
+                acm_row_diag diag;
+                kernel(&a, &diag);
+                for (int i = 0; i < ACM_Q; ++i)
+                    S(store_range)(dst, d->csoa, row, nx, i, fout + (size_t)i * (size_t)nx);
+                acm_row_sums_add(acc, &diag, row);
+            }
+        }
+        acm_row_sums total;
+        acm_row_sums_reduce(m->row_sums, m->nthreads, &total);
+        if (total.first_bad >= 0)
+            return acm_cpu_report_divergence(d, m, total.first_bad);
+        S(apply_layers)(d, dst);
+        m->cur = 1 - m->cur;
+        d->step++;
+        d->fallback_last = total.fallbacks;
+        d->fallback_total += total.fallbacks;
+        d->prev.max_u = sqrt(total.max_u2);
+        d->prev.mean_rho = total.sum_rho / (double)d->ncells;
+        d->prev.mean_j = total.sum_j / (double)d->ncells;
+        d->prev.mean_pi = total.sum_pi / (double)d->ncells;
+    }
+    return ACM_OK;
+}
+
+/* ---- initialisation and fields ---------------------------------------------------- */
+
+/* Refresh the previous-step statistics from the current state. */
+static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
+{
+    acm_cpu_sums s;
+    S(diagnose)(d, m, &s);
+    d->prev.max_u = sqrt(s.max_u2);
+    d->prev.mean_rho = s.mass / (double)d->ncells;
+    d->prev.mean_j = s.sum_j / (double)d->ncells;
+    d->prev.mean_pi = s.sum_pi / (double)d->ncells;
+}
+
+static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_source *src)
+{
+    R *phys = (R *)m->f[1 - m->cur];
+#pragma omp parallel for schedule(static) num_threads(m->nthreads)
+    for (int64_t k = 0; k < d->ncells; ++k) {
+        R rho = (R)(src->rho ? acm__load(src->dtype, src->rho, (size_t)k) : src->rho0), u[3], e[ACM_Q];
+        for (int a = 0; a < 3; ++a)
+            u[a] = (R)(src->u ? acm__load(src->dtype, src->u, 3 * (size_t)k + (size_t)a) : src->u0[a]);
+        S(equilibrium)(rho, u, e);
+        for (int i = 0; i < ACM_Q; ++i)
+            phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] = e[i];
+    }
+    S(unstream_into_current)(d, m);
+    if (m->tau != NULL)
+        acm_cpu_reset_tau(d, m);
+    S(refresh_prev)(d, m);
+}
+
+static void S(set_populations)(acm_domain *d, cpu_impl *m, acm_dtype dtype, const void *src)
+{
+    R *phys = (R *)m->f[1 - m->cur];
+#pragma omp parallel for schedule(static) num_threads(m->nthreads)
+    for (int64_t k = 0; k < d->ncells; ++k)
+        for (int i = 0; i < ACM_Q; ++i)
+            phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] =
+                (R)(acm__load(dtype, src, (size_t)k * ACM_Q + (size_t)i) - acm_weight(i));
+    S(unstream_into_current)(d, m);
+    S(refresh_prev)(d, m);
+}
+
+typedef struct S(field_ctx) {
+    acm_field field;
+    acm_dtype dtype;
+    void *dst;
+} S(field_ctx);
+
+static void S(field_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32_t z,
+                         const R *f, void *ctx, int thread)
+{
+    (void)thread;
+    const S(field_ctx) *c = (const S(field_ctx) *)ctx;
+    const int32_t nx = d->nx;
+    const int64_t row = (int64_t)nx * (y + (int64_t)d->ny * z);
+    for (int32_t x = 0; x < nx; ++x) {
+        size_t k = (size_t)(row + x);
+        if (c->field == ACM_FIELD_POPULATIONS) {
+            for (int i = 0; i < ACM_Q; ++i)
+                acm__store(c->dtype, c->dst, k * ACM_Q + (size_t)i,
+                           (double)f[(size_t)i * (size_t)nx + (size_t)x] + acm_weight(i));
+            continue;
+        }
+        double rho, j[3], F[3];
+        S(moments)(f + x, (size_t)nx, &rho, j);
+        if (c->field == ACM_FIELD_DENSITY) {
+            acm__store(c->dtype, c->dst, k, rho);
+            continue;
+        }
+        S(cell_force)(d, m, row + x, F);
+        for (int a = 0; a < 3; ++a)
+            acm__store(c->dtype, c->dst, 3 * k + (size_t)a, (j[a] + 0.5 * F[a]) / rho);
+    }
+}
+
+static void S(get_field)(const acm_domain *d, cpu_impl *m, acm_field field, acm_dtype dtype,
+                         void *dst)
+{
+    if (field == ACM_FIELD_FORCE) {
+        for (int64_t k = 0; k < d->ncells; ++k) {
+            double F[3];
+            S(cell_force)(d, m, k, F);
+            for (int a = 0; a < 3; ++a)
+                acm__store(dtype, dst, 3 * (size_t)k + (size_t)a, F[a]);
+        }
+        return;
+    }
+    S(field_ctx) c = {field, dtype, dst};
+    S(visit_rows)(d, m, S(field_row), &c);
+}
+
+static void S(set_force)(const acm_domain *d, cpu_impl *m, acm_dtype dtype, const void *src)
+{
+    R *pl = (R *)m->force;
+    for (int64_t k = 0; k < d->ncells; ++k)
+        for (int a = 0; a < 3; ++a)
+            pl[(size_t)a * (size_t)d->ncells + (size_t)k] =
+                (R)acm__load(dtype, src, 3 * (size_t)k + (size_t)a);
+}
+
+static void S(probe)(const acm_domain *d, cpu_impl *m, int32_t x, int32_t y, int32_t z,
+                     double *rho, double u[3])
+{
+    R *fin = (R *)m->scratch[0];
+    S(stream_row)(d, (const R *)m->f[m->cur], y, z, +1, fin);
+    double j[3], F[3];
+    S(moments)(fin + x, (size_t)d->nx, rho, j);
+    S(cell_force)(d, m, x + (int64_t)d->nx * (y + (int64_t)d->ny * z), F);
+    for (int a = 0; a < 3; ++a)
+        u[a] = (j[a] + 0.5 * F[a]) / *rho;
+}
+
+#undef R
+#undef S

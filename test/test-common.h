@@ -1,0 +1,114 @@
+/*
+ * libacmlbm tests -- shared helpers and the self-registering suite macro.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * Each test-<module>.c defines its suites with TEST_SUITE(name) { ... return s; }.
+ * The suites register themselves in the ELF section "acm_test_suites", so
+ * test-main.c runs every suite linked into the executable without a list.
+ */
+#ifndef ACMLBM_TEST_COMMON_H
+#define ACMLBM_TEST_COMMON_H
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <acmlbm/acmlbm.h>
+
+#ifndef M_PI
+#  define M_PI 3.14159265358979323846
+#endif
+
+struct acm_test_suite {
+    const char *name;
+    Suite *(*make)(void);
+};
+
+#define TEST_SUITE(fn)                                                                     \
+    static Suite *fn(void);                                                                \
+    static const struct acm_test_suite acm__suite_##fn = {#fn, fn};                       \
+    static const struct acm_test_suite *const acm__suite_ptr_##fn                          \
+        __attribute__((used, section("acm_test_suites"))) = &acm__suite_##fn;              \
+    static Suite *fn(void)
+
+/* A test case with a timeout suited to simulations (seconds). */
+static inline TCase *acm_tcase(const char *name, double timeout)
+{
+    TCase *tc = tcase_create(name);
+    tcase_set_timeout(tc, timeout);
+    return tc;
+}
+
+/* Assert a call returned ACM_OK, printing the domain's message otherwise. */
+#define ACM_CK_OK(d, call)                                                                 \
+    do {                                                                                   \
+        acm_status acm__st = (call);                                                       \
+        ck_assert_msg(acm__st == ACM_OK, "%s -> %s: %s", #call, acm_status_string(acm__st),  \
+                      acm_domain_last_error(d));                                           \
+    } while (0)
+
+/* Assert a call failed with a specific status and left a message. */
+#define ACM_CK_FAIL(d, call, expected)                                                     \
+    do {                                                                                   \
+        acm_status acm__st = (call);                                                       \
+        ck_assert_msg(acm__st == (expected), "%s -> %s (%d), expected %s", #call,           \
+                      acm_status_string(acm__st), (int)acm__st,                            \
+                      acm_status_string(expected));                                        \
+        ck_assert_msg(acm_domain_last_error(d)[0] != '\0', "%s left no message", #call);   \
+    } while (0)
+
+/* Backend under test: ACM_TEST_BACKEND=cpu|cuda (default cpu). */
+static inline acm_backend acm_test_backend(void)
+{
+    const char *b = getenv("ACM_TEST_BACKEND");
+    return (b != NULL && strcmp(b, "cuda") == 0) ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU;
+}
+
+/* Options for a test domain on the backend under test. */
+static inline acm_domain_options acm_test_options(int nx, int ny, int nz, double nu,
+                                                  acm_collision model, acm_precision prec)
+{
+    acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
+    o.nx = nx;
+    o.ny = ny;
+    o.nz = nz;
+    o.viscosity = nu;
+    o.collision = model;
+    o.precision = prec;
+    o.backend = acm_test_backend();
+    return o;
+}
+
+/* Create a domain or fail the test. */
+static inline acm_domain *acm_test_domain(const acm_domain_options *o)
+{
+    char err[256] = "";
+    acm_domain_options c = *o;
+    c.error_buffer = err;
+    c.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    acm_status st = acm_domain_create(&d, &c);
+    ck_assert_msg(st == ACM_OK, "acm_domain_create: %s: %s", acm_status_string(st), err);
+    return d;
+}
+
+/* Switch a domain to plain central-moment MRT with constant high-order rate c
+ * (c = 1: De Rosis 2017, the "CM(1)" of physics-spec section 11). */
+static inline void acm_test_set_cm(acm_domain *d, double c)
+{
+    acm_collision_options co = ACM_COLLISION_OPTIONS_INIT;
+    co.model = ACM_COLLISION_CM_MRT;
+    co.high_order_rate = c;
+    ACM_CK_OK(d, acm_domain_set_collision(d, &co));
+}
+
+static inline void *acm_test_alloc(size_t bytes)
+{
+    void *p = calloc(1, bytes);
+    ck_assert_ptr_nonnull(p);
+    return p;
+}
+
+#endif /* ACMLBM_TEST_COMMON_H */

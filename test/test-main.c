@@ -1,0 +1,50 @@
+/*
+ * libacmlbm tests -- one runner for every test executable. It runs all the
+ * suites linked in (see TEST_SUITE in test-common.h), or those named on the
+ * command line. Executables built with ACM_TEST_REQUIRES_CUDA exit with 77
+ * ("skipped") when no CUDA device is usable, and say why.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+extern const struct acm_test_suite *const __start_acm_test_suites[];
+extern const struct acm_test_suite *const __stop_acm_test_suites[];
+
+static int wanted(const char *name, int argc, char **argv)
+{
+    if (argc < 2)
+        return 1;
+    for (int i = 1; i < argc; ++i)
+        if (strcmp(argv[i], name) == 0)
+            return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef ACM_TEST_REQUIRES_CUDA
+    if (!acm_backend_available(ACM_BACKEND_CUDA)) {
+        printf("SKIP: %s needs a CUDA device and this machine has none usable "
+               "(or the library was built without CUDA)\n", argv[0]);
+        return 77;
+    }
+#endif /* ACM_TEST_REQUIRES_CUDA */
+    SRunner *sr = NULL;
+    for (const struct acm_test_suite *const *s = __start_acm_test_suites;
+         s < __stop_acm_test_suites; ++s) {
+        if (!wanted((*s)->name, argc, argv))
+            continue;
+        if (sr == NULL)
+            sr = srunner_create((*s)->make());
+        else
+            srunner_add_suite(sr, (*s)->make());
+    }
+    if (sr == NULL) {
+        fprintf(stderr, "no test suite matched\n");
+        return 1;
+    }
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
