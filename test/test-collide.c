@@ -1,0 +1,544 @@
+/*
+ * libacmlbm tests -- the collision of one cell against known answers
+ * (physics-spec section 11.1): moment sweeps, the explicit De Rosis matrix
+ * form, conservation, equilibrium fixed points, the adaptive rates and the
+ * safety net. SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+#include "collide.h"
+#include "lattice.h"
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static double urand(unsigned *state)
+{
+    *state = *state * 1664525u + 1013904223u;
+    return (double)(*state >> 8) / (double)(1u << 24);
+}
+
+/* Random populations near equilibrium: w_i + 0.05 * U(0,1), in public order. */
+static void random_f(unsigned *seed, double f[27])
+{
+    for (int i = 0; i < 27; ++i)
+        f[i] = acm_weight(i) + 0.05 * urand(seed);
+}
+
+/* De Rosis 2017 basis polynomial n at central velocity (X, Y, Z) (spec 4.1). */
+static double basis(int n, double X, double Y, double Z)
+{
+    double X2 = X * X, Y2 = Y * Y, Z2 = Z * Z;
+    switch (n) {
+    case 0: return 1;
+    case 1: return X;
+    case 2: return Y;
+    case 3: return Z;
+    case 4: return X * Y;
+    case 5: return X * Z;
+    case 6: return Y * Z;
+    case 7: return X2 - Y2;
+    case 8: return X2 - Z2;
+    case 9: return X2 + Y2 + Z2;
+    case 10: return X * Y2 + X * Z2;
+    case 11: return X2 * Y + Y * Z2;
+    case 12: return X2 * Z + Y2 * Z;
+    case 13: return X * Y2 - X * Z2;
+    case 14: return X2 * Y - Y * Z2;
+    case 15: return X2 * Z - Y2 * Z;
+    case 16: return X * Y * Z;
+    case 17: return X2 * Y2 + X2 * Z2 + Y2 * Z2;
+    case 18: return X2 * Y2 + X2 * Z2 - Y2 * Z2;
+    case 19: return X2 * Y2 - X2 * Z2;
+    case 20: return X2 * Y * Z;
+    case 21: return X * Y2 * Z;
+    case 22: return X * Y * Z2;
+    case 23: return X * Y2 * Z2;
+    case 24: return X2 * Y * Z2;
+    case 25: return X2 * Y2 * Z;
+    default: return X2 * Y2 * Z2;
+    }
+}
+
+/* T(u)[n][i] = basis_n(c_i - u). */
+static void basis_matrix(const double u[3], double T[27][27])
+{
+    for (int n = 0; n < 27; ++n)
+        for (int i = 0; i < 27; ++i)
+            T[n][i] = basis(n, acm_cx(i) - u[0], acm_cy(i) - u[1], acm_cz(i) - u[2]);
+}
+
+/* Solve A x = b by Gaussian elimination with partial pivoting (A, b destroyed);
+ * returns the determinant. */
+static double solve27(double A[27][27], double b[27], double x[27])
+{
+    double det = 1.0;
+    for (int c = 0; c < 27; ++c) {
+        int p = c;
+        for (int r = c + 1; r < 27; ++r)
+            if (fabs(A[r][c]) > fabs(A[p][c]))
+                p = r;
+        if (p != c) {
+            for (int k = 0; k < 27; ++k) {
+                double t = A[c][k];
+                A[c][k] = A[p][k];
+                A[p][k] = t;
+            }
+            double t = b[c];
+            b[c] = b[p];
+            b[p] = t;
+            det = -det;
+        }
+        det *= A[c][c];
+        for (int r = c + 1; r < 27; ++r) {
+            double m = A[r][c] / A[c][c];
+            for (int k = c; k < 27; ++k)
+                A[r][k] -= m * A[c][k];
+            b[r] -= m * b[c];
+        }
+    }
+    for (int r = 26; r >= 0; --r) {
+        double s = b[r];
+        for (int k = r + 1; k < 27; ++k)
+            s -= A[r][k] * x[k];
+        x[r] = s / A[r][r];
+    }
+    return det;
+}
+
+static acm_collide_params params_cm(double w, double wb, double wh)
+{
+    acm_collide_params p;
+    memset(&p, 0, sizeof p);
+    p.model = ACM_COLLISION_CM_MRT;
+    p.omega = w;
+    p.rate_b = wb;
+    p.rate_h = wh;
+    p.rate_min = 1.0;
+    p.rate_max = 1.95;
+    p.safety_net = 1;
+    for (int o = 0; o < 4; ++o)
+        p.li2018_nu0[o] = 0.0005 + 0.0002 * o;
+    p.li2020_theta[0] = 0.0003;
+    p.li2020_theta[1] = -0.00775;
+    p.li2020_theta[2] = 0.00016;
+    p.li2020_theta[3] = 0.0087;
+    p.inv_umax = 10.0;
+    p.inv_mean_rho = p.inv_mean_j = p.inv_mean_pi = 1.0;
+    return p;
+}
+
+/* Collide full populations f (public order) in double; returns f*. */
+static void collide64(const acm_collide_params *p, int model, const double f[27],
+                      const double F[3], double out[27], acm_cell_diag_f64 *diag)
+{
+    double fs[27], os[27], tau = 0.005;
+    acm_cell_diag_f64 dd;
+    for (int i = 0; i < 27; ++i)
+        fs[i] = f[i] - acm_weight(i);
+    acm_collide_f64(p, model, fs, F, &tau, os, diag ? diag : &dd);
+    for (int i = 0; i < 27; ++i)
+        out[i] = os[i] + acm_weight(i);
+}
+
+static void macro(const double f[27], const double F[3], double *rho, double u[3])
+{
+    double r = 0, j[3] = {0, 0, 0};
+    for (int i = 0; i < 27; ++i) {
+        r += f[i];
+        j[0] += acm_cx(i) * f[i];
+        j[1] += acm_cy(i) * f[i];
+        j[2] += acm_cz(i) * f[i];
+    }
+    *rho = r;
+    for (int a = 0; a < 3; ++a)
+        u[a] = (j[a] + 0.5 * F[a]) / r;
+}
+
+/* Full equilibrium f^eq(rho, u) in public order, from the product form. */
+static void feq(double rho, const double u[3], double f[27])
+{
+    for (int i = 0; i < 27; ++i) {
+        double p = rho;
+        for (int a = 0; a < 3; ++a) {
+            int c = acm_c(i, a);
+            p *= c == 0 ? 2.0 / 3.0 - u[a] * u[a] : 0.5 * (1.0 / 3.0 + c * u[a] + u[a] * u[a]);
+        }
+        f[i] = p;
+    }
+}
+
+/* ---- transforms --------------------------------------------------------------- */
+
+START_TEST(forward_sweeps_equal_direct_moments)
+{
+    unsigned seed = 11;
+    double worst = 0;
+    for (int trial = 0; trial < 50; ++trial) {
+        double f[27], u[3] = {0.3 * urand(&seed) - 0.15, 0.3 * urand(&seed) - 0.15,
+                              0.3 * urand(&seed) - 0.15};
+        random_f(&seed, f);
+        double k[27];
+        for (int i = 0; i < 27; ++i)
+            k[acm_abc(i)] = f[i];
+        acm_cm_forward_f64(k, u[0], u[1], u[2]);
+        for (int p = 0; p < 3; ++p)
+            for (int q = 0; q < 3; ++q)
+                for (int r = 0; r < 3; ++r) {
+                    double direct = 0;
+                    for (int i = 0; i < 27; ++i)
+                        direct += f[i] * pow(acm_cx(i) - u[0], p) * pow(acm_cy(i) - u[1], q) *
+                                  pow(acm_cz(i) - u[2], r);
+                    worst = fmax(worst, fabs(direct - k[9 * p + 3 * q + r]));
+                }
+    }
+    ck_assert_msg(worst <= 1e-13, "max |sweep - direct| = %g (spec: <= 1e-13)", worst);
+}
+END_TEST
+
+START_TEST(backward_inverts_forward)
+{
+    /* velocities up to 0.05 (Mach 0.09); at 0.1 the float error relative to
+     * max|f| grows to about 1.6e-6 */
+    unsigned seed = 12;
+    double worst64 = 0, worst32 = 0;
+    for (int trial = 0; trial < 50; ++trial) {
+        double f[27], k[27], u[3] = {0.1 * urand(&seed) - 0.05, 0.1 * urand(&seed) - 0.05,
+                                     0.1 * urand(&seed) - 0.05};
+        float kf[27];
+        random_f(&seed, f);
+        double norm = 0;
+        for (int n = 0; n < 27; ++n)
+            norm = fmax(norm, fabs(f[n]));
+        for (int n = 0; n < 27; ++n) {
+            k[n] = f[n];
+            kf[n] = (float)f[n];
+        }
+        acm_cm_forward_f64(k, u[0], u[1], u[2]);
+        acm_cm_backward_f64(k, u[0], u[1], u[2]);
+        acm_cm_forward_f32(kf, (float)u[0], (float)u[1], (float)u[2]);
+        acm_cm_backward_f32(kf, (float)u[0], (float)u[1], (float)u[2]);
+        for (int n = 0; n < 27; ++n) {
+            worst64 = fmax(worst64, fabs(k[n] - f[n]));
+            worst32 = fmax(worst32, fabs((double)kf[n] - f[n]) / norm);
+        }
+    }
+    ck_assert_msg(worst64 <= 2e-15, "double round trip error %g (spec: <= 2e-15)", worst64);
+    ck_assert_msg(worst32 <= 1e-6, "float round trip error relative to max|f|: %g (spec: <= 1e-6)", worst32);
+}
+END_TEST
+
+START_TEST(basis_determinant_at_rest)
+{
+    double T[27][27], b[27] = {0}, x[27];
+    const double zero[3] = {0, 0, 0};
+    basis_matrix(zero, T);
+    double det = solve27(T, b, x);
+    ck_assert_msg(fabs(fabs(det) - 12884901888.0) < 1e-3, "det T(0) = %.3f (spec: 12884901888)",
+                  det);
+}
+END_TEST
+
+START_TEST(equilibrium_central_moments_are_maxwellian)
+{
+    /* spec 4.2: k0 = rho, k9 = rho, k17 = rho/3, k18 = rho/9, k26 = rho/27, others 0 */
+    const double rho = 1.07, u[3] = {0.08, -0.05, 0.03};
+    double f[27], T[27][27];
+    feq(rho, u, f);
+    basis_matrix(u, T);
+    double expect[27] = {0};
+    expect[0] = rho;
+    expect[9] = rho;
+    expect[17] = rho / 3;
+    expect[18] = rho / 9;
+    expect[26] = rho / 27;
+    for (int n = 0; n < 27; ++n) {
+        double k = 0;
+        for (int i = 0; i < 27; ++i)
+            k += T[n][i] * f[i];
+        ck_assert_msg(fabs(k - expect[n]) < 1e-15, "k%d = %.17g, expected %.17g", n, k, expect[n]);
+    }
+}
+END_TEST
+
+/* ---- the collision ------------------------------------------------------------- */
+
+START_TEST(factorised_collision_equals_matrix_form)
+{
+    /* spec 11.1: f* = T(u)^-1 [k - K (k - k^eq) + (I - K/2) R], random rates and force */
+    unsigned seed = 7;
+    double worst = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        double f[27], F[3], rho, u[3];
+        random_f(&seed, f);
+        for (int a = 0; a < 3; ++a)
+            F[a] = 2e-3 * (urand(&seed) - 0.5);
+        double w = 0.5 + 1.45 * urand(&seed), wb = 0.5 + 1.4 * urand(&seed);
+        double r3 = 0.5 + 1.4 * urand(&seed), r4 = 0.5 + 1.4 * urand(&seed);
+        double r5 = 0.5 + 1.4 * urand(&seed), r6 = 0.5 + 1.4 * urand(&seed);
+        macro(f, F, &rho, u);
+        double T[27][27], k[27] = {0}, keq[27] = {0}, R[27] = {0}, K[27], kp[27], ref[27];
+        basis_matrix(u, T);
+        for (int n = 0; n < 27; ++n)
+            for (int i = 0; i < 27; ++i)
+                k[n] += T[n][i] * f[i];
+        keq[0] = rho;
+        keq[9] = rho;
+        keq[17] = rho / 3;
+        keq[18] = rho / 9;
+        keq[26] = rho / 27;
+        for (int a = 0; a < 3; ++a) {
+            R[1 + a] = F[a];
+            R[10 + a] = 2.0 * F[a] / 3.0;
+            R[23 + a] = F[a] / 9.0;
+        }
+        for (int n = 0; n < 27; ++n)
+            K[n] = n < 4 ? 1 : n < 9 ? w : n == 9 ? wb : n < 17 ? r3 : n < 23 ? r4 : n < 26 ? r5 : r6;
+        for (int n = 0; n < 27; ++n)
+            kp[n] = k[n] - K[n] * (k[n] - keq[n]) + (1 - K[n] / 2) * R[n];
+        solve27(T, kp, ref);
+
+        /* ours: CM with per-order rates, through the adaptive path's relaxation */
+        double out[27], g[27], e[27], fs[27], dx[3], dy[3], dz[3], px[3], py[3], pz[3];
+        const double rates[6] = {w, wb, r3, r4, r5, r6};
+        for (int i = 0; i < 27; ++i)
+            fs[acm_abc(i)] = f[i] - acm_weight(i);
+        acm_phi1d_f64(u[0], dx, px);
+        acm_phi1d_f64(u[1], dy, py);
+        acm_phi1d_f64(u[2], dz, pz);
+        acm_equilibrium_f64(rho - 1, dx, dy, dz, e);
+        for (int n = 0; n < 27; ++n)
+            g[n] = fs[n] - e[n];
+        acm_cm_step_f64(e, g, F, u, rates, out);
+        for (int i = 0; i < 27; ++i)
+            worst = fmax(worst, fabs(out[acm_abc(i)] + acm_weight(i) - ref[i]));
+    }
+    ck_assert_msg(worst <= 1e-15, "max |f*_factorised - f*_matrix| = %g (spec: <= 1e-15)", worst);
+}
+END_TEST
+
+static const int all_models[5] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT, ACM_COLLISION_CM_MRT,
+                                  ACM_COLLISION_ACM_LI2018, ACM_COLLISION_ACM_LI2020};
+
+START_TEST(collision_conserves_mass_and_momentum)
+{
+    int model = all_models[_i];
+    unsigned seed = 100 + (unsigned)_i;
+    acm_collide_params p = params_cm(1.7, 1.3, 1.2);
+    p.model = model;
+    double worst_m = 0, worst_j = 0;
+    for (int trial = 0; trial < 50; ++trial) {
+        double f[27], out[27], F[3];
+        random_f(&seed, f);
+        for (int a = 0; a < 3; ++a)
+            F[a] = 2e-3 * (urand(&seed) - 0.5);
+        collide64(&p, model, f, F, out, NULL);
+        double dm = 0, dj[3] = {-F[0], -F[1], -F[2]};
+        for (int i = 0; i < 27; ++i) {
+            dm += out[i] - f[i];
+            dj[0] += acm_cx(i) * (out[i] - f[i]);
+            dj[1] += acm_cy(i) * (out[i] - f[i]);
+            dj[2] += acm_cz(i) * (out[i] - f[i]);
+        }
+        worst_m = fmax(worst_m, fabs(dm));
+        worst_j = fmax(worst_j, fmax(fabs(dj[0]), fmax(fabs(dj[1]), fabs(dj[2]))));
+    }
+    ck_assert_msg(worst_m <= 1e-15, "model %d: mass error %g (spec 5e-16)", model, worst_m);
+    ck_assert_msg(worst_j <= 1e-16 + 1e-15, "model %d: momentum error %g", model, worst_j);
+}
+END_TEST
+
+START_TEST(equilibrium_is_a_fixed_point)
+{
+    int model = all_models[_i];
+    acm_collide_params p = params_cm(1.9, 1.4, 1.6);
+    p.model = model;
+    const double zero[3] = {0, 0, 0};
+    double worst = 0;
+    for (int trial = 0; trial < 10; ++trial) {
+        double rho = 0.9 + 0.02 * trial, u[3] = {0.01 * trial, -0.007 * trial, 0.004 * trial};
+        double f[27], out[27];
+        feq(rho, u, f);
+        p.inv_umax = 1.0 / (0.02 + 0.01 * trial);
+        collide64(&p, model, f, zero, out, NULL);
+        for (int i = 0; i < 27; ++i)
+            worst = fmax(worst, fabs(out[i] - f[i]));
+    }
+    ck_assert_msg(worst <= 4e-16, "model %d: |collide(feq) - feq| = %g (spec <= 4e-16)", model,
+                  worst);
+}
+END_TEST
+
+START_TEST(bgk_equals_central_moments_with_equal_rates)
+{
+    /* spec 4.5: BGK = the section 5 pipeline with every rate equal to omega;
+     * likewise the raw-moment pipeline (a different, invertible moment basis). */
+    unsigned seed = 3;
+    const double w = 1.37;
+    acm_collide_params bgk = params_cm(w, w, w), cm = bgk, rm = bgk;
+    bgk.model = ACM_COLLISION_BGK;
+    cm.model = ACM_COLLISION_CM_MRT;
+    rm.model = ACM_COLLISION_RM_MRT;
+    double worst_cm = 0, worst_rm = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        double f[27], F[3], a[27], b[27], c[27];
+        random_f(&seed, f);
+        for (int d = 0; d < 3; ++d)
+            F[d] = 1e-3 * (urand(&seed) - 0.5);
+        collide64(&bgk, ACM_COLLISION_BGK, f, F, a, NULL);
+        collide64(&cm, ACM_COLLISION_CM_MRT, f, F, b, NULL);
+        collide64(&rm, ACM_COLLISION_RM_MRT, f, F, c, NULL);
+        for (int i = 0; i < 27; ++i) {
+            worst_cm = fmax(worst_cm, fabs(a[i] - b[i]));
+            worst_rm = fmax(worst_rm, fabs(a[i] - c[i]));
+        }
+    }
+    ck_assert_msg(worst_cm <= 1e-15, "BGK vs CM(all rates omega): %g", worst_cm);
+    ck_assert_msg(worst_rm <= 1e-15, "BGK vs RM(all rates omega): %g", worst_rm);
+}
+END_TEST
+
+START_TEST(raw_and_central_moments_differ_with_distinct_rates)
+{
+    /* the comparison model must really be a different operator */
+    unsigned seed = 5;
+    acm_collide_params p = params_cm(1.9, 1.0, 1.0);
+    double f[27], F[3] = {0, 0, 0}, a[27], b[27], diff = 0;
+    random_f(&seed, f);
+    collide64(&p, ACM_COLLISION_CM_MRT, f, F, a, NULL);
+    collide64(&p, ACM_COLLISION_RM_MRT, f, F, b, NULL);
+    for (int i = 0; i < 27; ++i)
+        diff = fmax(diff, fabs(a[i] - b[i]));
+    ck_assert_msg(diff > 1e-6, "RM-MRT and CM-MRT gave the same result (%g)", diff);
+}
+END_TEST
+
+/* ---- adaptive rates (spec 6.4) ---------------------------------------------------- */
+
+START_TEST(li2018_rule_values)
+{
+    /* nu_h = (-4 |u| / Umax + 5) nu0, omega = 1 / (3 nu_h + 1/2); k9 follows order 3 */
+    acm_collide_params p = params_cm(1.9, 1, 1);
+    p.rate_min = 0.0;
+    p.rate_max = 2.0; /* no clamp */
+    const double k[27] = {0};
+    double tau = 0.005, pi = 0;
+    for (int c = 0; c < 3; ++c) {
+        double umag = 0.02 * c, u[3] = {umag, 0, 0}, rate[6] = {1.9, 1, 1, 1, 1, 1};
+        p.inv_umax = 1.0 / 0.04;
+        acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2018, k, 1.0, u, &tau, rate, &pi);
+        for (int o = 0; o < 4; ++o) {
+            double nu = (-4.0 * umag / 0.04 + 5.0) * p.li2018_nu0[o];
+            double expect = 1.0 / (3.0 * nu + 0.5);
+            ck_assert_double_eq_tol(rate[2 + o], expect, 1e-14);
+        }
+        ck_assert_double_eq(rate[1], rate[2]);
+    }
+    /* with the safety net the rates are clamped to [1, 1.95] */
+    p.rate_min = 1.0;
+    p.rate_max = 1.95;
+    double u[3] = {0, 0, 0}, rate[6] = {1.9, 1, 1, 1, 1, 1};
+    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2018, k, 1.0, u, &tau, rate, &pi);
+    for (int o = 2; o < 6; ++o)
+        ck_assert_double_le(rate[o], 1.95);
+}
+END_TEST
+
+START_TEST(li2020_keeps_previous_tau_when_nonpositive)
+{
+    acm_collide_params p = params_cm(1.9, 1, 1);
+    p.rate_min = 0.0;
+    p.rate_max = 2.0;
+    double k[27] = {0}, u[3] = {0.05, 0, 0}, rate[6], pi = 0;
+    /* a large |j| feature drives theta . s below zero: the previous tau* is kept */
+    p.inv_mean_j = 1000.0;
+    double tau = 0.0123;
+    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2020, k, 1.0, u, &tau, rate, &pi);
+    ck_assert_double_eq_tol(tau, 0.0123, 1e-15);
+    ck_assert_double_eq_tol(rate[2], 1.0 / (0.0123 + 0.5), 1e-14);
+    /* a normal node gets tau* = theta . (rho/<rho>, |j|/<|j|>, |Pi|/<|Pi|>, 1) */
+    p.inv_mean_j = 1.0 / 0.05;
+    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2020, k, 1.0, u, &tau, rate, &pi);
+    double expect = 0.0003 - 0.00775 + 0.00016 * pi + 0.0087;
+    ck_assert_double_eq_tol(tau, expect, 1e-15);
+    ck_assert_double_eq_tol(pi, sqrt(3.0) / 3.0, 1e-15); /* |Pi| of the rest state w */
+}
+END_TEST
+
+START_TEST(safety_net_falls_back_on_negative_populations)
+{
+    /* a violently non-equilibrium cell: the ACM result has a negative population,
+     * so the cell must be flagged and the fallback equals CM with rates 1 */
+    acm_collide_params p = params_cm(1.99, 1, 1);
+    p.inv_umax = 1.0;
+    double f[27], F[3] = {0, 0, 0}, out[27], ref[27];
+    for (int i = 0; i < 27; ++i)
+        f[i] = acm_weight(i) * (i % 3 == 0 ? 0.05 : 1.8);
+    acm_cell_diag_f64 diag;
+    collide64(&p, ACM_COLLISION_ACM_LI2018, f, F, out, &diag);
+    int negative = 0;
+    for (int i = 0; i < 27; ++i)
+        negative |= out[i] < 0;
+    ck_assert_msg(negative, "test state not hard enough: no negative population");
+    ck_assert_int_eq(diag.fallback, 1);
+    double fs[27], os[27];
+    for (int i = 0; i < 27; ++i)
+        fs[i] = f[i] - acm_weight(i);
+    acm_collide_fallback_f64(&p, fs, F, os);
+    acm_collide_params cm1 = params_cm(1.99, 1, 1);
+    collide64(&cm1, ACM_COLLISION_CM_MRT, f, F, ref, NULL);
+    for (int i = 0; i < 27; ++i)
+        ck_assert_double_eq_tol(os[i] + acm_weight(i), ref[i], 1e-15);
+    /* without the safety net nothing is flagged */
+    p.safety_net = 0;
+    collide64(&p, ACM_COLLISION_ACM_LI2018, f, F, out, &diag);
+    ck_assert_int_eq(diag.fallback, 0);
+}
+END_TEST
+
+START_TEST(float_collision_tracks_double)
+{
+    /* FP32 arithmetic on shifted populations stays close to FP64 */
+    unsigned seed = 21;
+    acm_collide_params p = params_cm(1.95, 1.0, 1.0);
+    double worst = 0;
+    for (int trial = 0; trial < 20; ++trial) {
+        double f[27], F[3] = {1e-5, 0, -2e-5}, out[27];
+        for (int i = 0; i < 27; ++i) /* low-Mach state: small deviations */
+            f[i] = acm_weight(i) * (1.0 + 0.01 * (urand(&seed) - 0.5));
+        collide64(&p, ACM_COLLISION_CM_MRT, f, F, out, NULL);
+        float fs[27], os[27], Ff[3] = {1e-5f, 0, -2e-5f}, tau = 0.005f;
+        for (int i = 0; i < 27; ++i)
+            fs[i] = (float)(f[i] - acm_weight(i));
+        acm_cell_diag_f32 d;
+        acm_collide_f32(&p, ACM_COLLISION_CM_MRT, fs, Ff, &tau, os, &d);
+        for (int i = 0; i < 27; ++i)
+            worst = fmax(worst, fabs((double)os[i] + acm_weight(i) - out[i]) / acm_weight(i));
+    }
+    ck_assert_msg(worst < 1e-6, "float vs double, relative to w_i: %g", worst);
+}
+END_TEST
+
+TEST_SUITE(collide_suite)
+{
+    Suite *s = suite_create("collide");
+    TCase *tc = acm_tcase("transforms", 60);
+    tcase_add_test(tc, forward_sweeps_equal_direct_moments);
+    tcase_add_test(tc, backward_inverts_forward);
+    tcase_add_test(tc, basis_determinant_at_rest);
+    tcase_add_test(tc, equilibrium_central_moments_are_maxwellian);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("collision", 60);
+    tcase_add_test(tc, factorised_collision_equals_matrix_form);
+    tcase_add_loop_test(tc, collision_conserves_mass_and_momentum, 0, 5);
+    tcase_add_loop_test(tc, equilibrium_is_a_fixed_point, 0, 5);
+    tcase_add_test(tc, bgk_equals_central_moments_with_equal_rates);
+    tcase_add_test(tc, raw_and_central_moments_differ_with_distinct_rates);
+    tcase_add_test(tc, float_collision_tracks_double);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("adaptive", 60);
+    tcase_add_test(tc, li2018_rule_values);
+    tcase_add_test(tc, li2020_keeps_previous_tau_when_nonpositive);
+    tcase_add_test(tc, safety_net_falls_back_on_negative_populations);
+    suite_add_tcase(s, tc);
+    return s;
+}
