@@ -16,6 +16,11 @@
 #include "collide.h"
 #include "cpu_kernel.h"
 
+/* Domains smaller than this run on one thread: the fork/join of a parallel
+ * region costs more than it saves, and small domains are typical of games
+ * that step many of them. */
+#define ACM_CPU_PARALLEL_MIN 16384
+
 static int acm_thread_id(void)
 {
 #ifdef _OPENMP

@@ -14,9 +14,15 @@
  *     the collision, so their pull just bounces back like a resting wall
  *     (keeps their values finite).
  * After the collision, the cells of each INLET/OUTLET face layer are set to
- * the equilibrium (spec 7.3, 7.4):
+ * the equilibrium f^eq (spec 7.3, 7.4):
  *   INLET:  rho of the adjacent inner cell, the prescribed velocity;
  *   OUTLET: rho = 1, velocity j/rho of the adjacent inner cell.
+ * Slots of populations pointing into the domain (and along the face) get
+ * f^eq_i: the inner cells pull them. Slots pointing out of the domain are
+ * pulled only by the layer cell itself, through the bounce-back above, for
+ * its own opposite (inward) population: they get f^eq_opp(i). So after
+ * streaming a layer cell holds f^eq in every inward direction and what left
+ * the interior in every outward one, and uniform flow stays exactly uniform.
  * Faces are processed in the order x-min, x-max, y-min, y-max, z-min, z-max;
  * a cell on two layers gets the later face's value.
  */
@@ -59,6 +65,13 @@ static inline double acm_bounce_term(int i, const acm_crossing *cr)
         return 0.0;
     double cu = acm_cx(i) * cr->u[0] + acm_cy(i) * cr->u[1] + acm_cz(i) * cr->u[2];
     return 6.0 * acm_weight(i) * cu / cr->n;
+}
+
+/* Which equilibrium population goes into slot i of a layer cell whose face
+ * has its inward normal along +axis (inward = 1) or -axis (inward = -1). */
+static inline int acm_layer_slot(int i, int axis, int inward)
+{
+    return acm_c(i, axis) * inward >= 0 ? i : acm_opp(i);
 }
 
 static inline bool acm_face_is_layer(acm_boundary type)

@@ -136,7 +136,8 @@ static void S(apply_layer)(const acm_domain *d, R *f, int face)
     const int32_t n[3] = {d->nx, d->ny, d->nz};
     const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
     const acm_face_bc *bc = &d->face[face];
-#pragma omp parallel for schedule(static)
+    const int inward = hi ? -1 : 1;
+#pragma omp parallel for schedule(static) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int32_t q = 0; q < n[a2]; ++q) {
         for (int32_t p = 0; p < n[a1]; ++p) {
             int32_t c[3], a[3];
@@ -156,7 +157,8 @@ static void S(apply_layer)(const acm_domain *d, R *f, int face)
                 u[b] = bc->type == ACM_BOUNDARY_INLET ? (R)bc->u[b] : (R)(j[b] / rho);
             S(equilibrium)(bc->type == ACM_BOUNDARY_INLET ? (R)rho : (R)1, u, e);
             for (int i = 0; i < ACM_Q; ++i)
-                f[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] = e[i];
+                f[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] =
+                    e[acm_layer_slot(i, axis, inward)];
         }
     }
 }
@@ -178,7 +180,7 @@ static void S(visit_rows)(const acm_domain *d, cpu_impl *m, S(row_fn) fn, void *
 {
     const R *cur = (const R *)m->f[m->cur];
     const int64_t rows = (int64_t)d->ny * d->nz;
-#pragma omp parallel num_threads(m->nthreads)
+#pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     {
         int t = acm_thread_id();
         R *fin = (R *)m->scratch[t];
@@ -198,7 +200,7 @@ static void S(unstream_into_current)(const acm_domain *d, cpu_impl *m)
     const R *phys = (const R *)m->f[1 - m->cur];
     R *cur = (R *)m->f[m->cur];
     const int64_t rows = (int64_t)d->ny * d->nz;
-#pragma omp parallel num_threads(m->nthreads)
+#pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     {
         R *buf = (R *)m->scratch[acm_thread_id()];
 #pragma omp for schedule(static)
@@ -272,13 +274,14 @@ static acm_status S(step)(acm_domain *d, cpu_impl *m, int64_t nsteps)
         const R *force = (const R *)m->force;
         acm_row_fn kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
                                                        : m->kernels->collide_row_f64;
-#pragma omp parallel num_threads(m->nthreads)
+        for (int t = 0; t < m->nthreads; ++t) /* also those a serial region leaves idle */
+            acm_row_sums_clear(&m->row_sums[t]);
+#pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
         {
             int t = acm_thread_id();
             R *fin = (R *)m->scratch[t];
             R *fout = fin + (size_t)ACM_Q * (size_t)nx;
             acm_row_sums *acc = &m->row_sums[t];
-            acm_row_sums_clear(acc);
 #pragma omp for schedule(static)
             for (int64_t r = 0; r < rows; ++r) {
                 int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
@@ -338,7 +341,7 @@ static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
 static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_source *src)
 {
     R *phys = (R *)m->f[1 - m->cur];
-#pragma omp parallel for schedule(static) num_threads(m->nthreads)
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k) {
         R rho = (R)(src->rho ? acm__load(src->dtype, src->rho, (size_t)k) : src->rho0), u[3], e[ACM_Q];
         for (int a = 0; a < 3; ++a)
@@ -356,7 +359,7 @@ static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_sourc
 static void S(set_populations)(acm_domain *d, cpu_impl *m, acm_dtype dtype, const void *src)
 {
     R *phys = (R *)m->f[1 - m->cur];
-#pragma omp parallel for schedule(static) num_threads(m->nthreads)
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
             phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] =

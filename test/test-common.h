@@ -104,6 +104,16 @@ static inline void acm_test_set_cm(acm_domain *d, double c)
     ACM_CK_OK(d, acm_domain_set_collision(d, &co));
 }
 
+/* Global diagnostics of a domain, or fail the test. */
+static inline acm_domain_stats acm_test_stats(acm_domain *d)
+{
+    acm_domain_stats s;
+    memset(&s, 0, sizeof s);
+    s.version = ACM_DOMAIN_STATS_VERSION;
+    ACM_CK_OK(d, acm_domain_get_stats(d, &s));
+    return s;
+}
+
 static inline void *acm_test_alloc(size_t bytes)
 {
     void *p = calloc(1, bytes);

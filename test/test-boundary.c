@@ -1,0 +1,286 @@
+/*
+ * libacmlbm tests -- domain faces against known answers (physics-spec 11.3,
+ * 11.6, 7.3, 7.4): Couette and force-driven Poiseuille between half-way
+ * bounce-back walls on every axis, inlet/outlet layers, mass in closed boxes.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+/* A channel: walls normal to axis `wall` (H cells between them), flow along
+ * axis `flow`, the third axis 2 cells and periodic. */
+typedef struct channel {
+    int wall, flow, H;
+    int n[3];
+} channel;
+
+static channel make_channel(int wall, int flow, int H)
+{
+    channel c = {wall, flow, H, {2, 2, 2}};
+    c.n[wall] = H;
+    c.n[flow] = 3;
+    return c;
+}
+
+static int coord(const channel *c, size_t cell, int axis)
+{
+    size_t x = cell % (size_t)c->n[0], y = cell / (size_t)c->n[0] % (size_t)c->n[1];
+    size_t z = cell / ((size_t)c->n[0] * (size_t)c->n[1]);
+    return (int)(axis == 0 ? x : axis == 1 ? y : z);
+}
+
+static size_t cells_of(const channel *c) { return (size_t)c->n[0] * c->n[1] * c->n[2]; }
+
+/* Create the channel domain with the profile u_flow(eta) as initial state. */
+static acm_domain *channel_domain(const channel *c, double tau, acm_collision model,
+                                  double (*profile)(double eta, const void *ctx), const void *ctx,
+                                  const double top_wall[3])
+{
+    acm_domain_options o = acm_test_options(c->n[0], c->n[1], c->n[2], 0, model,
+                                            ACM_PRECISION_FP64);
+    o.viscosity = 0;
+    o.tau = tau;
+    acm_domain *d = acm_test_domain(&o);
+    if (model == ACM_COLLISION_CM_MRT)
+        acm_test_set_cm(d, 1.0);
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * c->wall), ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * c->wall + 1), ACM_BOUNDARY_WALL, top_wall));
+    size_t n = cells_of(c);
+    double *u = acm_test_alloc(3 * n * sizeof(double));
+    for (size_t k = 0; k < n; ++k)
+        u[3 * k + (size_t)c->flow] = profile(coord(c, k, c->wall) + 0.5, ctx);
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, n));
+    free(u);
+    return d;
+}
+
+/* Relative L2 difference between the flow component and profile(eta). */
+static double profile_error(acm_domain *d, const channel *c,
+                            double (*profile)(double eta, const void *ctx), const void *ctx)
+{
+    size_t n = cells_of(c);
+    double *u = acm_test_alloc(3 * n * sizeof(double)), num = 0, den = 0;
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u,
+                                      3 * n * sizeof(double)));
+    for (size_t k = 0; k < n; ++k) {
+        double e = profile(coord(c, k, c->wall) + 0.5, ctx);
+        num += (u[3 * k + (size_t)c->flow] - e) * (u[3 * k + (size_t)c->flow] - e);
+        den += e * e;
+        for (int a = 0; a < 3; ++a) /* no cross flow */
+            if (a != c->flow)
+                ck_assert_msg(fabs(u[3 * k + (size_t)a]) < 1e-12, "cross flow %g", u[3 * k + (size_t)a]);
+    }
+    free(u);
+    return sqrt(num / den);
+}
+
+/* ---- 11.3 Couette ------------------------------------------------------------------ */
+
+static double couette_profile(double eta, const void *ctx)
+{
+    const double *p = ctx; /* u_w, H */
+    return p[0] * eta / p[1];
+}
+
+START_TEST(couette_is_exact_on_every_axis)
+{
+    /* loop index: wall axis (3) x flow direction (2) x tau (2) */
+    int wall = _i / 4, flow = (wall + 1 + (_i / 2) % 2) % 3;
+    double tau = _i % 2 ? 1.0 : 0.6, H = 16, uw = 0.01;
+    channel c = make_channel(wall, flow, (int)H);
+    double lid[3] = {0, 0, 0}, ctx[2] = {uw, H};
+    lid[flow] = uw;
+    acm_domain *d = channel_domain(&c, tau, ACM_COLLISION_CM_MRT, couette_profile, ctx, lid);
+    ACM_CK_OK(d, acm_step(d, (int64_t)(2 * H * H / ((tau - 0.5) / 3))));
+    double err = profile_error(d, &c, couette_profile, ctx);
+    ck_assert_msg(err < 1e-12, "walls normal to %c, flow %c, tau %g: L2 error %g (spec 1.4e-13)",
+                  "xyz"[wall], "xyz"[flow], tau, err);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* ---- 11.6 force-driven Poiseuille --------------------------------------------------------- */
+
+typedef struct poiseuille {
+    double g, nu, H, Lambda;
+} poiseuille;
+
+static double poiseuille_discrete(double eta, const void *ctx)
+{
+    const poiseuille *p = ctx;
+    return p->g * eta * (p->H - eta) / (2 * p->nu) + p->g * (16 * p->Lambda - 3) / (24 * p->nu);
+}
+
+static double poiseuille_continuum(double eta, const void *ctx)
+{
+    const poiseuille *p = ctx;
+    return p->g * eta * (p->H - eta) / (2 * p->nu);
+}
+
+/* spec 11.6 table: tau, continuum L2 error for CM(1) and for BGK */
+static const double poiseuille_table[7][3] = {
+    {0.51, 5.21e-3, 5.35e-3}, {0.55, 4.64e-3, 5.28e-3}, {0.6, 3.92e-3, 5.06e-3},
+    {0.8, 1.07e-3, 2.78e-3},  {0.875, 6.5e-8, 1.34e-3}, {1.0, 1.78e-3, 1.78e-3},
+    {1.5, 8.92e-3, 2.32e-2},
+};
+
+static void run_poiseuille(double tau, acm_collision model, double w3, int wall, int flow,
+                           double *discrete_error, double *continuum_error)
+{
+    const double H = 16;
+    poiseuille p = {0, (tau - 0.5) / 3, H, 0};
+    p.g = 0.01 * 8 * p.nu / (H * H);
+    p.Lambda = model == ACM_COLLISION_BGK ? (tau - 0.5) * (tau - 0.5) : (tau - 0.5) * (1 / w3 - 0.5);
+    channel c = make_channel(wall, flow, (int)H);
+    acm_domain *d = channel_domain(&c, tau, model, poiseuille_continuum, &p, NULL);
+    double F[3] = {0, 0, 0};
+    F[flow] = p.g;
+    ACM_CK_OK(d, acm_domain_set_body_force(d, F));
+    ACM_CK_OK(d, acm_step(d, (int64_t)(2 * H * H / p.nu)));
+    *discrete_error = profile_error(d, &c, poiseuille_discrete, &p);
+    *continuum_error = profile_error(d, &c, poiseuille_continuum, &p);
+    acm_domain_destroy(d);
+}
+
+START_TEST(poiseuille_matches_discrete_solution)
+{
+    const double *row = poiseuille_table[_i];
+    double cm_discrete, cm_cont, bgk_discrete, bgk_cont;
+    run_poiseuille(row[0], ACM_COLLISION_CM_MRT, 1.0, 1, 0, &cm_discrete, &cm_cont);
+    run_poiseuille(row[0], ACM_COLLISION_BGK, 1.0, 1, 0, &bgk_discrete, &bgk_cont);
+    printf("Poiseuille tau=%g: CM(1) vs discrete %.1e, vs continuum %.3g (ref %.3g); BGK %.1e, "
+           "%.3g (ref %.3g)\n",
+           row[0], cm_discrete, cm_cont, row[1], bgk_discrete, bgk_cont, row[2]);
+    ck_assert_msg(cm_discrete < 1e-6, "CM(1): %g from the discrete solution", cm_discrete);
+    ck_assert_msg(bgk_discrete < 1e-6, "BGK: %g from the discrete solution", bgk_discrete);
+    ck_assert_msg(fabs(cm_cont - row[1]) < 0.01 * row[1] + 1e-7, "CM(1) continuum error %g vs %g",
+                  cm_cont, row[1]);
+    ck_assert_msg(fabs(bgk_cont - row[2]) < 0.01 * row[2], "BGK continuum error %g vs %g",
+                  bgk_cont, row[2]);
+}
+END_TEST
+
+START_TEST(poiseuille_on_other_axes_and_acm)
+{
+    /* walls normal to x and z as well; and the default ACM mode, whose safety
+     * net clamps the order-3 rate to 1.95 everywhere in this slow flow */
+    double disc, cont;
+    run_poiseuille(0.6, ACM_COLLISION_CM_MRT, 1.0, 0, 2, &disc, &cont);
+    ck_assert_msg(disc < 1e-6, "walls normal to x: %g", disc);
+    run_poiseuille(0.6, ACM_COLLISION_CM_MRT, 1.0, 2, 1, &disc, &cont);
+    ck_assert_msg(disc < 1e-6, "walls normal to z: %g", disc);
+    run_poiseuille(0.8, ACM_COLLISION_ACM_LI2018, 1.95, 1, 0, &disc, &cont);
+    printf("Poiseuille ACM_LI2018 tau=0.8: %.1e from the discrete solution with omega3=1.95\n",
+           disc);
+    ck_assert_msg(disc < 1e-6, "ACM_LI2018: %g", disc);
+}
+END_TEST
+
+/* ---- inlet / outlet -------------------------------------------------------------------------- */
+
+static double max_deviation(acm_domain *d, size_t n, const double U[3], double *rho_dev)
+{
+    double *u = acm_test_alloc(3 * n * sizeof(double)), *rho = acm_test_alloc(n * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u,
+                                      3 * n * sizeof(double)));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, rho,
+                                      n * sizeof(double)));
+    double dev = 0;
+    *rho_dev = 0;
+    for (size_t k = 0; k < n; ++k) {
+        for (int a = 0; a < 3; ++a)
+            dev = fmax(dev, fabs(u[3 * k + (size_t)a] - U[a]));
+        *rho_dev = fmax(*rho_dev, fabs(rho[k] - 1));
+    }
+    free(u);
+    free(rho);
+    return dev;
+}
+
+START_TEST(uniform_flow_through_inlet_and_outlet_stays_uniform)
+{
+    /* inlet on the min face and outlet on the max face of axis _i */
+    int axis = _i;
+    int n[3] = {6, 5, 4};
+    n[axis] = 24;
+    double U[3] = {0, 0, 0};
+    U[axis] = 0.05;
+    acm_domain_options o = acm_test_options(n[0], n[1], n[2], 0.02, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    for (int a = 0; a < 3; ++a)
+        o.initial_velocity[a] = U[a];
+    acm_domain *d = acm_test_domain(&o);
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis), ACM_BOUNDARY_INLET, U));
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis + 1), ACM_BOUNDARY_OUTLET, NULL));
+    ACM_CK_OK(d, acm_step(d, 500));
+    double rho_dev, dev = max_deviation(d, (size_t)n[0] * n[1] * n[2], U, &rho_dev);
+    ck_assert_msg(dev < 1e-12 && rho_dev < 1e-12, "axis %c: velocity off by %g, density by %g",
+                  "xyz"[axis], dev, rho_dev);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+START_TEST(flow_from_rest_develops_to_the_inlet_velocity)
+{
+    /* Starting at rest, the inlet drives the box to uniform flow. The box
+     * "sloshes" first: with a zero-gradient density at the inlet and rho = 1 at
+     * the outlet the total mass relaxes slowly (about 2e4 steps here with
+     * CM-MRT, longer with the ACM modes whose bulk viscosity is small). */
+    const double U[3] = {0.04, 0, 0};
+    acm_domain_options o = acm_test_options(32, 4, 4, 0.05, ACM_COLLISION_CM_MRT,
+                                            ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    acm_test_set_cm(d, 1.0);
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, U));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+    double rho_dev, dev;
+    ACM_CK_OK(d, acm_step(d, 4000));
+    dev = max_deviation(d, 32 * 4 * 4, U, &rho_dev);
+    ck_assert_msg(dev > 1e-3, "test too easy: converged after 4000 steps (%g)", dev);
+    ACM_CK_OK(d, acm_step(d, 28000));
+    dev = max_deviation(d, 32 * 4 * 4, U, &rho_dev);
+    printf("inlet/outlet from rest after 32000 steps: |u - U| <= %.2e, |rho - 1| <= %.2e\n", dev,
+           rho_dev);
+    ck_assert_msg(dev < 1e-5 && rho_dev < 1e-4, "velocity off by %g, density by %g", dev, rho_dev);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* ---- closed boxes conserve mass ---------------------------------------------------------------- */
+
+START_TEST(closed_box_with_moving_lid_conserves_mass)
+{
+    static const acm_collision models[] = {ACM_COLLISION_BGK, ACM_COLLISION_CM_MRT,
+                                           ACM_COLLISION_ACM_LI2018};
+    acm_domain_options o = acm_test_options(12, 10, 8, 0.02, models[_i], ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL));
+    const double lid[3] = {0.06, 0, 0.03};
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
+    acm_domain_stats s0 = acm_test_stats(d);
+    ACM_CK_OK(d, acm_step(d, 400));
+    acm_domain_stats s1 = acm_test_stats(d);
+    double drift = fabs(s1.mass - s0.mass) / s0.mass;
+    printf("closed lid-driven box, model %d: relative mass change %.1e, kinetic energy %.3e\n",
+           models[_i], drift, s1.kinetic_energy);
+    ck_assert_msg(s1.kinetic_energy > 1e-4, "the lid did not drive the flow");
+    ck_assert_msg(drift < 1e-13, "mass changed by %g", drift);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+TEST_SUITE(boundary_suite)
+{
+    Suite *s = suite_create("boundary");
+    TCase *tc = acm_tcase("walls", 900);
+    tcase_add_loop_test(tc, couette_is_exact_on_every_axis, 0, 12);
+    tcase_add_loop_test(tc, poiseuille_matches_discrete_solution, 0, 7);
+    tcase_add_test(tc, poiseuille_on_other_axes_and_acm);
+    tcase_add_loop_test(tc, closed_box_with_moving_lid_conserves_mass, 0, 3);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("inlet_outlet", 300);
+    tcase_add_loop_test(tc, uniform_flow_through_inlet_and_outlet_stays_uniform, 0, 3);
+    tcase_add_test(tc, flow_from_rest_develops_to_the_inlet_velocity);
+    suite_add_tcase(s, tc);
+    return s;
+}

@@ -1,0 +1,205 @@
+/*
+ * libacmlbm tests -- the under-resolved 3-D Taylor-Green vortex at very low
+ * viscosity (physics-spec 6.3, 6.4, 11.8): BGK must blow up (and be
+ * reported), central moments stay bounded, the ACM modes stay bounded and
+ * dissipate less -- the paper's central claim. FP32 storage, as shipped.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+#define TGV_N 32
+
+typedef struct tgv3d {
+    acm_status status;  /* of the last acm_step */
+    int steps;          /* completed */
+    double e200, e1000, e2000; /* E/E0 at those steps (NaN if not reached) */
+    int64_t fallbacks;
+    char message[512];
+} tgv3d;
+
+/* Spec 11.8: N = 32, U = 0.05, nu = 1e-5, run 2000 steps in blocks of 200. */
+static tgv3d run_tgv3d(const acm_collision_options *co, acm_precision prec)
+{
+    const int N = TGV_N;
+    const double U = 0.05;
+    acm_domain_options o = acm_test_options(N, N, N, 1e-5, co->model, prec);
+    acm_domain *d = acm_test_domain(&o);
+    ACM_CK_OK(d, acm_domain_set_collision(d, co));
+    size_t n = (size_t)N * N * N;
+    double *rho = acm_test_alloc(n * sizeof(double)), *u = acm_test_alloc(3 * n * sizeof(double));
+    for (size_t k = 0; k < n; ++k) {
+        double x = 2 * M_PI * (double)(k % N) / N, y = 2 * M_PI * (double)(k / N % N) / N;
+        double z = 2 * M_PI * (double)(k / ((size_t)N * N)) / N;
+        u[3 * k] = U * sin(x) * cos(y) * cos(z);
+        u[3 * k + 1] = -U * cos(x) * sin(y) * cos(z);
+        rho[k] = 1 + 3 * (U * U / 16) * (cos(2 * x) + cos(2 * y)) * (cos(2 * z) + 2);
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, u, n));
+    free(rho);
+    free(u);
+    double E0 = acm_test_stats(d).kinetic_energy;
+    tgv3d r = {ACM_OK, 0, NAN, NAN, NAN, 0, ""};
+    while (r.steps < 2000) {
+        r.status = acm_step(d, 200);
+        if (r.status != ACM_OK) {
+            snprintf(r.message, sizeof r.message, "%s", acm_domain_last_error(d));
+            break;
+        }
+        r.steps += 200;
+        acm_domain_stats s = acm_test_stats(d);
+        double e = s.kinetic_energy / E0;
+        r.fallbacks = s.fallback_cells_total;
+        if (r.steps == 200)
+            r.e200 = e;
+        else if (r.steps == 1000)
+            r.e1000 = e;
+        else if (r.steps == 2000)
+            r.e2000 = e;
+    }
+    acm_domain_destroy(d);
+    return r;
+}
+
+static acm_collision_options collision(acm_collision model, int safety_net)
+{
+    acm_collision_options co = ACM_COLLISION_OPTIONS_INIT;
+    co.model = model;
+    co.safety_net = safety_net;
+    return co;
+}
+
+static void report(const char *name, const tgv3d *r)
+{
+    printf("3-D TGV nu=1e-5 %-28s: %s after %4d steps, E/E0 = %.4f / %.4f / %.4f at 200 / 1000 / "
+           "2000, safety-net fallbacks %lld\n",
+           name, acm_status_string(r->status), r->steps, r->e200, r->e1000, r->e2000,
+           (long long)r->fallbacks);
+}
+
+START_TEST(bgk_blows_up_and_is_reported)
+{
+    acm_collision_options co = collision(ACM_COLLISION_BGK, 0);
+    tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
+    report("BGK", &r);
+    ck_assert_msg(r.status == ACM_ERR_DIVERGED, "BGK did not diverge: %s after %d steps",
+                  acm_status_string(r.status), r.steps);
+    ck_assert_msg(r.steps < 1000, "BGK survived %d steps (spec: blow-up before 1000)", r.steps);
+    ck_assert_double_eq_tol(r.e200, 0.985, 0.002);
+    /* the message names the step and the cell */
+    ck_assert_msg(strstr(r.message, "step") && strstr(r.message, "cell ("), "message: %s",
+                  r.message);
+}
+END_TEST
+
+START_TEST(diverged_domain_refuses_to_step_until_reinitialised)
+{
+    acm_domain_options o = acm_test_options(8, 8, 8, 0.01, ACM_COLLISION_BGK, ACM_PRECISION_FP32);
+    acm_domain *d = acm_test_domain(&o);
+    /* a force that accelerates the fluid past the speed limit */
+    const double F[3] = {0.01, 0, 0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, F));
+    acm_status st = acm_step(d, 1000);
+    ck_assert_int_eq(st, ACM_ERR_DIVERGED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "diverged at step"));
+    acm_domain_stats s = acm_test_stats(d);
+    ck_assert_msg(s.step >= 40 && s.step < 60, "diverged after %lld steps",
+                  (long long)s.step); /* |u| = F t reaches 0.5 near t = 50 */
+    ck_assert_msg(s.max_speed < 0.51, "the kept state is the last good one (%g)", s.max_speed);
+    ACM_CK_FAIL(d, acm_step(d, 1), ACM_ERR_BAD_STATE);
+    const double zero[3] = {0, 0, 0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, zero));
+    ACM_CK_OK(d, acm_domain_init_uniform(d, 1.0, NULL));
+    ACM_CK_OK(d, acm_step(d, 10));
+    acm_domain_destroy(d);
+}
+END_TEST
+
+START_TEST(central_moments_stay_bounded)
+{
+    /* De Rosis CM(1): spec 11.8 numbers */
+    acm_collision_options co = collision(ACM_COLLISION_CM_MRT, 0);
+    tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
+    report("CM-MRT (De Rosis, rates 1)", &r);
+    ck_assert_msg(r.status == ACM_OK && r.steps == 2000, "CM(1) failed: %s", r.message);
+    ck_assert_double_eq_tol(r.e200, 0.968, 0.002);
+    ck_assert_double_eq_tol(r.e2000, 0.14, 0.02);
+}
+END_TEST
+
+START_TEST(acm_modes_stay_bounded_and_dissipate_less)
+{
+    /* spec 6.4 acceptance (b) and (c) for every ACM configuration */
+    static const struct {
+        acm_collision model;
+        int safety_net;
+        const char *name;
+        double e200;
+    } cases[] = {
+        {ACM_COLLISION_ACM_LI2018, 1, "ACM_LI2018 + safety net", 0.978},
+        {ACM_COLLISION_ACM_LI2018, 0, "ACM_LI2018, no safety net", 0.978},
+        {ACM_COLLISION_ACM_LI2020, 1, "ACM_LI2020 + safety net", 0.978},
+    };
+    acm_collision_options co = collision(cases[_i].model, cases[_i].safety_net);
+    tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
+    report(cases[_i].name, &r);
+    ck_assert_msg(r.status == ACM_OK && r.steps == 2000, "%s failed: %s", cases[_i].name,
+                  r.message);
+    ck_assert_msg(r.e200 >= 0.975, "%s: E/E0(200) = %g (acceptance: >= 0.975)", cases[_i].name,
+                  r.e200);
+    ck_assert_double_eq_tol(r.e200, cases[_i].e200, 0.002);
+    /* less dissipative than CM(1) (0.968 at 200, 0.360 at 1000) */
+    ck_assert_msg(r.e1000 > 0.36 + 0.1, "%s: E/E0(1000) = %g", cases[_i].name, r.e1000);
+}
+END_TEST
+
+START_TEST(default_model_is_an_acm_mode)
+{
+    acm_domain_options o = acm_test_options(4, 4, 4, 0.01, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_DEFAULT);
+    acm_domain *d = acm_test_domain(&o);
+    acm_collision_options co;
+    memset(&co, 0, sizeof co);
+    co.version = ACM_COLLISION_OPTIONS_VERSION;
+    ACM_CK_OK(d, acm_domain_get_collision(d, &co));
+    ck_assert_int_eq(co.model, ACM_COLLISION_ACM_LI2018);
+    ck_assert_int_eq(co.safety_net, 1);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+START_TEST(li2020_without_safety_net_blows_up)
+{
+    /* spec 6.3: the reconstructed regression needs the clamp */
+    acm_collision_options co = collision(ACM_COLLISION_ACM_LI2020, 0);
+    tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
+    report("ACM_LI2020, no safety net", &r);
+    ck_assert_msg(r.status == ACM_ERR_DIVERGED, "expected a blow-up, got %s after %d steps",
+                  acm_status_string(r.status), r.steps);
+}
+END_TEST
+
+START_TEST(raw_moments_for_the_record)
+{
+    /* RM-MRT with the same rates as CM(1): measured and reported (spec 4.5) */
+    acm_collision_options co = collision(ACM_COLLISION_RM_MRT, 0);
+    tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
+    report("RM-MRT (rates 1)", &r);
+    ck_assert_msg(r.status == ACM_OK, "RM-MRT: %s", r.message);
+    ck_assert_msg(r.e200 < 0.975, "RM-MRT as little dissipative as ACM? %g", r.e200);
+}
+END_TEST
+
+TEST_SUITE(stability_suite)
+{
+    Suite *s = suite_create("stability");
+    TCase *tc = acm_tcase("low_viscosity", 1200);
+    tcase_add_test(tc, bgk_blows_up_and_is_reported);
+    tcase_add_test(tc, diverged_domain_refuses_to_step_until_reinitialised);
+    tcase_add_test(tc, central_moments_stay_bounded);
+    tcase_add_loop_test(tc, acm_modes_stay_bounded_and_dissipate_less, 0, 3);
+    tcase_add_test(tc, default_model_is_an_acm_mode);
+    tcase_add_test(tc, li2020_without_safety_net_blows_up);
+    tcase_add_test(tc, raw_moments_for_the_record);
+    suite_add_tcase(s, tc);
+    return s;
+}
