@@ -11,6 +11,8 @@
 #include "acmlbm/acmlbm.h"
 #include "csoa_index.h" /* acm_csoa */
 
+ACM_BEGIN_DECLS
+
 /* Internal error propagation (style guide R8). */
 #define ACM_TRY(expr)                                                                      \
     do {                                                                                   \
@@ -26,6 +28,8 @@
 
 struct acm_layout {
     int64_t csoa_group; /* 0 = backend default */
+    int64_t kernel;     /* acm_kernel, 0 = default */
+    int64_t block_size; /* 0 = default */
     char error[ACM_ERROR_SIZE];
 };
 
@@ -64,6 +68,8 @@ struct acm_domain {
     int32_t device;
     acm_precision precision;
     acm_csoa csoa;               /* population layout (beta = 27) */
+    acm_kernel kernel;           /* GPU kernel structure (resolved) */
+    int32_t block_size;          /* GPU threads per block, 0 = backend default */
     acm_collision_options coll;  /* model resolved */
     acm_face_bc face[ACM_FACE_COUNT];
     double body_force[3];
@@ -79,7 +85,8 @@ struct acm_domain {
     acm_global_stats prev; /* statistics of the previous step */
 
     const struct acm_backend_ops *ops;
-    void *impl; /* backend state */
+    void *impl;            /* backend state */
+    uint64_t memory_bytes; /* held by the backend, kept current by it */
     char error[ACM_ERROR_SIZE];
 };
 
@@ -106,5 +113,7 @@ size_t acm__dtype_size(acm_dtype dtype);
 double acm__load(acm_dtype dtype, const void *base, size_t i);
 /* Write element i of a caller array. */
 void acm__store(acm_dtype dtype, void *base, size_t i, double value);
+
+ACM_END_DECLS
 
 #endif /* ACMLBM_ACM_PRIVATE_H */

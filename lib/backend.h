@@ -10,6 +10,8 @@
 
 #include "acm_private.h"
 
+ACM_BEGIN_DECLS
+
 struct acm_backend_ops {
     const char *name;   /* "cpu", "cuda" */
     acm_backend kind;
@@ -53,5 +55,7 @@ extern const struct acm_backend_ops acm_backend_cuda;
  * Fails with a message in msg. */
 acm_status acm__backend_select(acm_backend requested, const struct acm_backend_ops **out,
                                char *msg, size_t msg_size);
+
+ACM_END_DECLS
 
 #endif /* ACMLBM_BACKEND_H */

@@ -163,11 +163,23 @@ static acm_status alloc_scratch(acm_domain *d, cpu_impl *m, int n)
     return ACM_OK;
 }
 
+/* Bytes held by the domain, for acm_domain_get_info(). */
+static void account(acm_domain *d, const cpu_impl *m)
+{
+    uint64_t pops = acm_csoa_size(d->csoa, (uint64_t)d->ncells) * m->elem;
+    uint64_t per_cell = (m->force ? 3 : 0) + (m->tau ? 1 : 0);
+    uint64_t scratch = (uint64_t)m->nthreads * (uint64_t)(2 * ACM_Q + 5) * (uint64_t)d->nx;
+    d->memory_bytes = 2 * pops + (per_cell * (uint64_t)d->ncells + scratch + (uint64_t)d->nx) * m->elem;
+}
+
 /* Match the thread count to ACM_PARAM_THREADS before a parallel pass. */
 static acm_status sync_threads(acm_domain *d, cpu_impl *m)
 {
     int want = d->threads > 0 ? (int)d->threads : acm_max_threads();
-    return want == m->nthreads ? ACM_OK : alloc_scratch(d, m, want);
+    if (want != m->nthreads)
+        ACM_TRY(alloc_scratch(d, m, want));
+    account(d, m);
+    return ACM_OK;
 }
 
 static acm_status cpu_domain_init(acm_domain *d)

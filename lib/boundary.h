@@ -29,8 +29,8 @@
 #ifndef ACMLBM_BOUNDARY_H
 #define ACMLBM_BOUNDARY_H
 
-#include "acm_private.h"
-#include "lattice.h" /* acm_c, acm_weight */
+#include "acm_private.h" /* acm_face_bc */
+#include "lattice.h"     /* ACM_HD, acm_c, acm_weight */
 
 /* Non-periodic faces crossed by one pull. */
 typedef struct acm_crossing {
@@ -40,12 +40,12 @@ typedef struct acm_crossing {
 
 /* Resolve coordinate *coord on an axis of size n: wrap it across a periodic
  * face or record the non-periodic face in *cr (coord is then unchanged). */
-static inline void acm_cross_axis(const acm_domain *d, int axis, int32_t n, int32_t *coord,
-                                  acm_crossing *cr)
+ACM_HD void acm_cross_axis(const acm_face_bc *faces, int axis, int32_t n, int32_t *coord,
+                           acm_crossing *cr)
 {
     if (*coord >= 0 && *coord < n)
         return;
-    const acm_face_bc *f = &d->face[2 * axis + (*coord < 0 ? 0 : 1)];
+    const acm_face_bc *f = &faces[2 * axis + (*coord < 0 ? 0 : 1)];
     if (f->type == ACM_BOUNDARY_PERIODIC) {
         *coord = *coord < 0 ? *coord + n : *coord - n;
         return;
@@ -59,7 +59,7 @@ static inline void acm_cross_axis(const acm_domain *d, int axis, int32_t n, int3
 }
 
 /* Moving-wall term 6 w_i (c_i . u_mean) of a bounced population. */
-static inline double acm_bounce_term(int i, const acm_crossing *cr)
+ACM_HD double acm_bounce_term(int i, const acm_crossing *cr)
 {
     if (cr->n == 0)
         return 0.0;
@@ -69,12 +69,12 @@ static inline double acm_bounce_term(int i, const acm_crossing *cr)
 
 /* Which equilibrium population goes into slot i of a layer cell whose face
  * has its inward normal along +axis (inward = 1) or -axis (inward = -1). */
-static inline int acm_layer_slot(int i, int axis, int inward)
+ACM_HD int acm_layer_slot(int i, int axis, int inward)
 {
     return acm_c(i, axis) * inward >= 0 ? i : acm_opp(i);
 }
 
-static inline bool acm_face_is_layer(acm_boundary type)
+ACM_HD bool acm_face_is_layer(acm_boundary type)
 {
     return type == ACM_BOUNDARY_INLET || type == ACM_BOUNDARY_OUTLET;
 }

@@ -9,7 +9,8 @@
 #ifndef ACMLBM_COLLIDE_H
 #define ACMLBM_COLLIDE_H
 
-#include <math.h> /* sqrt, sqrtf */
+#include <math.h>    /* sqrt, sqrtf */
+#include <stdbool.h> /* bool */
 
 #include "acmlbm/acm_common.h" /* ACM_COLLISION_* */
 #include "lattice.h"           /* ACM_HD, acm_abc, acm_weight */

@@ -309,22 +309,114 @@ ACM_INLINE void ACM__F(acm_adaptive_rates)(const acm_collide_params *p, int mode
     rate[1] = rate[2]; /* bulk moment k9 grouped with the order-3 rate (spec 6.2 item 3) */
 }
 
-/* Relax g in central moments around u and add the equilibrium back. */
-ACM_INLINE void ACM__F(acm_cm_step)(const ACM__R e[27], const ACM__R g[27],
-                                             const ACM__R F[3], const ACM__R u[3],
-                                             const ACM__R rate[6], ACM__R out[27])
+/* Density and half-force velocity of shifted populations in abc order. */
+ACM_INLINE void ACM__F(acm_cell_macro)(const ACM__R f[27], const ACM__R F[3], ACM__R *drho,
+                                      ACM__R u[3])
 {
-    ACM__R k[27], s[27];
+    ACM__R d = 0, jx = 0, jy = 0, jz = 0;
+    ACM_UNROLL
+    for (int n = 0; n < 27; ++n) {
+        d += f[n];
+        jx += (ACM__R)(n / 9 - 1) * f[n];
+        jy += (ACM__R)((n / 3) % 3 - 1) * f[n];
+        jz += (ACM__R)(n % 3 - 1) * f[n];
+    }
+    ACM__R inv_rho = (ACM__R)1 / ((ACM__R)1 + d);
+    *drho = d;
+    u[0] = (jx + (ACM__R)0.5 * F[0]) * inv_rho;
+    u[1] = (jy + (ACM__R)0.5 * F[1]) * inv_rho;
+    u[2] = (jz + (ACM__R)0.5 * F[2]) * inv_rho;
+}
+
+/* Velocity of the moment transform: u for central moments, 0 for raw ones. */
+ACM_INLINE void ACM__F(acm_transform_velocity)(int model, const ACM__R u[3], ACM__R ut[3])
+{
+    const bool raw = model == ACM_COLLISION_RM_MRT;
+    ut[0] = raw ? (ACM__R)0 : u[0];
+    ut[1] = raw ? (ACM__R)0 : u[1];
+    ut[2] = raw ? (ACM__R)0 : u[2];
+}
+
+/* Relaxation rates {omega, omega_b, omega_3..omega_6} of a model; the ACM
+ * modes evaluate their rule (which needs the populations f, abc order). */
+ACM_INLINE void ACM__F(acm_rates)(const acm_collide_params *p, int model, const ACM__R f[27],
+                                 ACM__R rho, const ACM__R u[3], ACM__R *tau_state,
+                                 ACM__R rate[6], ACM__R *pi_out)
+{
+    const ACM__R w = (ACM__R)p->omega, rb = (ACM__R)p->rate_b, rh = (ACM__R)p->rate_h;
+    if (model == ACM_COLLISION_BGK) { /* BGK = every rate omega (spec 4.5) */
+        rate[0] = rate[1] = rate[2] = rate[3] = rate[4] = rate[5] = w;
+    } else if (model == ACM_COLLISION_CM_MRT || model == ACM_COLLISION_RM_MRT) {
+        rate[0] = w;
+        rate[1] = rb;
+        rate[2] = rate[3] = rate[4] = rate[5] = rh;
+    } else {
+        rate[0] = w;
+        ACM__F(acm_adaptive_rates)(p, model, f, rho, u, tau_state, rate, pi_out);
+    }
+}
+
+/*
+ * Stage 1 of the moment-space collision (all models but the fused BGK):
+ * from shifted populations fin (public order) and force F, compute the
+ * shifted equilibrium e (abc), the relaxed non-equilibrium moments k (abc
+ * slots, in the model's basis) and the transform velocity ut. Together with
+ * acm_collide_stage2 this is one collision; the GPU's split kernels store k
+ * between the two.
+ */
+ACM_INLINE void ACM__F(acm_collide_stage1)(const acm_collide_params *p, int model,
+                                          const ACM__R fin[27], const ACM__R F[3],
+                                          ACM__R *tau_state, ACM__R e[27], ACM__R k[27],
+                                          ACM__R ut[3], ACM__F(acm_cell_diag) * diag)
+{
+    ACM__R f[27], u[3], drho, dx[3], dy[3], dz[3], px[3], py[3], pz[3], rate[6], s[27];
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i)
+        f[acm_abc(i)] = fin[i];
+    ACM__F(acm_cell_macro)(f, F, &drho, u);
+    diag->rho = (ACM__R)1 + drho;
+    diag->u[0] = u[0];
+    diag->u[1] = u[1];
+    diag->u[2] = u[2];
+    diag->pi = 0;
+    diag->fallback = 0;
+    ACM__F(acm_phi1d)(u[0], dx, px);
+    ACM__F(acm_phi1d)(u[1], dy, py);
+    ACM__F(acm_phi1d)(u[2], dz, pz);
+    ACM__F(acm_equilibrium)(drho, dx, dy, dz, e);
+    ACM__F(acm_rates)(p, model, f, diag->rho, u, tau_state, rate, &diag->pi);
+    ACM__F(acm_transform_velocity)(model, u, ut);
     ACM_UNROLL
     for (int n = 0; n < 27; ++n)
-        k[n] = g[n];
-    ACM__F(acm_cm_forward)(k, u[0], u[1], u[2]);
-    ACM__F(acm_force_cm)(F, s);
+        k[n] = f[n] - e[n];
+    ACM__F(acm_cm_forward)(k, ut[0], ut[1], ut[2]);
+    if (model == ACM_COLLISION_RM_MRT)
+        ACM__F(acm_force_raw)(F, u, s);
+    else
+        ACM__F(acm_force_cm)(F, s);
     ACM__F(acm_relax)(k, rate, s);
-    ACM__F(acm_cm_backward)(k, u[0], u[1], u[2]);
+}
+
+/* Stage 2: populations from relaxed moments, out = e + backward(k) in public
+ * order (k is consumed). */
+ACM_INLINE void ACM__F(acm_collide_stage2)(const ACM__R e[27], ACM__R k[27], const ACM__R ut[3],
+                                          ACM__R fout[27])
+{
+    ACM__F(acm_cm_backward)(k, ut[0], ut[1], ut[2]);
     ACM_UNROLL
-    for (int n = 0; n < 27; ++n)
-        out[n] = e[n] + k[n];
+    for (int i = 0; i < 27; ++i)
+        fout[i] = e[acm_abc(i)] + k[acm_abc(i)];
+}
+
+/* The safety net's test: does a shifted population (public order) mean a
+ * negative f? */
+ACM_INLINE int ACM__F(acm_any_negative)(const ACM__R fout[27], int first, int count)
+{
+    int negative = 0;
+    ACM_UNROLL
+    for (int i = first; i < first + count; ++i)
+        negative |= fout[i] < -(ACM__R)acm_weight(i);
+    return negative;
 }
 
 /*
@@ -335,83 +427,43 @@ ACM_INLINE void ACM__F(acm_cm_step)(const ACM__R e[27], const ACM__R g[27],
  *   F     total force density on the cell
  *   tau_state  per-cell tau* of ACM_LI2020 (read and updated), else unused
  *   fout  shifted post-collision populations in public order
+ * BGK is evaluated directly in population space (cheapest); the other models
+ * go through the two moment-space stages.
  */
 ACM_INLINE void ACM__F(acm_collide)(const acm_collide_params *p, int model, const ACM__R fin[27],
-                                             const ACM__R F[3], ACM__R *tau_state,
-                                             ACM__R fout[27], ACM__F(acm_cell_diag) * diag)
+                                   const ACM__R F[3], ACM__R *tau_state, ACM__R fout[27],
+                                   ACM__F(acm_cell_diag) * diag)
 {
-    ACM__R f[27], e[27], g[27], out[27];
-    ACM_UNROLL
-    for (int i = 0; i < 27; ++i)
-        f[acm_abc(i)] = fin[i];
-
-    /* density and momentum (abc order: a = c_x + 1, ...) */
-    ACM__R drho = 0, jx = 0, jy = 0, jz = 0;
-    ACM_UNROLL
-    for (int n = 0; n < 27; ++n) {
-        drho += f[n];
-        jx += (ACM__R)(n / 9 - 1) * f[n];
-        jy += (ACM__R)((n / 3) % 3 - 1) * f[n];
-        jz += (ACM__R)(n % 3 - 1) * f[n];
-    }
-    ACM__R rho = (ACM__R)1 + drho, inv_rho = (ACM__R)1 / rho;
-    ACM__R u[3] = {(jx + (ACM__R)0.5 * F[0]) * inv_rho, (jy + (ACM__R)0.5 * F[1]) * inv_rho,
-                   (jz + (ACM__R)0.5 * F[2]) * inv_rho};
-    diag->rho = rho;
-    diag->u[0] = u[0];
-    diag->u[1] = u[1];
-    diag->u[2] = u[2];
-    diag->pi = 0;
-    diag->fallback = 0;
-
-    ACM__R dx[3], dy[3], dz[3], px[3], py[3], pz[3];
-    ACM__F(acm_phi1d)(u[0], dx, px);
-    ACM__F(acm_phi1d)(u[1], dy, py);
-    ACM__F(acm_phi1d)(u[2], dz, pz);
-    ACM__F(acm_equilibrium)(drho, dx, dy, dz, e);
-    ACM_UNROLL
-    for (int n = 0; n < 27; ++n)
-        g[n] = f[n] - e[n];
-
-    ACM__R w = (ACM__R)p->omega;
     if (model == ACM_COLLISION_BGK) {
-        ACM__R S[27];
-        ACM__F(acm_force_source)(F, dx, dy, dz, px, py, pz, S);
-        ACM__R a = (ACM__R)1 - w, b = (ACM__R)1 - (ACM__R)0.5 * w;
-        ACM_UNROLL
-        for (int n = 0; n < 27; ++n)
-            out[n] = e[n] + a * g[n] + b * S[n];
-    } else if (model == ACM_COLLISION_RM_MRT) {
-        ACM__R rate[6] = {w, (ACM__R)p->rate_b, (ACM__R)p->rate_h, (ACM__R)p->rate_h,
-                          (ACM__R)p->rate_h, (ACM__R)p->rate_h};
-        ACM__R k[27], s[27];
-        ACM_UNROLL
-        for (int n = 0; n < 27; ++n)
-            k[n] = g[n];
-        ACM__F(acm_cm_forward)(k, (ACM__R)0, (ACM__R)0, (ACM__R)0);
-        ACM__F(acm_force_raw)(F, u, s);
-        ACM__F(acm_relax)(k, rate, s);
-        ACM__F(acm_cm_backward)(k, (ACM__R)0, (ACM__R)0, (ACM__R)0);
-        ACM_UNROLL
-        for (int n = 0; n < 27; ++n)
-            out[n] = e[n] + k[n];
-    } else if (model == ACM_COLLISION_CM_MRT) {
-        ACM__R rate[6] = {w, (ACM__R)p->rate_b, (ACM__R)p->rate_h, (ACM__R)p->rate_h,
-                          (ACM__R)p->rate_h, (ACM__R)p->rate_h};
-        ACM__F(acm_cm_step)(e, g, F, u, rate, out);
-    } else { /* adaptive central moments */
-        ACM__R rate[6] = {w, 1, 1, 1, 1, 1};
-        ACM__F(acm_adaptive_rates)(p, model, f, rho, u, tau_state, rate, &diag->pi);
-        ACM__F(acm_cm_step)(e, g, F, u, rate, out);
-        int negative = 0;
+        ACM__R f[27], u[3], drho, dx[3], dy[3], dz[3], px[3], py[3], pz[3], e[27], S[27];
         ACM_UNROLL
         for (int i = 0; i < 27; ++i)
-            negative |= out[acm_abc(i)] < -(ACM__R)acm_weight(i);
-        diag->fallback = (p->safety_net != 0) & negative;
+            f[acm_abc(i)] = fin[i];
+        ACM__F(acm_cell_macro)(f, F, &drho, u);
+        diag->rho = (ACM__R)1 + drho;
+        diag->u[0] = u[0];
+        diag->u[1] = u[1];
+        diag->u[2] = u[2];
+        diag->pi = 0;
+        diag->fallback = 0;
+        ACM__F(acm_phi1d)(u[0], dx, px);
+        ACM__F(acm_phi1d)(u[1], dy, py);
+        ACM__F(acm_phi1d)(u[2], dz, pz);
+        ACM__F(acm_equilibrium)(drho, dx, dy, dz, e);
+        ACM__F(acm_force_source)(F, dx, dy, dz, px, py, pz, S);
+        const ACM__R w = (ACM__R)p->omega, a = (ACM__R)1 - w, b = (ACM__R)1 - (ACM__R)0.5 * w;
+        ACM_UNROLL
+        for (int i = 0; i < 27; ++i) {
+            const int n = acm_abc(i);
+            fout[i] = e[n] + a * (f[n] - e[n]) + b * S[n];
+        }
+        return;
     }
-    ACM_UNROLL
-    for (int i = 0; i < 27; ++i)
-        fout[i] = out[acm_abc(i)];
+    ACM__R e[27], k[27], ut[3];
+    ACM__F(acm_collide_stage1)(p, model, fin, F, tau_state, e, k, ut, diag);
+    ACM__F(acm_collide_stage2)(e, k, ut, fout);
+    if (model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020)
+        diag->fallback = (p->safety_net != 0) & ACM__F(acm_any_negative)(fout, 0, 27);
 }
 
 /*

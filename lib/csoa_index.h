@@ -21,14 +21,14 @@ typedef struct acm_csoa {
     uint32_t beta;  /* components per cell (27 for populations) */
 } acm_csoa;
 
-ACM_HD static inline uint64_t acm_csoa_index(acm_csoa l, uint64_t k, uint32_t i)
+ACM_HD uint64_t acm_csoa_index(acm_csoa l, uint64_t k, uint32_t i)
 {
     uint64_t alpha = (uint64_t)1 << l.shift;
     return (k >> l.shift) * (uint64_t)l.beta * alpha + (uint64_t)i * alpha + (k & (alpha - 1));
 }
 
 /* Number of elements to allocate for ncells cells (whole groups). */
-ACM_HD static inline uint64_t acm_csoa_size(acm_csoa l, uint64_t ncells)
+ACM_HD uint64_t acm_csoa_size(acm_csoa l, uint64_t ncells)
 {
     uint64_t alpha = (uint64_t)1 << l.shift;
     return ((ncells + alpha - 1) >> l.shift) * alpha * (uint64_t)l.beta;

@@ -10,7 +10,7 @@
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
 
-#define ACM_DIM_MAX 65536
+#define ACM_DIM_MAX 65535
 #define ACM_CELLS_MAX (INT64_C(1) << 36)
 #define ACM_DEFAULT_MAX_SPEED 0.5
 
@@ -232,7 +232,13 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     d->backend = ops->kind;
     d->device = ops->kind == ACM_BACKEND_CUDA ? (o.device < 0 ? 0 : o.device) : -1;
     d->precision = o.precision;
-    d->csoa.shift = csoa_shift(o.layout, d->ncells);
+    d->kernel = o.layout != NULL && o.layout->kernel != 0 ? (acm_kernel)o.layout->kernel
+                                                          : ACM_KERNEL_FUSED;
+    d->block_size = o.layout != NULL ? (int32_t)o.layout->block_size : 0;
+    /* the paper's baseline stores arrays of structures */
+    d->csoa.shift = d->kernel == ACM_KERNEL_BASELINE && ops->kind == ACM_BACKEND_CUDA
+                        ? 0
+                        : csoa_shift(o.layout, d->ncells);
     d->csoa.beta = ACM_Q;
     acm_collision_options coll = ACM_COLLISION_OPTIONS_INIT;
     coll.model = o.collision == ACM_COLLISION_DEFAULT ? ACM_COLLISION_ACM_LI2018 : o.collision;
@@ -679,12 +685,10 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
     i.viscosity = domain->viscosity;
     i.tau = 3.0 * domain->viscosity + 0.5;
     i.csoa_group = INT64_C(1) << domain->csoa.shift;
+    i.kernel = domain->kernel;
+    i.block_size = domain->block_size;
     i.step = domain->step;
-    size_t elem = domain->precision == ACM_PRECISION_FP64
-                      ? 8
-                      : (domain->precision == ACM_PRECISION_FP16 ? 2 : 4);
-    uint64_t pops = acm_csoa_size(domain->csoa, (uint64_t)domain->ncells);
-    i.memory_bytes = 2 * pops * elem + (domain->has_force_field ? 3 * (uint64_t)domain->ncells * elem : 0);
+    i.memory_bytes = domain->memory_bytes;
     *info = i;
     return ACM_OK;
 }

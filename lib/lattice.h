@@ -16,10 +16,11 @@
 
 #include <stdint.h> /* uint64_t */
 
+/* Function specifier of helpers used by host code and CUDA kernels alike. */
 #ifdef __CUDACC__
-#  define ACM_HD __host__ __device__ __forceinline__
+#  define ACM_HD static __host__ __device__ __forceinline__
 #else
-#  define ACM_HD
+#  define ACM_HD static inline
 #endif
 
 #define ACM_Q 27
@@ -29,26 +30,26 @@
 #define ACM__CY_PACK UINT64_C(0x0a088960949495)
 #define ACM__CZ_PACK UINT64_C(0x08a0a214894955)
 
-ACM_HD static inline int acm_cx(int i) { return (int)((ACM__CX_PACK >> (2 * i)) & 3u) - 1; }
-ACM_HD static inline int acm_cy(int i) { return (int)((ACM__CY_PACK >> (2 * i)) & 3u) - 1; }
-ACM_HD static inline int acm_cz(int i) { return (int)((ACM__CZ_PACK >> (2 * i)) & 3u) - 1; }
+ACM_HD int acm_cx(int i) { return (int)((ACM__CX_PACK >> (2 * i)) & 3u) - 1; }
+ACM_HD int acm_cy(int i) { return (int)((ACM__CY_PACK >> (2 * i)) & 3u) - 1; }
+ACM_HD int acm_cz(int i) { return (int)((ACM__CZ_PACK >> (2 * i)) & 3u) - 1; }
 
 /* Component d (0 = x, 1 = y, 2 = z) of c_i. */
-ACM_HD static inline int acm_c(int i, int d)
+ACM_HD int acm_c(int i, int d)
 {
     return d == 0 ? acm_cx(i) : (d == 1 ? acm_cy(i) : acm_cz(i));
 }
 
-ACM_HD static inline int acm_opp(int i) { return i == 0 ? 0 : ((i & 1) ? i + 1 : i - 1); }
+ACM_HD int acm_opp(int i) { return i == 0 ? 0 : ((i & 1) ? i + 1 : i - 1); }
 
 /* Position of population i in abc order. */
-ACM_HD static inline int acm_abc(int i)
+ACM_HD int acm_abc(int i)
 {
     return 9 * (acm_cx(i) + 1) + 3 * (acm_cy(i) + 1) + (acm_cz(i) + 1);
 }
 
 /* Lattice weight w_i: 8/27, 2/27, 1/54, 1/216 for |c|^2 = 0, 1, 2, 3. */
-ACM_HD static inline double acm_weight(int i)
+ACM_HD double acm_weight(int i)
 {
     int n = acm_cx(i) * acm_cx(i) + acm_cy(i) * acm_cy(i) + acm_cz(i) * acm_cz(i);
     return n == 0 ? 8.0 / 27.0 : (n == 1 ? 2.0 / 27.0 : (n == 2 ? 1.0 / 54.0 : 1.0 / 216.0));

@@ -37,25 +37,55 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
         *min = 1;
         *max = ACM_CSOA_GROUP_MAX;
         return ACM_OK;
+    case ACM_LAYOUT_KERNEL:
+        *min = ACM_KERNEL_FUSED;
+        *max = ACM_KERNEL_BASELINE;
+        return ACM_OK;
+    case ACM_LAYOUT_BLOCK_SIZE:
+        *min = 32;
+        *max = 1024;
+        return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;
     }
+}
+
+static int64_t *param_slot(acm_layout *l, acm_layout_param param)
+{
+    switch (param) {
+    case ACM_LAYOUT_CSOA_GROUP: return &l->csoa_group;
+    case ACM_LAYOUT_KERNEL: return &l->kernel;
+    case ACM_LAYOUT_BLOCK_SIZE: return &l->block_size;
+    default: return NULL;
+    }
+}
+
+/* Extra admissibility beyond the bounds: powers of two, multiples of 32. */
+static bool value_ok(acm_layout_param param, int64_t value)
+{
+    if (param == ACM_LAYOUT_CSOA_GROUP)
+        return (value & (value - 1)) == 0;
+    if (param == ACM_LAYOUT_BLOCK_SIZE)
+        return value % 32 == 0;
+    return true;
 }
 
 ACM_API acm_status acm_layout_set(acm_layout *layout, acm_layout_param param, int64_t value)
 {
     if (layout == NULL)
         return ACM_ERR_NULL_POINTER;
-    switch (param) {
-    case ACM_LAYOUT_CSOA_GROUP:
-        if (value != 0 && (value < 1 || value > ACM_CSOA_GROUP_MAX || (value & (value - 1)) != 0))
-            return layout_fail(layout, ACM_ERR_OUT_OF_RANGE,
-                               "CSoA group size must be 0 (default) or a power of two in [1, 2^30]");
-        layout->csoa_group = value;
-        return ACM_OK;
-    default:
+    int64_t lo, hi;
+    if (acm_layout_param_bounds(param, &lo, &hi) != ACM_OK)
         return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter");
+    if (value != 0 && (value < lo || value > hi || !value_ok(param, value))) {
+        acm__format(layout->error, ACM_ERROR_SIZE,
+                    "layout parameter %d: %lld is not 0 (default) or an admissible value in "
+                    "[%lld, %lld] (alpha: a power of two; block size: a multiple of 32)",
+                    (int)param, (long long)value, (long long)lo, (long long)hi);
+        return ACM_ERR_OUT_OF_RANGE;
     }
+    *param_slot(layout, param) = value;
+    return ACM_OK;
 }
 
 ACM_API acm_status acm_layout_get(const acm_layout *layout, acm_layout_param param,
@@ -63,13 +93,11 @@ ACM_API acm_status acm_layout_get(const acm_layout *layout, acm_layout_param par
 {
     if (layout == NULL || value == NULL)
         return ACM_ERR_NULL_POINTER;
-    switch (param) {
-    case ACM_LAYOUT_CSOA_GROUP:
-        *value = layout->csoa_group;
-        return ACM_OK;
-    default:
+    const int64_t *slot = param_slot((acm_layout *)(uintptr_t)layout, param);
+    if (slot == NULL)
         return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter");
-    }
+    *value = *slot;
+    return ACM_OK;
 }
 
 ACM_API const char *acm_layout_last_error(const acm_layout *layout)

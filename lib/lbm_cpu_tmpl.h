@@ -56,8 +56,8 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
         R *o = out + (size_t)i * (size_t)nx;
         acm_crossing cr = {0, {0.0, 0.0, 0.0}};
         int32_t ys = y - cy, zs = z - cz;
-        acm_cross_axis(d, 1, ny, &ys, &cr);
-        acm_cross_axis(d, 2, nz, &zs, &cr);
+        acm_cross_axis(d->face, 1, ny, &ys, &cr);
+        acm_cross_axis(d->face, 2, nz, &zs, &cr);
         if (cr.n > 0) { /* the whole row bounces back from its own opposite population */
             S(load_range)(src, d->csoa, row, nx, acm_opp(i), o);
             const R t = (R)acm_bounce_term(i, &cr);
@@ -66,7 +66,7 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
             if (cx != 0) { /* the end cell also crosses an x face */
                 int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx;
                 acm_crossing cx_cr = cr;
-                acm_cross_axis(d, 0, nx, &xs, &cx_cr);
+                acm_cross_axis(d->face, 0, nx, &xs, &cx_cr);
                 o[x] += (R)(acm_bounce_term(i, &cx_cr) - acm_bounce_term(i, &cr));
             }
             continue;
@@ -81,7 +81,7 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
             S(load_range)(src, d->csoa, srow, nx - 1, i, o + 1);
         else
             S(load_range)(src, d->csoa, srow + 1, nx - 1, i, o);
-        acm_cross_axis(d, 0, nx, &xs, &cr);
+        acm_cross_axis(d->face, 0, nx, &xs, &cr);
         if (cr.n == 0)
             o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(srow + xs), (uint32_t)i)];
         else

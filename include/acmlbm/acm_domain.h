@@ -437,6 +437,8 @@ typedef struct acm_domain_info {
     double viscosity;        /**< kinematic viscosity */
     double tau;              /**< relaxation time 3*nu + 1/2 */
     int64_t csoa_group;      /**< CSoA group size alpha in use */
+    acm_kernel kernel;       /**< GPU kernel structure (the CPU reports ::ACM_KERNEL_FUSED) */
+    int32_t block_size;      /**< GPU threads per block in use (0 on the CPU) */
     int64_t step;            /**< steps completed since the last initialisation */
     uint64_t memory_bytes;   /**< bytes held for populations and fields */
 } acm_domain_info;

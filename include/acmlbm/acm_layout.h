@@ -35,8 +35,28 @@ typedef struct acm_layout acm_layout;
 typedef enum acm_layout_param {
     /** CSoA group size alpha: a power of two in [1, 2^30]; 0 = backend default
      *  (see docs/performance.md). */
-    ACM_LAYOUT_CSOA_GROUP = 1
+    ACM_LAYOUT_CSOA_GROUP = 1,
+    /** GPU kernel structure, an ::acm_kernel; 0 = the fastest measured
+     *  (::ACM_KERNEL_FUSED). The CPU backend has one code path and ignores it. */
+    ACM_LAYOUT_KERNEL = 2,
+    /** GPU threads per block: a multiple of 32 in [32, 1024]; 0 = default. */
+    ACM_LAYOUT_BLOCK_SIZE = 3
 } acm_layout_param;
+
+/**
+ * GPU kernel structures (docs/performance.md). All give the same physics
+ * to FP32 round-off; they differ in speed and memory.
+ */
+typedef enum acm_kernel {
+    ACM_KERNEL_DEFAULT = 0,  /**< ::ACM_KERNEL_FUSED */
+    ACM_KERNEL_FUSED = 1,    /**< one pull-stream-collide pass per step, walls folded in */
+    ACM_KERNEL_SPLIT = 2,    /**< the paper's structure: stream, six per-face wall kernels,
+                                  macroscopic fields, moments, collision split into two
+                                  launches (outputs 0-13 and 14-26); 4x the memory */
+    ACM_KERNEL_BASELINE = 3  /**< the paper's baseline (its Sec. 3.3): array-of-structures
+                                  storage (alpha forced to 1), separate stream, macroscopic
+                                  and collision kernels, no optimisations */
+} acm_kernel;
 
 /**
  * Create a layout with every parameter at 0 (backend default).

@@ -1,0 +1,707 @@
+/*
+ * libacmlbm -- the CUDA backend: device memory, the domain's stream, the
+ * step sequence of each kernel structure, error mapping. Everything crosses
+ * into lib/ through the extern "C" functions declared in cuda/backend_cuda.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* memcpy */
+
+#include "backend_cuda.h"
+#include "kernels.cuh"
+
+#define ACM_KEY_CELL_BITS 36
+#define ACM_NO_KEY 0xffffffffffffffffull
+#define ACM_STAGING_BYTES ((size_t)256 << 20) /* field transfers go in chunks of this */
+
+struct cuda_impl {
+    acm_gpu_elem elem;
+    size_t real;          /* bytes of the arithmetic type: 4 or 8 */
+    unsigned block;       /* threads per block of the per-cell kernels */
+    void *f[2];           /* stored populations (CSoA) */
+    int cur;              /* f[cur] holds the current post-collision state */
+    void *tmp, *mom;      /* split/baseline: streamed populations, relaxed moments */
+    void *macro;          /* split/baseline: rho - 1, ux, uy, uz planes */
+    unsigned char *mark;  /* split: cells to redo with the safety net's rates */
+    void *force;          /* per-cell force planes (arithmetic type) or NULL */
+    void *tau;            /* ACM_LI2020 per-cell tau* or NULL */
+    acm_gpu_sums *sums;   /* [0..1]: ring of step sums; [2..3]: diagnostics */
+    int ring;             /* sums[ring] holds the previous step's sums */
+    acm_gpu_sums *partials;
+    unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
+    unsigned long long *host_counters; /* pinned copy */
+    acm_gpu_sums *host_sums;           /* pinned [2] */
+    void *staging;        /* device buffer of ACM_STAGING_BYTES for field transfers */
+    float *vis;           /* acm_cuda_domain_map_fields: rho, then u interleaved */
+    cudaStream_t stream;
+    bool own_stream;
+    bool broken;          /* a sticky device error: the context is unusable */
+    int64_t batch_step;   /* steps since the divergence key was reset */
+};
+
+#define IMPL(d) ((cuda_impl *)(d)->impl)
+
+/* ---- errors ---------------------------------------------------------------- */
+
+static bool sticky(cudaError_t e)
+{
+    switch (e) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static acm_status cuda_fail(acm_domain *d, cudaError_t e, const char *what)
+{
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    acm_status st = ACM_ERR_DEVICE;
+    if (e == cudaErrorMemoryAllocation)
+        st = ACM_ERR_DEVICE_MEMORY;
+    else if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
+             e == cudaErrorInvalidDevice)
+        st = ACM_ERR_NO_DEVICE;
+    if (d->impl != NULL && sticky(e))
+        IMPL(d)->broken = true;
+    return ACM_FAIL(d, st, "%s: %s (%s)%s", what, cudaGetErrorName(e), cudaGetErrorString(e),
+                    sticky(e) ? "; the device context is lost, destroy the domain" : "");
+}
+
+#define CU_TRY(d, call)                                                                    \
+    do {                                                                                   \
+        cudaError_t cu_e_ = (call);                                                        \
+        if (cu_e_ != cudaSuccess)                                                          \
+            return cuda_fail((d), cu_e_, #call);                                           \
+    } while (0)
+
+/* Make the domain's device current; refuse a broken context. */
+static acm_status enter(acm_domain *d)
+{
+    if (IMPL(d)->broken)
+        return ACM_FAIL(d, ACM_ERR_DEVICE,
+                        "an earlier device fault left this domain unusable; destroy it");
+    CU_TRY(d, cudaSetDevice(d->device));
+    return ACM_OK;
+}
+
+static acm_status dev_alloc(acm_domain *d, void **p, size_t bytes, const char *what)
+{
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        (void)cudaGetLastError();
+        return ACM_FAIL(d, e == cudaErrorMemoryAllocation ? ACM_ERR_DEVICE_MEMORY : ACM_ERR_DEVICE,
+                        "cannot allocate %.3g GB of device memory for %s: %s", (double)bytes / 1e9,
+                        what, cudaGetErrorString(e));
+    }
+    d->memory_bytes += bytes;
+    return ACM_OK;
+}
+
+static void dev_free(acm_domain *d, void **p, size_t bytes)
+{
+    if (*p != NULL) {
+        cudaFree(*p);
+        d->memory_bytes -= bytes;
+    }
+    *p = NULL;
+}
+
+/* ---- sizes ------------------------------------------------------------------ */
+
+static size_t pop_bytes(const acm_domain *d)
+{
+    return (size_t)acm_csoa_size(d->csoa, (uint64_t)d->ncells) * (size_t)IMPL(d)->elem;
+}
+
+static size_t mom_bytes(const acm_domain *d)
+{
+    return (size_t)acm_csoa_size(d->csoa, (uint64_t)d->ncells) * IMPL(d)->real;
+}
+
+static size_t plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)->real; }
+
+static unsigned partial_count(const acm_domain *d)
+{
+    return 2 * acm_blocks((uint64_t)d->ncells, 32) + 2;
+}
+
+static acm_gpu_grid grid_of(const acm_domain *d)
+{
+    acm_gpu_grid g;
+    g.nx = d->nx;
+    g.ny = d->ny;
+    g.nz = d->nz;
+    g.ncells = (uint32_t)d->ncells;
+    g.l = d->csoa;
+    memcpy(g.face, d->face, sizeof g.face);
+    return g;
+}
+
+/* Arguments of a kernel for the current state. */
+static acm_step_args step_args(const acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_step_args a;
+    memset(&a, 0, sizeof a);
+    a.g = grid_of(d);
+    acm__domain_collide_params(d, &a.p);
+    a.src = m->f[m->cur];
+    a.dst = m->f[1 - m->cur];
+    a.force = m->force;
+    memcpy(a.force0, d->body_force, sizeof a.force0);
+    a.tau = m->tau;
+    a.u2_limit = d->max_speed * d->max_speed;
+    a.prev = m->sums + m->ring;
+    a.partials = m->partials;
+    a.fallbacks = m->counters + 1;
+    a.bad = m->counters;
+    a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
+    return a;
+}
+
+/* ---- lifecycle ----------------------------------------------------------------- */
+
+extern "C" bool acm_cuda_probe(void)
+{
+    int n = 0;
+    if (cudaGetDeviceCount(&n) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return n > 0;
+}
+
+static acm_status reset_counters(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, cudaMemsetAsync(m->counters, 0xff, sizeof(unsigned long long), m->stream));
+    CU_TRY(d, cudaMemsetAsync(m->counters + 1, 0, sizeof(unsigned long long), m->stream));
+    m->batch_step = 0;
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
+{
+    if ((uint64_t)d->ncells >= ((uint64_t)1 << 32))
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                        "the CUDA backend handles up to 2^32 - 1 cells per domain");
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess || d->device >= count) {
+        (void)cudaGetLastError();
+        return ACM_FAIL(d, ACM_ERR_NO_DEVICE, "CUDA device %d not available (%d found: %s)",
+                        d->device, count, cudaGetErrorString(e));
+    }
+    cuda_impl *m = (cuda_impl *)calloc(1, sizeof *m);
+    if (m == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the CUDA backend state");
+    d->impl = m;
+    d->memory_bytes = 0;
+    m->elem = d->precision == ACM_PRECISION_FP16   ? ACM_ELEM_HALF
+              : d->precision == ACM_PRECISION_FP64 ? ACM_ELEM_DOUBLE
+                                                   : ACM_ELEM_FLOAT;
+    m->real = m->elem == ACM_ELEM_DOUBLE ? sizeof(double) : sizeof(float);
+    m->block = d->block_size > 0 ? (unsigned)d->block_size : 128u;
+    d->block_size = (int32_t)m->block;
+    CU_TRY(d, cudaSetDevice(d->device));
+    CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    m->own_stream = true;
+    for (int b = 0; b < 2; ++b)
+        ACM_TRY(dev_alloc(d, &m->f[b], pop_bytes(d), "populations"));
+    if (d->kernel != ACM_KERNEL_FUSED) {
+        ACM_TRY(dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
+        ACM_TRY(dev_alloc(d, &m->macro, 4 * plane_bytes(d), "macroscopic fields"));
+    }
+    if (d->kernel == ACM_KERNEL_SPLIT) {
+        ACM_TRY(dev_alloc(d, &m->mom, mom_bytes(d), "collision moments"));
+        ACM_TRY(dev_alloc(d, (void **)&m->mark, (size_t)d->ncells, "fallback marks"));
+        CU_TRY(d, cudaMemsetAsync(m->mark, 0, (size_t)d->ncells, m->stream));
+    }
+    ACM_TRY(dev_alloc(d, (void **)&m->sums, 4 * sizeof(acm_gpu_sums), "step sums"));
+    CU_TRY(d, cudaMemsetAsync(m->sums, 0, 4 * sizeof(acm_gpu_sums), m->stream));
+    ACM_TRY(dev_alloc(d, (void **)&m->partials, partial_count(d) * sizeof(acm_gpu_sums),
+                      "block sums"));
+    ACM_TRY(dev_alloc(d, (void **)&m->counters, 2 * sizeof(unsigned long long), "counters"));
+    ACM_TRY(dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
+    CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 2 * sizeof(unsigned long long)));
+    CU_TRY(d, cudaMallocHost((void **)&m->host_sums, 2 * sizeof(acm_gpu_sums)));
+    return reset_counters(d);
+}
+
+extern "C" void acm_cuda_domain_fini(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    if (!m->broken) {
+        cudaSetDevice(d->device);
+        if (m->stream != NULL)
+            cudaStreamSynchronize(m->stream);
+    }
+    void **bufs[] = {&m->f[0],   &m->f[1],       &m->tmp,     &m->mom,
+                     &m->macro,  (void **)&m->mark, &m->force, &m->tau,
+                     (void **)&m->sums, (void **)&m->partials, (void **)&m->counters,
+                     &m->staging, (void **)&m->vis};
+    for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
+        if (*bufs[b] != NULL)
+            cudaFree(*bufs[b]);
+    if (m->host_counters != NULL)
+        cudaFreeHost(m->host_counters);
+    if (m->host_sums != NULL)
+        cudaFreeHost(m->host_sums);
+    if (m->own_stream && m->stream != NULL)
+        cudaStreamDestroy(m->stream);
+    (void)cudaGetLastError();
+    free(m);
+    d->impl = NULL;
+}
+
+/* ---- statistics ------------------------------------------------------------------ */
+
+/* Diagnostics of the current state into m->sums[2..3] (device). */
+static acm_status diagnose(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_step_args a = step_args(d);
+    unsigned n = 0;
+    CU_TRY(d, acm_launch_diagnostics(a, m->f[m->cur], m->elem, m->partials, &n, m->stream));
+    CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, m->stream));
+    CU_TRY(d, acm_launch_sum_partials(m->partials + n, n, m->sums + 3, false, m->stream));
+    return ACM_OK;
+}
+
+/* The ACM rules' "previous step" from the current state (after a new state). */
+static acm_status refresh_ring(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    ACM_TRY(diagnose(d));
+    CU_TRY(d, cudaMemcpyAsync(m->sums + m->ring, m->sums + 2, sizeof(acm_gpu_sums),
+                              cudaMemcpyDeviceToDevice, m->stream));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    ACM_TRY(diagnose(d));
+    CU_TRY(d, cudaMemcpyAsync(m->host_sums, m->sums + 2, 2 * sizeof(acm_gpu_sums),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    out->mass = m->host_sums[0].sum_rho;
+    out->momentum[0] = m->host_sums[1].max_u2;
+    out->momentum[1] = m->host_sums[1].sum_rho;
+    out->momentum[2] = m->host_sums[1].sum_j;
+    out->kinetic_energy = m->host_sums[1].sum_pi;
+    out->max_speed = sqrt(m->host_sums[0].max_u2);
+    return ACM_OK;
+}
+
+/* ---- state transfers ----------------------------------------------------------------- */
+
+/* Cells per chunk for transfers of `per_cell` bytes per cell. */
+static uint32_t chunk_cells(const acm_domain *d, size_t per_cell)
+{
+    size_t n = ACM_STAGING_BYTES / per_cell;
+    return (uint32_t)(n < (size_t)d->ncells ? n : (size_t)d->ncells);
+}
+
+static acm_status ensure_tau(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    if (m->tau != NULL)
+        return ACM_OK;
+    ACM_TRY(dev_alloc(d, &m->tau, plane_bytes(d), "ACM_LI2020 state"));
+    CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0, m->stream));
+    return ACM_OK;
+}
+
+/* After a new physical state in f[1 - cur]: store it, reset the ACM state. */
+static acm_status adopt_physical_state(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_gpu_grid g = grid_of(d);
+    CU_TRY(d, acm_launch_unstream(g, m->f[1 - m->cur], m->f[m->cur], m->elem, m->stream));
+    if (m->tau != NULL)
+        CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0,
+                                  m->stream));
+    ACM_TRY(refresh_ring(d));
+    ACM_TRY(reset_counters(d));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    acm_gpu_grid g = grid_of(d);
+    const int de = (int)acm__dtype_size(src->dtype);
+    const size_t per_cell = 4 * (size_t)de;
+    const uint32_t chunk = chunk_cells(d, per_cell);
+    for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
+        uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
+        char *rho = NULL, *u = NULL;
+        if (src->rho != NULL) {
+            rho = (char *)m->staging;
+            CU_TRY(d, cudaMemcpyAsync(rho, (const char *)src->rho + (size_t)k0 * de,
+                                      (size_t)n * de, cudaMemcpyHostToDevice, m->stream));
+        }
+        if (src->u != NULL) {
+            u = (char *)m->staging + (size_t)n * de;
+            CU_TRY(d, cudaMemcpyAsync(u, (const char *)src->u + (size_t)k0 * 3 * de,
+                                      (size_t)n * 3 * de, cudaMemcpyHostToDevice, m->stream));
+        }
+        CU_TRY(d, acm_launch_equilibrium(g, m->f[1 - m->cur], m->elem, rho, u, de, src->rho0,
+                                         src->u0, k0, n, m->stream));
+    }
+    return adopt_physical_state(d);
+}
+
+/* Copy a per-cell field of `comp` values through the staging buffer. */
+static acm_status download_field(acm_domain *d, acm_field field, int comp, acm_dtype dtype,
+                                 void *dst)
+{
+    cuda_impl *m = IMPL(d);
+    const int de = (int)acm__dtype_size(dtype);
+    const size_t per_cell = (size_t)comp * (size_t)de;
+    const uint32_t chunk = chunk_cells(d, per_cell);
+    acm_step_args a = step_args(d);
+    for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
+        uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
+        CU_TRY(d, acm_launch_field(a, m->f[m->cur], m->elem, field, m->staging, de, k0, n,
+                                   m->stream));
+        CU_TRY(d, cudaMemcpyAsync((char *)dst + (size_t)k0 * per_cell, m->staging,
+                                  (size_t)n * per_cell, cudaMemcpyDeviceToHost, m->stream));
+        CU_TRY(d, cudaStreamSynchronize(m->stream));
+    }
+    return ACM_OK;
+}
+
+/* The per-cell force (uniform + field) as a host array. */
+static acm_status download_force(acm_domain *d, acm_dtype dtype, void *dst)
+{
+    cuda_impl *m = IMPL(d);
+    double *planes = NULL;
+    if (m->force != NULL) {
+        size_t bytes = 3 * plane_bytes(d);
+        void *host = malloc(bytes);
+        if (host == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for the force", bytes);
+        cudaError_t e = cudaMemcpyAsync(host, m->force, bytes, cudaMemcpyDeviceToHost, m->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(m->stream);
+        if (e != cudaSuccess) {
+            free(host);
+            return cuda_fail(d, e, "copying the force field");
+        }
+        planes = (double *)host;
+    }
+    for (size_t k = 0; k < (size_t)d->ncells; ++k)
+        for (int a = 0; a < 3; ++a) {
+            size_t i = (size_t)a * (size_t)d->ncells + k;
+            double v = planes == NULL ? 0.0
+                       : m->real == sizeof(float) ? (double)((float *)planes)[i]
+                                                  : planes[i];
+            acm__store(dtype, dst, 3 * k + (size_t)a, d->body_force[a] + v);
+        }
+    free(planes);
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_get_field(acm_domain *d, acm_field field, acm_dtype dtype,
+                                         void *dst)
+{
+    ACM_TRY(enter(d));
+    switch (field) {
+    case ACM_FIELD_DENSITY: return download_field(d, field, 1, dtype, dst);
+    case ACM_FIELD_VELOCITY: return download_field(d, field, 3, dtype, dst);
+    case ACM_FIELD_POPULATIONS: return download_field(d, field, ACM_Q, dtype, dst);
+    default: return download_force(d, dtype, dst);
+    }
+}
+
+/* Upload interleaved per-cell values in chunks and run `apply` on each. */
+template <typename F>
+static acm_status upload_chunks(acm_domain *d, int comp, acm_dtype dtype, const void *src,
+                                F &&apply)
+{
+    cuda_impl *m = IMPL(d);
+    const int de = (int)acm__dtype_size(dtype);
+    const size_t per_cell = (size_t)comp * (size_t)de;
+    const uint32_t chunk = chunk_cells(d, per_cell);
+    for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
+        uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
+        CU_TRY(d, cudaMemcpyAsync(m->staging, (const char *)src + (size_t)k0 * per_cell,
+                                  (size_t)n * per_cell, cudaMemcpyHostToDevice, m->stream));
+        CU_TRY(d, apply(de, k0, n));
+        CU_TRY(d, cudaStreamSynchronize(m->stream)); /* staging is reused */
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype,
+                                         const void *src)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    acm_gpu_grid g = grid_of(d);
+    if (field == ACM_FIELD_FORCE) {
+        if (src == NULL) {
+            CU_TRY(d, cudaStreamSynchronize(m->stream));
+            dev_free(d, &m->force, 3 * plane_bytes(d));
+            return ACM_OK;
+        }
+        if (m->force == NULL)
+            ACM_TRY(dev_alloc(d, &m->force, 3 * plane_bytes(d), "the force field"));
+        return upload_chunks(d, 3, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
+            return acm_launch_set_force(g, m->force, m->elem, m->staging, de, k0, n, m->stream);
+        });
+    }
+    ACM_TRY(upload_chunks(d, ACM_Q, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
+        return acm_launch_set_populations(g, m->f[1 - m->cur], m->elem, m->staging, de, k0, n,
+                                          m->stream);
+    }));
+    return adopt_physical_state(d);
+}
+
+extern "C" acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z,
+                                          double *rho, double u[3])
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    acm_step_args a = step_args(d);
+    uint32_t k = (uint32_t)x + (uint32_t)d->nx * ((uint32_t)y + (uint32_t)d->ny * (uint32_t)z);
+    double host[4];
+    double *dev = (double *)m->staging;
+    CU_TRY(d, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_DENSITY, dev, 8, k, 1,
+                               m->stream));
+    CU_TRY(d, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_VELOCITY, dev + 1, 8, k, 1,
+                               m->stream));
+    CU_TRY(d, cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    *rho = host[0];
+    memcpy(u, host + 1, 3 * sizeof(double));
+    return ACM_OK;
+}
+
+/* ---- time stepping ------------------------------------------------------------------------ */
+
+static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f)
+{
+    cuda_impl *m = IMPL(d);
+    for (int face = 0; face < ACM_FACE_COUNT; ++face)
+        if (acm_face_is_layer(d->face[face].type))
+            CU_TRY(d, acm_launch_layer(g, f, m->elem, face, m->stream));
+    return ACM_OK;
+}
+
+/* The ACM rules' sums of this step from the block partials. */
+static acm_status finish_sums(acm_domain *d, unsigned blocks)
+{
+    cuda_impl *m = IMPL(d);
+    if (acm_is_adaptive(d->coll.model))
+        CU_TRY(d, acm_launch_sum_partials(m->partials, blocks, m->sums + (1 - m->ring), true,
+                                          m->stream));
+    return ACM_OK;
+}
+
+static acm_status enqueue_fused(acm_domain *d, const acm_step_args &a)
+{
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
+    return finish_sums(d, acm_blocks(a.g.ncells, m->block));
+}
+
+static acm_status enqueue_split(acm_domain *d, const acm_step_args &a)
+{
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, acm_launch_stream(a.g, a.src, m->tmp, m->elem, false, m->block, m->stream));
+    for (int face = 0; face < ACM_FACE_COUNT; ++face)
+        if (d->face[face].type != ACM_BOUNDARY_PERIODIC)
+            CU_TRY(d, acm_launch_wall_face(a.g, a.src, m->tmp, m->elem, face, m->stream));
+    CU_TRY(d, acm_launch_macro(a, m->tmp, m->macro, m->elem, m->block, m->stream));
+    ACM_TRY(finish_sums(d, acm_blocks(a.g.ncells, m->block)));
+    CU_TRY(d, acm_launch_moments(a, m->tmp, m->mom, m->elem, m->block, m->stream));
+    for (int half = 0; half < 2; ++half)
+        CU_TRY(d, acm_launch_outputs(a, m->mom, m->macro, m->mark, m->elem, half, m->block,
+                                     m->stream));
+    if (acm_is_adaptive(d->coll.model) && d->coll.safety_net)
+        CU_TRY(d, acm_launch_fallback(a, m->tmp, m->mark, m->elem, m->block, m->stream));
+    return ACM_OK;
+}
+
+static acm_status enqueue_baseline(acm_domain *d, acm_step_args a)
+{
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, acm_launch_stream(a.g, a.src, m->tmp, m->elem, true, m->block, m->stream));
+    CU_TRY(d, acm_launch_macro(a, m->tmp, m->macro, m->elem, m->block, m->stream));
+    ACM_TRY(finish_sums(d, acm_blocks(a.g.ncells, m->block)));
+    a.src = m->tmp;
+    CU_TRY(d, acm_launch_lbm(a, m->elem, false, m->block, m->stream));
+    return ACM_OK;
+}
+
+/* Enqueue one step of the domain's kernel structure. */
+static acm_status enqueue_step(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_step_args a = step_args(d);
+    if (d->kernel == ACM_KERNEL_SPLIT)
+        ACM_TRY(enqueue_split(d, a));
+    else if (d->kernel == ACM_KERNEL_BASELINE)
+        ACM_TRY(enqueue_baseline(d, a));
+    else
+        ACM_TRY(enqueue_fused(d, a));
+    ACM_TRY(launch_layers(d, a.g, a.dst));
+    m->cur = 1 - m->cur;
+    m->ring = 1 - m->ring;
+    m->batch_step++;
+    d->step++;
+    return ACM_OK;
+}
+
+/* Wait for the enqueued steps; report a divergence or a device fault. When
+ * only one step ran since the last check, a diverged state is rolled back to
+ * the state before that step (as on the CPU). */
+static acm_status check(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    if (m->batch_step == 0)
+        return ACM_OK;
+    CU_TRY(d, cudaMemcpyAsync(m->host_counters, m->counters, 2 * sizeof(unsigned long long),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    const unsigned long long key = m->host_counters[0];
+    const int64_t batch = m->batch_step;
+    d->fallback_last = (int64_t)m->host_counters[1];
+    d->fallback_total += (int64_t)m->host_counters[1];
+    ACM_TRY(reset_counters(d));
+    if (key == ACM_NO_KEY)
+        return ACM_OK;
+    const int64_t first = d->step - batch + (int64_t)(key >> ACM_KEY_CELL_BITS) + 1;
+    const uint64_t cell = key & (((uint64_t)1 << ACM_KEY_CELL_BITS) - 1);
+    const bool rolled_back = batch == 1;
+    if (rolled_back) {
+        m->cur = 1 - m->cur;
+        m->ring = 1 - m->ring;
+        d->step--;
+    }
+    d->diverged = true;
+    int32_t x = (int32_t)(cell % (uint64_t)d->nx), y = (int32_t)(cell / (uint64_t)d->nx % (uint64_t)d->ny);
+    int32_t z = (int32_t)(cell / ((uint64_t)d->nx * (uint64_t)d->ny));
+    double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
+    ACM_TRY(acm_cuda_probe_cell(d, x, y, z, &rho, u));
+    return ACM_FAIL(d, ACM_ERR_DIVERGED,
+                    "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity (%g, "
+                    "%g, %g), speed limit %g; %s",
+                    (long long)first, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
+                    rolled_back ? "the state before that step is kept"
+                                : "the state is the one found at the check (raise the check "
+                                  "frequency with ACM_PARAM_DIVERGENCE_INTERVAL = 1 to keep the "
+                                  "last good state)");
+}
+
+static acm_status step_common(acm_domain *d, int64_t nsteps, bool checks)
+{
+    ACM_TRY(enter(d));
+    if (d->coll.model == ACM_COLLISION_ACM_LI2020)
+        ACM_TRY(ensure_tau(d));
+    for (int64_t s = 0; s < nsteps; ++s) {
+        ACM_TRY(enqueue_step(d));
+        bool last = s + 1 == nsteps;
+        if (checks && (last || IMPL(d)->batch_step >= d->divergence_interval))
+            ACM_TRY(check(d));
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_step(acm_domain *d, int64_t nsteps)
+{
+    return step_common(d, nsteps, true);
+}
+
+/* ---- interoperability (include/acmlbm/acm_cuda.h) ---------------------------------------- */
+
+static acm_status require_cuda(acm_domain *d)
+{
+    if (d == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (d->backend != ACM_BACKEND_CUDA)
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED, "this domain runs on the CPU backend");
+    return enter(d);
+}
+
+extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps)
+{
+    ACM_TRY(require_cuda(domain));
+    if (nsteps < 0)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "nsteps=%lld must be >= 0",
+                        (long long)nsteps);
+    if (domain->diverged)
+        return ACM_FAIL(domain, ACM_ERR_BAD_STATE, "the domain diverged; re-initialise it first");
+    ACM_TRY(acm__domain_check_faces(domain));
+    return step_common(domain, nsteps, false);
+}
+
+extern "C" ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain)
+{
+    ACM_TRY(require_cuda(domain));
+    return check(domain);
+}
+
+extern "C" ACM_API acm_status acm_cuda_domain_set_stream(acm_domain *domain, cudaStream_t stream)
+{
+    ACM_TRY(require_cuda(domain));
+    cuda_impl *m = IMPL(domain);
+    CU_TRY(domain, cudaStreamSynchronize(m->stream));
+    if (m->own_stream)
+        CU_TRY(domain, cudaStreamDestroy(m->stream));
+    m->own_stream = stream == NULL;
+    if (m->own_stream)
+        CU_TRY(domain, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    m->stream = stream;
+    return ACM_OK;
+}
+
+extern "C" ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *stream)
+{
+    ACM_TRY(require_cuda(domain));
+    if (stream == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "stream is NULL");
+    *stream = IMPL(domain)->stream;
+    return ACM_OK;
+}
+
+extern "C" ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **density,
+                                                         const float **velocity)
+{
+    ACM_TRY(require_cuda(domain));
+    if (density == NULL && velocity == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "density and velocity are both NULL");
+    cuda_impl *m = IMPL(domain);
+    if (m->vis == NULL)
+        ACM_TRY(dev_alloc(domain, (void **)&m->vis, 4 * (size_t)domain->ncells * sizeof(float),
+                          "render fields"));
+    acm_step_args a = step_args(domain);
+    const uint32_t n = (uint32_t)domain->ncells;
+    if (density != NULL) {
+        CU_TRY(domain, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_DENSITY, m->vis, 4,
+                                        0, n, m->stream));
+        *density = m->vis;
+    }
+    if (velocity != NULL) {
+        CU_TRY(domain, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_VELOCITY,
+                                        m->vis + n, 4, 0, n, m->stream));
+        *velocity = m->vis + n;
+    }
+    return ACM_OK;
+}

@@ -1,0 +1,363 @@
+/*
+ * libacmlbm -- what every CUDA file of the backend shares: storage types,
+ * kernel arguments, pull streaming with the face rules, launch helpers.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The physics is not restated here: the collision comes from lib/collide.h,
+ * the face rules from lib/boundary.h and the storage addresses from
+ * lib/csoa_index.h, the same headers the CPU backend uses.
+ */
+#ifndef ACMLBM_CUDA_COMMON_CUH
+#define ACMLBM_CUDA_COMMON_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "boundary.h"
+#include "collide.h"
+#include "csoa_index.h"
+
+/* FP16 populations are stored as half(f - w) * 2^15, which keeps low-Mach
+ * deviations in the normal range of half precision. */
+#define ACM_HALF_SCALE 32768.0f
+
+/* ---- storage types ------------------------------------------------------- */
+
+/* Load/store of one stored population and the arithmetic type R. */
+template <typename T> struct acm_io;
+
+template <> struct acm_io<float> {
+    typedef float R;
+    static __device__ __forceinline__ R ld(const float *p, uint64_t i) { return __ldg(p + i); }
+    static __device__ __forceinline__ void st(float *p, uint64_t i, R v) { p[i] = v; }
+};
+
+template <> struct acm_io<double> {
+    typedef double R;
+    static __device__ __forceinline__ R ld(const double *p, uint64_t i) { return __ldg(p + i); }
+    static __device__ __forceinline__ void st(double *p, uint64_t i, R v) { p[i] = v; }
+};
+
+template <> struct acm_io<__half> {
+    typedef float R;
+    static __device__ __forceinline__ R ld(const __half *p, uint64_t i)
+    {
+        return __half2float(__ldg(p + i)) * (1.0f / ACM_HALF_SCALE);
+    }
+    static __device__ __forceinline__ void st(__half *p, uint64_t i, R v)
+    {
+        p[i] = __float2half_rn(v * ACM_HALF_SCALE);
+    }
+};
+
+/* The collision template of collide.h for an arithmetic type, so kernels
+ * templated on the storage type call the right instance. */
+template <typename R> struct acm_math;
+
+#define ACM__MATH(R, SFX)                                                                    \
+    template <> struct acm_math<R> {                                                         \
+        typedef acm_cell_diag_##SFX diag;                                                    \
+        static __device__ __forceinline__ void collide(const acm_collide_params *p, int model, \
+                                                       const R f[27], const R F[3], R *tau,  \
+                                                       R o[27], diag *d)                     \
+        {                                                                                    \
+            acm_collide_##SFX(p, model, f, F, tau, o, d);                                    \
+        }                                                                                    \
+        static __device__ __forceinline__ void fallback(const acm_collide_params *p,         \
+                                                        const R f[27], const R F[3], R o[27]) \
+        {                                                                                    \
+            acm_collide_fallback_##SFX(p, f, F, o);                                          \
+        }                                                                                    \
+        static __device__ __forceinline__ void stage1(const acm_collide_params *p, int model, \
+                                                      const R f[27], const R F[3], R *tau,   \
+                                                      R e[27], R k[27], R ut[3], diag *d)    \
+        {                                                                                    \
+            acm_collide_stage1_##SFX(p, model, f, F, tau, e, k, ut, d);                      \
+        }                                                                                    \
+        static __device__ __forceinline__ void stage2(const R e[27], R k[27], const R ut[3], \
+                                                      R o[27])                               \
+        {                                                                                    \
+            acm_collide_stage2_##SFX(e, k, ut, o);                                           \
+        }                                                                                    \
+        static __device__ __forceinline__ void macro(const R f[27], const R F[3], R *drho,   \
+                                                     R u[3])                                 \
+        {                                                                                    \
+            acm_cell_macro_##SFX(f, F, drho, u);                                             \
+        }                                                                                    \
+        static __device__ __forceinline__ void transform_velocity(int model, const R u[3],   \
+                                                                  R ut[3])                   \
+        {                                                                                    \
+            acm_transform_velocity_##SFX(model, u, ut);                                      \
+        }                                                                                    \
+        static __device__ __forceinline__ int any_negative(const R o[27], int first,         \
+                                                           int count)                        \
+        {                                                                                    \
+            return acm_any_negative_##SFX(o, first, count);                                  \
+        }                                                                                    \
+        static __device__ __forceinline__ void phi1d(R u, R d[3], R dp[3])                   \
+        {                                                                                    \
+            acm_phi1d_##SFX(u, d, dp);                                                       \
+        }                                                                                    \
+        static __device__ __forceinline__ void equilibrium(R drho, const R dx[3],            \
+                                                           const R dy[3], const R dz[3],     \
+                                                           R e[27])                          \
+        {                                                                                    \
+            acm_equilibrium_##SFX(drho, dx, dy, dz, e);                                      \
+        }                                                                                    \
+    };
+
+ACM__MATH(float, f32)
+ACM__MATH(double, f64)
+#undef ACM__MATH
+
+/* ---- grid and kernel arguments ---------------------------------------------- */
+
+/* The geometry every kernel needs (passed by value). */
+struct acm_gpu_grid {
+    int32_t nx, ny, nz;
+    uint32_t ncells;
+    acm_csoa l;
+    acm_face_bc face[ACM_FACE_COUNT];
+};
+
+/* Domain-wide sums of one step, the inputs of the ACM rules of the next. */
+struct acm_gpu_sums {
+    double max_u2, sum_rho, sum_j, sum_pi;
+};
+
+/* Everything a collision kernel needs for one step. */
+struct acm_step_args {
+    acm_gpu_grid g;
+    acm_collide_params p;        /* inv_umax and the means are taken from prev */
+    const void *src;             /* stored populations after the previous collision */
+    void *dst;                   /* stored populations after this collision */
+    const void *force;           /* 3 planes of ncells (arithmetic type), or NULL */
+    double force0[3];            /* uniform body force */
+    void *tau;                   /* ACM_LI2020 per-cell tau* (arithmetic type) */
+    double u2_limit;             /* |u|^2 treated as divergence */
+    const acm_gpu_sums *prev;    /* sums of the previous step (ACM modes) */
+    acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (ACM modes) */
+    unsigned long long *fallbacks; /* safety-net fallback counter */
+    unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
+    unsigned long long step_key; /* this step's part of the key */
+};
+
+/* Linear cell index -> coordinates. */
+__device__ __forceinline__ void acm_coords(const acm_gpu_grid &g, uint32_t k, int32_t &x,
+                                           int32_t &y, int32_t &z)
+{
+    uint32_t t = k / (uint32_t)g.nx;
+    x = (int32_t)(k - t * (uint32_t)g.nx);
+    z = (int32_t)(t / (uint32_t)g.ny);
+    y = (int32_t)(t - (uint32_t)z * (uint32_t)g.ny);
+}
+
+__device__ __forceinline__ uint32_t acm_lin(const acm_gpu_grid &g, int32_t x, int32_t y,
+                                            int32_t z)
+{
+    return (uint32_t)x + (uint32_t)g.nx * ((uint32_t)y + (uint32_t)g.ny * (uint32_t)z);
+}
+
+__device__ __forceinline__ uint64_t acm_idx(const acm_gpu_grid &g, uint32_t k, int i)
+{
+    return acm_csoa_index(g.l, k, (uint32_t)i);
+}
+
+/* ---- pull streaming (boundary.h rules) ----------------------------------------- */
+
+/* Sources along one axis for c = -1, 0, +1 (slot c + 1): wrapped across
+ * periodic faces; across a non-periodic face the face index is recorded in
+ * face[] (else -1) and the coordinate left in place. */
+__device__ __forceinline__ void acm_axis_sources(const acm_gpu_grid &g, int axis, int32_t x,
+                                                 int32_t n, int dir, int32_t s[3], int face[3])
+{
+#pragma unroll
+    for (int c = -1; c <= 1; ++c) {
+        int32_t v = x - dir * c;
+        int fc = -1;
+        if (v < 0 || v >= n) {
+            int f = 2 * axis + (v < 0 ? 0 : 1);
+            if (g.face[f].type == ACM_BOUNDARY_PERIODIC)
+                v = v < 0 ? v + n : v - n;
+            else {
+                fc = f;
+                v = x;
+            }
+        }
+        s[c + 1] = v;
+        face[c + 1] = fc;
+    }
+}
+
+/* Population i of cell `own` pulled across the non-periodic faces f0, f1,
+ * f2 (-1 where an axis is not crossed): half-way bounce-back with the mean
+ * velocity of the crossed walls (boundary.h). */
+template <typename T>
+__device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid &g,
+                                                            const T *__restrict__ src,
+                                                            uint32_t own, int i, int f0, int f1,
+                                                            int f2)
+{
+    typedef typename acm_io<T>::R R;
+    acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+    const int crossed[3] = {f0, f1, f2};
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+        if (crossed[axis] < 0)
+            continue;
+        const acm_face_bc &fb = g.face[crossed[axis]];
+        cr.n++;
+        if (fb.type == ACM_BOUNDARY_WALL) {
+            cr.u[0] += fb.u[0];
+            cr.u[1] += fb.u[1];
+            cr.u[2] += fb.u[2];
+        }
+    }
+    return acm_io<T>::ld(src, acm_idx(g, own, acm_opp(i))) + (R)acm_bounce_term(i, &cr);
+}
+
+/* Shifted populations of cell (x, y, z) after streaming: f_i = src_i(x - dir c_i),
+ * with half-way bounce-back across walls (dir = -1: the inverse map). Threads
+ * away from non-periodic faces (whole warps, mostly) take the plain path. */
+template <typename T, int DIR>
+__device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restrict__ src,
+                                         int32_t x, int32_t y, int32_t z,
+                                         typename acm_io<T>::R f[27])
+{
+    int32_t sx[3], sy[3], sz[3];
+    int fx[3], fy[3], fz[3];
+    acm_axis_sources(g, 0, x, g.nx, DIR, sx, fx);
+    acm_axis_sources(g, 1, y, g.ny, DIR, sy, fy);
+    acm_axis_sources(g, 2, z, g.nz, DIR, sz, fz);
+    const bool edge = (fx[0] & fx[2] & fy[0] & fy[2] & fz[0] & fz[2]) != -1;
+    const uint32_t own = acm_lin(g, x, y, z);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
+        if (!edge || (fx[a] < 0 && fy[b] < 0 && fz[c] < 0))
+            f[i] = acm_io<T>::ld(src, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]), i));
+        else
+            f[i] = acm_bounced(g, src, own, i, fx[a], fy[b], fz[c]);
+    }
+}
+
+/* Shifted equilibrium f^eq - w in public order. */
+template <typename R>
+__device__ __forceinline__ void acm_equilibrium_public(R rho, const R u[3], R out[27])
+{
+    R dx[3], dy[3], dz[3], p[3], e[27];
+    acm_math<R>::phi1d(u[0], dx, p);
+    acm_math<R>::phi1d(u[1], dy, p);
+    acm_math<R>::phi1d(u[2], dz, p);
+    acm_math<R>::equilibrium(rho - (R)1, dx, dy, dz, e);
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        out[i] = e[acm_abc(i)];
+}
+
+/* Density and momentum of shifted populations. */
+template <typename R>
+__device__ __forceinline__ void acm_moments(const R f[27], R &rho, R j[3])
+{
+    R r = 0, jx = 0, jy = 0, jz = 0;
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        r += f[i];
+        jx += (R)acm_cx(i) * f[i];
+        jy += (R)acm_cy(i) * f[i];
+        jz += (R)acm_cz(i) * f[i];
+    }
+    rho = (R)1 + r;
+    j[0] = jx;
+    j[1] = jy;
+    j[2] = jz;
+}
+
+/* Total force density on cell k. */
+template <typename R>
+__device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t k, R F[3])
+{
+    const R *pl = (const R *)a.force;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        F[d] = (R)a.force0[d] + (pl ? __ldg(pl + (size_t)d * a.g.ncells + k) : (R)0);
+}
+
+/* The ACM rules' inputs from the previous step's sums. */
+__device__ __forceinline__ void acm_params_from_sums(acm_collide_params &p,
+                                                     const acm_gpu_sums *prev, double ncells)
+{
+    p.inv_umax = prev->max_u2 > 0.0 ? rsqrt(prev->max_u2) : 0.0;
+    p.inv_mean_rho = prev->sum_rho > 0.0 ? ncells / prev->sum_rho : 0.0;
+    p.inv_mean_j = prev->sum_j > 0.0 ? ncells / prev->sum_j : 0.0;
+    p.inv_mean_pi = prev->sum_pi > 0.0 ? ncells / prev->sum_pi : 0.0;
+}
+
+/* Raw second-moment norm |sum f c c| of shifted populations. */
+template <typename R>
+__device__ __forceinline__ R acm_pi_norm(const R f[27])
+{
+    R p[6] = {(R)(1.0 / 3.0), (R)(1.0 / 3.0), (R)(1.0 / 3.0), 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        R cx = (R)acm_cx(i), cy = (R)acm_cy(i), cz = (R)acm_cz(i);
+        p[0] += cx * cx * f[i];
+        p[1] += cy * cy * f[i];
+        p[2] += cz * cz * f[i];
+        p[3] += cx * cy * f[i];
+        p[4] += cx * cz * f[i];
+        p[5] += cy * cz * f[i];
+    }
+    return sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2] +
+                (R)2 * (p[3] * p[3] + p[4] * p[4] + p[5] * p[5]));
+}
+
+/* Record a diverged cell: NaN or |u|^2 above the limit. */
+__device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uint32_t k,
+                                                     double u2)
+{
+    if (!(u2 <= a.u2_limit))
+        atomicMin(a.bad, a.step_key | (unsigned long long)k);
+}
+
+/* Block-wide reduction of v into *out: field max_u2 is a maximum when
+ * FIRST_MAX, every other field a sum. Every thread of the block calls it
+ * (inactive ones with zeros). Blocks of at most 1024 threads. */
+template <bool FIRST_MAX>
+__device__ __forceinline__ void acm_block_sums(acm_gpu_sums v, acm_gpu_sums *out)
+{
+    __shared__ acm_gpu_sums warp_sums[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1) {
+        double m = __shfl_down_sync(0xffffffffu, v.max_u2, off);
+        v.max_u2 = FIRST_MAX ? fmax(v.max_u2, m) : v.max_u2 + m;
+        v.sum_rho += __shfl_down_sync(0xffffffffu, v.sum_rho, off);
+        v.sum_j += __shfl_down_sync(0xffffffffu, v.sum_j, off);
+        v.sum_pi += __shfl_down_sync(0xffffffffu, v.sum_pi, off);
+    }
+    __syncthreads(); /* warp_sums may still be read by a previous call */
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        acm_gpu_sums t = warp_sums[0];
+        for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w) {
+            t.max_u2 = FIRST_MAX ? fmax(t.max_u2, warp_sums[w].max_u2)
+                                 : t.max_u2 + warp_sums[w].max_u2;
+            t.sum_rho += warp_sums[w].sum_rho;
+            t.sum_j += warp_sums[w].sum_j;
+            t.sum_pi += warp_sums[w].sum_pi;
+        }
+        *out = t;
+    }
+}
+
+/* Host-side launch shape over n items. */
+static inline unsigned acm_blocks(uint64_t n, unsigned block)
+{
+    return (unsigned)((n + block - 1) / block);
+}
+
+#endif /* ACMLBM_CUDA_COMMON_CUH */

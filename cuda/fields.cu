@@ -1,0 +1,239 @@
+/*
+ * libacmlbm -- transfers between the stored state and physical fields:
+ * initial equilibria, restored populations, inverse streaming, per-cell
+ * forces, field read-back and diagnostics. SPDX-License-Identifier: Apache-2.0
+ */
+#include "kernels.cuh"
+
+/* Caller element (float or double) of a staging buffer. */
+template <typename D>
+__device__ __forceinline__ double acm_ld(const void *p, size_t i)
+{
+    return (double)((const D *)p)[i];
+}
+
+__device__ __forceinline__ double acm_load_any(const void *p, int elem, size_t i)
+{
+    return elem == 4 ? acm_ld<float>(p, i) : acm_ld<double>(p, i);
+}
+
+__device__ __forceinline__ void acm_store_any(void *p, int elem, size_t i, double v)
+{
+    if (elem == 4)
+        ((float *)p)[i] = (float)v;
+    else
+        ((double *)p)[i] = v;
+}
+
+/* Field values of cell k0 + t into dst[t * components + c]. */
+template <typename T>
+__global__ void acm_field_kernel(const acm_step_args a, const T *__restrict__ cur, int field,
+                                 void *dst, int dst_elem, uint32_t k0, uint32_t count)
+{
+    typedef acm_real<T> R;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    const uint32_t k = k0 + t;
+    int32_t x, y, z;
+    acm_coords(a.g, k, x, y, z);
+    R f[27], rho, j[3], F[3];
+    acm_pull<T, 1>(a.g, cur, x, y, z, f);
+    if (field == ACM_FIELD_POPULATIONS) {
+        for (int i = 0; i < 27; ++i)
+            acm_store_any(dst, dst_elem, (size_t)t * 27 + i, (double)f[i] + acm_weight(i));
+        return;
+    }
+    acm_moments(f, rho, j);
+    if (field == ACM_FIELD_DENSITY) {
+        acm_store_any(dst, dst_elem, t, (double)rho);
+        return;
+    }
+    acm_cell_force(a, k, F);
+    for (int d = 0; d < 3; ++d)
+        acm_store_any(dst, dst_elem, (size_t)t * 3 + d, (double)((j[d] + (R)0.5 * F[d]) / rho));
+}
+
+/* Physical state = f^eq(rho, u) of arrays or uniform values. */
+template <typename T>
+__global__ void acm_equilibrium_kernel(const acm_gpu_grid g, T *phys, const void *rho,
+                                       const void *u, int src_elem, double rho0, double u0x,
+                                       double u0y, double u0z, uint32_t k0, uint32_t count)
+{
+    typedef acm_real<T> R;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    R r = (R)(rho ? acm_load_any(rho, src_elem, t) : rho0), v[3], e[27];
+    v[0] = (R)(u ? acm_load_any(u, src_elem, (size_t)t * 3) : u0x);
+    v[1] = (R)(u ? acm_load_any(u, src_elem, (size_t)t * 3 + 1) : u0y);
+    v[2] = (R)(u ? acm_load_any(u, src_elem, (size_t)t * 3 + 2) : u0z);
+    acm_equilibrium_public<R>(r, v, e);
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(phys, acm_idx(g, k0 + t, i), e[i]);
+}
+
+/* Physical state = full populations f (27 per cell), stored shifted. */
+template <typename T>
+__global__ void acm_set_populations_kernel(const acm_gpu_grid g, T *phys, const void *f,
+                                           int src_elem, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(phys, acm_idx(g, k0 + t, i),
+                      (acm_real<T>)(acm_load_any(f, src_elem, (size_t)t * 27 + i) - acm_weight(i)));
+}
+
+/* cur = the stored form whose pull gives phys (the inverse streaming map). */
+template <typename T>
+__global__ void acm_unstream_kernel(const acm_gpu_grid g, const T *__restrict__ phys,
+                                    T *__restrict__ cur)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= g.ncells)
+        return;
+    int32_t x, y, z;
+    acm_coords(g, k, x, y, z);
+    acm_real<T> f[27];
+    acm_pull<T, -1>(g, phys, x, y, z, f);
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(cur, acm_idx(g, k, i), f[i]);
+}
+
+/* Force planes from interleaved (Fx, Fy, Fz) per cell. */
+template <typename R>
+__global__ void acm_set_force_kernel(const acm_gpu_grid g, R *planes, const void *src,
+                                     int src_elem, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int d = 0; d < 3; ++d)
+        planes[(size_t)d * g.ncells + k0 + t] = (R)acm_load_any(src, src_elem, (size_t)t * 3 + d);
+}
+
+template <typename R> __global__ void acm_fill_kernel(R *p, uint64_t n, double v)
+{
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = (R)v;
+}
+
+/* Diagnostics of the physical state, two block sums (see kernels.cuh). */
+template <typename T>
+__global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restrict__ cur,
+                                       acm_gpu_sums *partials)
+{
+    typedef acm_real<T> R;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    acm_gpu_sums s1 = {0.0, 0.0, 0.0, 0.0}, s2 = {0.0, 0.0, 0.0, 0.0};
+    if (k < a.g.ncells) {
+        int32_t x, y, z;
+        acm_coords(a.g, k, x, y, z);
+        R f[27], rho, j[3], F[3];
+        acm_pull<T, 1>(a.g, cur, x, y, z, f);
+        acm_moments(f, rho, j);
+        acm_cell_force(a, k, F);
+        double u[3], u2 = 0.0, r = (double)rho;
+        for (int d = 0; d < 3; ++d) {
+            u[d] = ((double)j[d] + 0.5 * (double)F[d]) / r;
+            u2 += u[d] * u[d];
+        }
+        s1.max_u2 = isnan(u2) ? 0.0 : u2;
+        s1.sum_rho = r;
+        s1.sum_j = r * sqrt(u2);
+        s1.sum_pi = (double)acm_pi_norm(f);
+        s2.max_u2 = r * u[0];
+        s2.sum_rho = r * u[1];
+        s2.sum_j = r * u[2];
+        s2.sum_pi = 0.5 * r * u2;
+    }
+    acm_block_sums<true>(s1, partials + blockIdx.x);
+    acm_block_sums<false>(s2, partials + gridDim.x + blockIdx.x);
+}
+
+static const unsigned acm_aux_block = 256;
+
+cudaError_t acm_launch_field(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                             int field, void *dst, int dst_elem, uint32_t k0, uint32_t count,
+                             cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_field_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            a, (const T *)cur, field, dst, dst_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_equilibrium(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                   const void *rho, const void *u, int src_elem, double rho0,
+                                   const double u0[3], uint32_t k0, uint32_t count,
+                                   cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_equilibrium_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)phys, rho, u, src_elem, rho0, u0[0], u0[1], u0[2], k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                       const void *f, int src_elem, uint32_t k0,
+                                       uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_set_populations_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)phys, f, src_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_unstream(const acm_gpu_grid &g, const void *phys, void *cur,
+                                acm_gpu_elem elem, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_unstream_kernel<T><<<acm_blocks(g.ncells, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (const T *)phys, (T *)cur);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_force(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
+                                 const void *src, int src_elem, uint32_t k0, uint32_t count,
+                                 cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_set_force_kernel<R><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (R *)planes, src, src_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_fill_kernel<R><<<acm_blocks(n, acm_aux_block), acm_aux_block, 0, s>>>((R *)p, n, v);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_diagnostics(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                                   acm_gpu_sums *partials, unsigned *n, cudaStream_t s)
+{
+    *n = acm_blocks(a.g.ncells, acm_aux_block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_diagnostics_kernel<T><<<*n, acm_aux_block, 0, s>>>(a, (const T *)cur, partials);
+    });
+    return cudaGetLastError();
+}

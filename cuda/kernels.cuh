@@ -1,0 +1,125 @@
+/*
+ * libacmlbm -- host-side launchers of the CUDA kernels, one per paper
+ * concept and file (C++ inside the backend; lib/ only sees backend_cuda.cu's
+ * extern "C" functions). Every launcher enqueues on the given stream and
+ * returns cudaGetLastError(). SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_CUDA_KERNELS_CUH
+#define ACMLBM_CUDA_KERNELS_CUH
+
+#include "cuda_common.cuh"
+
+#include <type_traits> /* std::integral_constant */
+
+/* Storage element of the populations. */
+enum acm_gpu_elem { ACM_ELEM_HALF = 2, ACM_ELEM_FLOAT = 4, ACM_ELEM_DOUBLE = 8 };
+
+/* Call f(T()) with T the storage type of elem: the one place that maps the
+ * run-time precision to kernel template instances. */
+template <typename F> static inline void acm_with_elem(acm_gpu_elem elem, F &&f)
+{
+    if (elem == ACM_ELEM_HALF)
+        f(__half());
+    else if (elem == ACM_ELEM_FLOAT)
+        f(float());
+    else
+        f(double());
+}
+
+/* Call f(std::integral_constant<int, model>()) for a run-time model. */
+template <typename F> static inline void acm_with_model(int model, F &&f)
+{
+    switch (model) {
+    case ACM_COLLISION_BGK: f(std::integral_constant<int, ACM_COLLISION_BGK>()); break;
+    case ACM_COLLISION_RM_MRT: f(std::integral_constant<int, ACM_COLLISION_RM_MRT>()); break;
+    case ACM_COLLISION_CM_MRT: f(std::integral_constant<int, ACM_COLLISION_CM_MRT>()); break;
+    case ACM_COLLISION_ACM_LI2018:
+        f(std::integral_constant<int, ACM_COLLISION_ACM_LI2018>());
+        break;
+    default: f(std::integral_constant<int, ACM_COLLISION_ACM_LI2020>()); break;
+    }
+}
+
+/* Arithmetic type of an elem in a generic lambda: acm_real<T>. */
+template <typename T> using acm_real = typename acm_io<T>::R;
+
+/* Whether a model is one of the adaptive (ACM) modes. */
+__host__ __device__ constexpr bool acm_is_adaptive(int model)
+{
+    return model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
+}
+
+/* lbm_fused.cu: one pull-stream-collide pass (pull = true), or the collision
+ * of already streamed populations (pull = false, the baseline's kernel).
+ * ACM modes also write one acm_gpu_sums per block (pull = true only). */
+cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
+                           cudaStream_t s);
+
+/* step_sums.cu: reduce n block partials into *out (field max_u2 as a
+ * maximum when first_max, else as a sum). */
+cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
+                                    bool first_max, cudaStream_t s);
+
+/* boundary_faces.cu: the per-face domain-boundary kernels.
+ * Inlet/outlet equilibrium layer of one face, on the post-collision state. */
+cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
+                             cudaStream_t s);
+/* Half-way bounce-back of one non-periodic face on freshly streamed
+ * populations tmp (the paper's per-face wall kernel, split variant). */
+cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *tmp,
+                                 acm_gpu_elem elem, int face, cudaStream_t s);
+
+/* lbm_split.cu: the paper's kernel structure.
+ * Streaming: tmp_i(x) = src_i(x - c_i); bounce = false wraps every face (walls
+ * are then fixed by acm_launch_wall_face), bounce = true applies the face
+ * rules inside (the baseline's branchy stream). */
+cudaError_t acm_launch_stream(const acm_gpu_grid &g, const void *src, void *tmp,
+                              acm_gpu_elem elem, bool bounce, unsigned block, cudaStream_t s);
+/* Macroscopic fields of tmp into 4 planes (rho, ux, uy, uz) of the arithmetic
+ * type; with the divergence check and, for ACM modes, the block sums. */
+cudaError_t acm_launch_macro(const acm_step_args &a, const void *tmp, void *macro,
+                             acm_gpu_elem elem, unsigned block, cudaStream_t s);
+/* Relaxed moments of every cell of tmp into mom (27 CSoA components). */
+cudaError_t acm_launch_moments(const acm_step_args &a, const void *tmp, void *mom,
+                               acm_gpu_elem elem, unsigned block, cudaStream_t s);
+/* Collision outputs 0-13 (half 0) or 14-26 (half 1) from mom into a.dst;
+ * ACM modes with the safety net mark cells with a negative population. */
+cudaError_t acm_launch_outputs(const acm_step_args &a, const void *mom, const void *macro,
+                               unsigned char *mark, acm_gpu_elem elem, int half, unsigned block,
+                               cudaStream_t s);
+/* Redo the marked cells with the safety net's fallback rates. */
+cudaError_t acm_launch_fallback(const acm_step_args &a, const void *tmp, unsigned char *mark,
+                                acm_gpu_elem elem, unsigned block, cudaStream_t s);
+
+/* fields.cu: state transfers.
+ * Fields of cells [k0, k0 + count) of the physical state into dst (dtype 4
+ * or 8 bytes): field = acm_field. */
+cudaError_t acm_launch_field(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                             int field, void *dst, int dst_elem, uint32_t k0, uint32_t count,
+                             cudaStream_t s);
+/* Physical state = equilibrium of rho/u arrays (src_elem bytes, may be NULL:
+ * uniform rho0/u0) for cells [k0, k0 + count) into phys. */
+cudaError_t acm_launch_equilibrium(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                   const void *rho, const void *u, int src_elem, double rho0,
+                                   const double u0[3], uint32_t k0, uint32_t count,
+                                   cudaStream_t s);
+/* Physical state = full populations f (27 per cell) for cells [k0, k0 + count). */
+cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                       const void *f, int src_elem, uint32_t k0,
+                                       uint32_t count, cudaStream_t s);
+/* cur = inverse streaming of phys. */
+cudaError_t acm_launch_unstream(const acm_gpu_grid &g, const void *phys, void *cur,
+                                acm_gpu_elem elem, cudaStream_t s);
+/* Per-cell force planes (arithmetic type) from interleaved caller values. */
+cudaError_t acm_launch_set_force(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
+                                 const void *src, int src_elem, uint32_t k0, uint32_t count,
+                                 cudaStream_t s);
+/* Fill n values of the arithmetic type with v. */
+cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s);
+/* Diagnostics of the physical state: per block (max |u|^2, mass, sum rho|u|,
+ * sum |Pi|) into partials[block] and (momentum x, y, z, energy) into
+ * partials[n + block], n = the number of blocks, returned in *n. */
+cudaError_t acm_launch_diagnostics(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                                   acm_gpu_sums *partials, unsigned *n, cudaStream_t s);
+
+#endif /* ACMLBM_CUDA_KERNELS_CUH */

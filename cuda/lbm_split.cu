@@ -1,0 +1,231 @@
+/*
+ * libacmlbm -- the paper's kernel structure (its Alg. 2, Sec. 4.3): streaming,
+ * macroscopic fields, the moments of the collision, and the collision outputs
+ * split into two launches (populations 0-13 and 14-26) that share the moment
+ * computation through global memory. The "shared-term simplification" of the
+ * paper is, in this library, the factorised central-moment transform itself
+ * (collide_tmpl.h): every output is assembled from the same 27 moments.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "kernels.cuh"
+
+/* tmp_i(x) = src_i(x - c_i). BOUNCE = false wraps at every face (the wall
+ * kernels fix the populations that came across a wall); BOUNCE = true applies
+ * the face rules in-line (the baseline's branchy streaming). */
+template <typename T, bool BOUNCE>
+__global__ void acm_stream_kernel(const acm_gpu_grid g, const T *__restrict__ src,
+                                  T *__restrict__ tmp)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= g.ncells)
+        return;
+    int32_t x, y, z;
+    acm_coords(g, k, x, y, z);
+    if (BOUNCE) {
+        acm_real<T> f[27];
+        acm_pull<T, 1>(g, src, x, y, z, f);
+#pragma unroll
+        for (int i = 0; i < 27; ++i)
+            acm_io<T>::st(tmp, acm_idx(g, k, i), f[i]);
+        return;
+    }
+    const int32_t xs[3] = {x + 1 == g.nx ? 0 : x + 1, x, x == 0 ? g.nx - 1 : x - 1};
+    const int32_t ys[3] = {y + 1 == g.ny ? 0 : y + 1, y, y == 0 ? g.ny - 1 : y - 1};
+    const int32_t zs[3] = {z + 1 == g.nz ? 0 : z + 1, z, z == 0 ? g.nz - 1 : z - 1};
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        uint32_t ks = acm_lin(g, xs[acm_cx(i) + 1], ys[acm_cy(i) + 1], zs[acm_cz(i) + 1]);
+        tmp[acm_idx(g, k, i)] = src[acm_idx(g, ks, i)];
+    }
+}
+
+/* Populations of cell k of a streamed array, in public order. */
+template <typename T>
+__device__ __forceinline__ void acm_load_cell(const acm_gpu_grid &g, const T *src, uint32_t k,
+                                              acm_real<T> f[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        f[i] = acm_io<T>::ld(src, acm_idx(g, k, i));
+}
+
+/* Macroscopic fields: planes (rho - 1, ux, uy, uz) of the arithmetic type. */
+template <typename T, int MODEL>
+__global__ void acm_macro_kernel(const acm_step_args a, const T *__restrict__ tmp,
+                                 acm_real<T> *__restrict__ macro)
+{
+    typedef acm_real<T> R;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    acm_gpu_sums sums = {0.0, 0.0, 0.0, 0.0};
+    if (k < a.g.ncells) {
+        R f[27], fa[27], F[3], drho, u[3];
+        acm_load_cell(a.g, tmp, k, f);
+#pragma unroll
+        for (int i = 0; i < 27; ++i)
+            fa[acm_abc(i)] = f[i];
+        acm_cell_force(a, k, F);
+        acm_math<R>::macro(fa, F, &drho, u);
+        macro[k] = drho;
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            macro[(size_t)(d + 1) * a.g.ncells + k] = u[d];
+        double u2 = (double)(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), rho = 1.0 + (double)drho;
+        acm_check_divergence(a, k, u2);
+        sums.max_u2 = isnan(u2) ? 0.0 : u2;
+        sums.sum_rho = rho;
+        sums.sum_j = rho * sqrt(u2);
+        sums.sum_pi = MODEL == ACM_COLLISION_ACM_LI2020 ? (double)acm_pi_norm(f) : 0.0;
+    }
+    if (acm_is_adaptive(MODEL))
+        acm_block_sums<true>(sums, a.partials + blockIdx.x);
+}
+
+/* Relaxed moments (collision stage 1) into mom, 27 CSoA components. */
+template <typename T, int MODEL>
+__global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ tmp,
+                                   acm_real<T> *__restrict__ mom)
+{
+    typedef acm_real<T> R;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.g.ncells)
+        return;
+    R f[27], F[3], e[27], m[27], ut[3], tau_unused = 0;
+    acm_load_cell(a.g, tmp, k, f);
+    acm_cell_force(a, k, F);
+    acm_collide_params p = a.p;
+    if (acm_is_adaptive(MODEL))
+        acm_params_from_sums(p, a.prev, (double)a.g.ncells);
+    R *tau = MODEL == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
+    typename acm_math<R>::diag d;
+    acm_math<R>::stage1(&p, MODEL, f, F, tau, e, m, ut, &d);
+#pragma unroll
+    for (int n = 0; n < 27; ++n)
+        mom[acm_idx(a.g, k, n)] = m[n];
+}
+
+/* Collision outputs [FIRST, FIRST + COUNT) (stage 2) into a.dst. */
+template <typename T, int MODEL, int FIRST, int COUNT>
+__global__ void acm_outputs_kernel(const acm_step_args a, const acm_real<T> *__restrict__ mom,
+                                   const acm_real<T> *__restrict__ macro,
+                                   unsigned char *__restrict__ mark)
+{
+    typedef acm_real<T> R;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.g.ncells)
+        return;
+    R m[27], e[27], u[3], ut[3], out[27], dx[3], dy[3], dz[3], p[3];
+#pragma unroll
+    for (int n = 0; n < 27; ++n)
+        m[n] = __ldg(mom + acm_idx(a.g, k, n));
+    const R drho = __ldg(macro + k);
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        u[d] = __ldg(macro + (size_t)(d + 1) * a.g.ncells + k);
+    acm_math<R>::phi1d(u[0], dx, p);
+    acm_math<R>::phi1d(u[1], dy, p);
+    acm_math<R>::phi1d(u[2], dz, p);
+    acm_math<R>::equilibrium(drho, dx, dy, dz, e);
+    acm_math<R>::transform_velocity(MODEL, u, ut);
+    acm_math<R>::stage2(e, m, ut, out);
+    T *dst = (T *)a.dst;
+#pragma unroll
+    for (int i = FIRST; i < FIRST + COUNT; ++i)
+        acm_io<T>::st(dst, acm_idx(a.g, k, i), out[i]);
+    if (acm_is_adaptive(MODEL) && a.p.safety_net && acm_math<R>::any_negative(out, FIRST, COUNT))
+        mark[k] = 1;
+}
+
+/* Safety-net fallback of the marked cells (ACM modes). */
+template <typename T>
+__global__ void acm_fallback_kernel(const acm_step_args a, const T *__restrict__ tmp,
+                                    unsigned char *__restrict__ mark)
+{
+    typedef acm_real<T> R;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= a.g.ncells || !mark[k])
+        return;
+    R f[27], F[3], o[27];
+    acm_load_cell(a.g, tmp, k, f);
+    acm_cell_force(a, k, F);
+    acm_math<R>::fallback(&a.p, f, F, o);
+    T *dst = (T *)a.dst;
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(dst, acm_idx(a.g, k, i), o[i]);
+    mark[k] = 0;
+    atomicAdd(a.fallbacks, 1ull);
+}
+
+cudaError_t acm_launch_stream(const acm_gpu_grid &g, const void *src, void *tmp,
+                              acm_gpu_elem elem, bool bounce, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(g.ncells, block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        if (bounce)
+            acm_stream_kernel<T, true><<<grid, block, 0, s>>>(g, (const T *)src, (T *)tmp);
+        else
+            acm_stream_kernel<T, false><<<grid, block, 0, s>>>(g, (const T *)src, (T *)tmp);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_macro(const acm_step_args &a, const void *tmp, void *macro,
+                             acm_gpu_elem elem, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(a.g.ncells, block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_with_model(a.p.model, [&](auto m) {
+            acm_macro_kernel<T, decltype(m)::value>
+                <<<grid, block, 0, s>>>(a, (const T *)tmp, (acm_real<T> *)macro);
+        });
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_moments(const acm_step_args &a, const void *tmp, void *mom,
+                               acm_gpu_elem elem, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(a.g.ncells, block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_with_model(a.p.model, [&](auto m) {
+            acm_moments_kernel<T, decltype(m)::value>
+                <<<grid, block, 0, s>>>(a, (const T *)tmp, (acm_real<T> *)mom);
+        });
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_outputs(const acm_step_args &a, const void *mom, const void *macro,
+                               unsigned char *mark, acm_gpu_elem elem, int half, unsigned block,
+                               cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(a.g.ncells, block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        typedef acm_real<T> R;
+        acm_with_model(a.p.model, [&](auto m) {
+            constexpr int M = decltype(m)::value;
+            if (half == 0)
+                acm_outputs_kernel<T, M, 0, 14>
+                    <<<grid, block, 0, s>>>(a, (const R *)mom, (const R *)macro, mark);
+            else
+                acm_outputs_kernel<T, M, 14, 13>
+                    <<<grid, block, 0, s>>>(a, (const R *)mom, (const R *)macro, mark);
+        });
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_fallback(const acm_step_args &a, const void *tmp, unsigned char *mark,
+                                acm_gpu_elem elem, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(a.g.ncells, block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_fallback_kernel<T><<<grid, block, 0, s>>>(a, (const T *)tmp, mark);
+    });
+    return cudaGetLastError();
+}
