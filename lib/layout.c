@@ -2,16 +2,23 @@
  * libacmlbm -- acm_layout: memory-layout parameters (CSoA group size alpha).
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdarg.h> /* va_list */
 #include <stdlib.h> /* calloc, free */
 
 #include "acm_private.h"
 
 #define ACM_CSOA_GROUP_MAX (INT64_C(1) << 30)
 
-static acm_status layout_fail(const acm_layout *l, acm_status code, const char *msg)
+static acm_status layout_fail(const acm_layout *l, acm_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static acm_status layout_fail(const acm_layout *l, acm_status code, const char *fmt, ...)
 {
     /* the message buffer is logically mutable state of a const layout */
-    acm__format(((acm_layout *)(uintptr_t)l)->error, ACM_ERROR_SIZE, "%s", msg);
+    va_list ap;
+    va_start(ap, fmt);
+    acm__vformat(((acm_layout *)(uintptr_t)l)->error, ACM_ERROR_SIZE, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -50,25 +57,29 @@ ACM_API acm_status acm_layout_set(acm_layout *layout, acm_layout_param param, in
     case ACM_LAYOUT_CSOA_GROUP:
         if (value != 0 && (value < 1 || value > ACM_CSOA_GROUP_MAX || (value & (value - 1)) != 0))
             return layout_fail(layout, ACM_ERR_OUT_OF_RANGE,
-                               "CSoA group size must be 0 (default) or a power of two in [1, 2^30]");
+                               "CSoA group size %lld must be 0 (default) or a power of two in "
+                               "[1, 2^30]",
+                               (long long)value);
         layout->csoa_group = value;
         return ACM_OK;
     default:
-        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter");
+        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter %d", (int)param);
     }
 }
 
 ACM_API acm_status acm_layout_get(const acm_layout *layout, acm_layout_param param,
                                   int64_t *value)
 {
-    if (layout == NULL || value == NULL)
+    if (layout == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (value == NULL)
+        return layout_fail(layout, ACM_ERR_NULL_POINTER, "value is NULL");
     switch (param) {
     case ACM_LAYOUT_CSOA_GROUP:
         *value = layout->csoa_group;
         return ACM_OK;
     default:
-        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter");
+        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter %d", (int)param);
     }
 }
 
