@@ -233,6 +233,7 @@ static acm_status acm_cpu_ensure_tau(acm_domain *d, cpu_impl *m)
     if ((m->tau = alloc_zeroed((size_t)d->ncells * m->elem)) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the ACM_LI2020 state");
     acm_cpu_reset_tau(d, m);
+    account(d, m);
     return ACM_OK;
 }
 
@@ -293,6 +294,7 @@ static acm_status cpu_set_field(acm_domain *d, acm_field field, acm_dtype dtype,
         if (src == NULL) {
             free(m->force);
             m->force = NULL;
+            account(d, m);
             return ACM_OK;
         }
         if (m->force == NULL && (m->force = alloc_zeroed(3 * (size_t)d->ncells * m->elem)) == NULL)
@@ -301,6 +303,7 @@ static acm_status cpu_set_field(acm_domain *d, acm_field field, acm_dtype dtype,
             set_force_f64(d, m, dtype, src);
         else
             set_force_f32(d, m, dtype, src);
+        account(d, m);
         return ACM_OK;
     }
     if (FP64(m))

@@ -10,6 +10,7 @@
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
 
+#define ACM_DIM_MIN 1 /* a 1-cell periodic axis makes a 2-D (or 1-D) simulation */
 #define ACM_DIM_MAX 65535
 #define ACM_CELLS_MAX (INT64_C(1) << 36)
 #define ACM_DEFAULT_MAX_SPEED 0.5
@@ -105,9 +106,9 @@ static acm_status check_options(const acm_domain_options *o, double *nu, char *m
 {
     const int32_t dims[3] = {o->nx, o->ny, o->nz};
     for (int a = 0; a < 3; ++a) {
-        if (dims[a] < 1 || dims[a] > ACM_DIM_MAX) {
-            acm__format(msg, n, "grid size %dx%dx%d: each size must lie in [1, %d]", o->nx,
-                        o->ny, o->nz, ACM_DIM_MAX);
+        if (dims[a] < ACM_DIM_MIN || dims[a] > ACM_DIM_MAX) {
+            acm__format(msg, n, "grid size %dx%dx%d: each size must lie in [%d, %d]", o->nx,
+                        o->ny, o->nz, ACM_DIM_MIN, ACM_DIM_MAX);
             return ACM_ERR_OUT_OF_RANGE;
         }
     }
@@ -375,8 +376,10 @@ ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_bo
 ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_boundary *type,
                                        double velocity[3])
 {
-    if (domain == NULL || type == NULL)
+    if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (type == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "type is NULL");
     if (!face_ok(face))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
     *type = domain->face[face].type;
@@ -420,8 +423,10 @@ ACM_API acm_status acm_domain_set_collision(acm_domain *domain, const acm_collis
 
 ACM_API acm_status acm_domain_get_collision(acm_domain *domain, acm_collision_options *opts)
 {
-    if (domain == NULL || opts == NULL)
+    if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (opts == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "collision options are NULL");
     size_t size = collision_options_size(opts->version);
     if (size == 0)
         return ACM_FAIL(domain, ACM_ERR_BAD_VERSION,
@@ -469,8 +474,10 @@ ACM_API acm_status acm_domain_set_param(acm_domain *domain, acm_param param, int
 
 ACM_API acm_status acm_domain_get_param(acm_domain *domain, acm_param param, int64_t *value)
 {
-    if (domain == NULL || value == NULL)
+    if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (value == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "value is NULL");
     switch (param) {
     case ACM_PARAM_THREADS: *value = domain->threads; return ACM_OK;
     case ACM_PARAM_DIVERGENCE_INTERVAL: *value = domain->divergence_interval; return ACM_OK;
@@ -576,8 +583,10 @@ static acm_status check_field(acm_domain *d, acm_field field, acm_dtype dtype, s
 ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, acm_dtype dtype,
                                          size_t *bytes)
 {
-    if (domain == NULL || bytes == NULL)
+    if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (bytes == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "bytes is NULL");
     int comp = field_components(field);
     if (comp == 0 || !dtype_ok(dtype))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown field %d or dtype %d", (int)field,
@@ -649,8 +658,10 @@ ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, in
 
 ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats)
 {
-    if (domain == NULL || stats == NULL)
+    if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (stats == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "stats is NULL");
     if (stats->version != ACM_DOMAIN_STATS_VERSION)
         return ACM_FAIL(domain, ACM_ERR_BAD_VERSION, "acm_domain_stats version %u is not supported",
                         stats->version);
@@ -667,8 +678,10 @@ ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *st
 
 ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info)
 {
-    if (domain == NULL || info == NULL)
+    if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (info == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "info is NULL");
     if (info->version != ACM_DOMAIN_INFO_VERSION)
         return ACM_FAIL(domain, ACM_ERR_BAD_VERSION, "acm_domain_info version %u is not supported",
                         info->version);

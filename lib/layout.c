@@ -2,16 +2,23 @@
  * libacmlbm -- acm_layout: memory-layout parameters (CSoA group size alpha).
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdarg.h> /* va_list */
 #include <stdlib.h> /* calloc, free */
 
 #include "acm_private.h"
 
 #define ACM_CSOA_GROUP_MAX (INT64_C(1) << 30)
 
-static acm_status layout_fail(const acm_layout *l, acm_status code, const char *msg)
+static acm_status layout_fail(const acm_layout *l, acm_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static acm_status layout_fail(const acm_layout *l, acm_status code, const char *fmt, ...)
 {
     /* the message buffer is logically mutable state of a const layout */
-    acm__format(((acm_layout *)(uintptr_t)l)->error, ACM_ERROR_SIZE, "%s", msg);
+    va_list ap;
+    va_start(ap, fmt);
+    acm__vformat(((acm_layout *)(uintptr_t)l)->error, ACM_ERROR_SIZE, fmt, ap);
+    va_end(ap);
     return code;
 }
 
@@ -76,7 +83,7 @@ ACM_API acm_status acm_layout_set(acm_layout *layout, acm_layout_param param, in
         return ACM_ERR_NULL_POINTER;
     int64_t lo, hi;
     if (acm_layout_param_bounds(param, &lo, &hi) != ACM_OK)
-        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter");
+        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter %d", (int)param);
     if (value != 0 && (value < lo || value > hi || !value_ok(param, value))) {
         acm__format(layout->error, ACM_ERROR_SIZE,
                     "layout parameter %d: %lld is not 0 (default) or an admissible value in "
@@ -91,11 +98,13 @@ ACM_API acm_status acm_layout_set(acm_layout *layout, acm_layout_param param, in
 ACM_API acm_status acm_layout_get(const acm_layout *layout, acm_layout_param param,
                                   int64_t *value)
 {
-    if (layout == NULL || value == NULL)
+    if (layout == NULL)
         return ACM_ERR_NULL_POINTER;
+    if (value == NULL)
+        return layout_fail(layout, ACM_ERR_NULL_POINTER, "value is NULL");
     const int64_t *slot = param_slot((acm_layout *)(uintptr_t)layout, param);
     if (slot == NULL)
-        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter");
+        return layout_fail(layout, ACM_ERR_BAD_ENUM, "unknown layout parameter %d", (int)param);
     *value = *slot;
     return ACM_OK;
 }

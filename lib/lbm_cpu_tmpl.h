@@ -103,18 +103,20 @@ static void S(equilibrium)(R rho, const R u[3], R out[ACM_Q])
         out[i] = e[acm_abc(i)];
 }
 
-/* Density and momentum of shifted populations at stride st. */
+/* Density and momentum of shifted populations at stride st. The shifted
+ * values are summed first and 1 is added last, as in the collision: adding
+ * each small value to a running total near 1 would round every time. */
 static void S(moments)(const R *f, size_t st, double *rho, double j[3])
 {
-    double r = 1.0, jx = 0.0, jy = 0.0, jz = 0.0;
+    double dr = 0.0, jx = 0.0, jy = 0.0, jz = 0.0;
     for (int i = 0; i < ACM_Q; ++i) {
         double v = (double)f[(size_t)i * st];
-        r += v;
+        dr += v;
         jx += acm_cx(i) * v;
         jy += acm_cy(i) * v;
         jz += acm_cz(i) * v;
     }
-    *rho = r;
+    *rho = 1.0 + dr;
     j[0] = jx;
     j[1] = jy;
     j[2] = jz;

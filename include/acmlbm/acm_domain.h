@@ -82,7 +82,8 @@ typedef enum acm_param {
  */
 typedef struct acm_domain_options {
     uint32_t version;       /**< ::ACM_DOMAIN_OPTIONS_VERSION */
-    int32_t nx, ny, nz;     /**< grid size in cells, each >= 2 (>= 3 next to an inlet/outlet face) */
+    int32_t nx, ny, nz;     /**< grid size in cells, each in [1, 65535] (a periodic axis of 1 cell
+                                 makes a 2-D run); >= 3 along an axis with an inlet/outlet face */
     double viscosity;       /**< kinematic viscosity nu > 0 (lattice units); 0 = use tau */
     double tau;             /**< relaxation time tau > 1/2; 0 = use viscosity */
     acm_collision collision; /**< collision model; fine-tune with acm_domain_set_collision() */

@@ -1,0 +1,223 @@
+/*
+ * libacmlbm tests -- the binary interface of version 1, pinned.
+ *
+ * The numbers below are what libacmlbm 1.0 shipped with. THEY MUST NEVER
+ * CHANGE: a caller compiled against 1.0 passes structs of exactly these sizes
+ * and layouts, and enum values of exactly these numbers. A new field goes at
+ * the end of its struct together with a new *_VERSION (docs/abi.md); the
+ * version-1 numbers stay here unchanged, and the new version gets its own
+ * line. If a check here fails, the change broke the ABI: undo it.
+ *
+ * Sizes were measured on x86-64 Linux. They hold on every LP64 ABI with
+ * naturally aligned 8-byte types and 4-byte enums, which the preconditions
+ * check first. SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+#include <stddef.h> /* offsetof */
+#include <stdint.h> /* UINTPTR_MAX */
+
+/* ---- preconditions: the ABI family the numbers were measured on ----------------- */
+
+#if !defined(__LP64__) && !defined(_LP64)
+#  error "pin the version-1 struct sizes for this (non-LP64) ABI in test-abi.c"
+#endif /* !__LP64__ */
+_Static_assert(sizeof(void *) == 8 && sizeof(size_t) == 8, "LP64");
+_Static_assert(sizeof(double) == 8 && _Alignof(double) == 8, "8-byte aligned double");
+_Static_assert(sizeof(int64_t) == 8 && _Alignof(int64_t) == 8, "8-byte aligned int64_t");
+_Static_assert(sizeof(acm_backend) == 4 && sizeof(acm_status) == 4, "4-byte enums");
+
+/* ---- struct sizes and layouts of version 1 --------------------------------------- */
+
+#define ACM_V1_DOMAIN_OPTIONS_SIZE 112
+#define ACM_V1_COLLISION_OPTIONS_SIZE 112
+#define ACM_V1_DOMAIN_STATS_SIZE 80
+#define ACM_V1_DOMAIN_INFO_SIZE 80
+
+_Static_assert(ACM_DOMAIN_OPTIONS_VERSION == 1 && ACM_COLLISION_OPTIONS_VERSION == 1 &&
+                   ACM_DOMAIN_STATS_VERSION == 1 && ACM_DOMAIN_INFO_VERSION == 1,
+               "a new struct version needs its own pinned sizes here");
+
+_Static_assert(sizeof(acm_domain_options) == ACM_V1_DOMAIN_OPTIONS_SIZE,
+               "acm_domain_options v1 size");
+_Static_assert(sizeof(acm_collision_options) == ACM_V1_COLLISION_OPTIONS_SIZE,
+               "acm_collision_options v1 size");
+_Static_assert(sizeof(acm_domain_stats) == ACM_V1_DOMAIN_STATS_SIZE, "acm_domain_stats v1 size");
+_Static_assert(sizeof(acm_domain_info) == ACM_V1_DOMAIN_INFO_SIZE, "acm_domain_info v1 size");
+
+/* Every field's offset: a reordering keeps the size but breaks callers. */
+#define PIN(type, field, off) \
+    _Static_assert(offsetof(type, field) == (off), #type "." #field " moved")
+
+PIN(acm_domain_options, version, 0);
+PIN(acm_domain_options, nx, 4);
+PIN(acm_domain_options, ny, 8);
+PIN(acm_domain_options, nz, 12);
+PIN(acm_domain_options, viscosity, 16);
+PIN(acm_domain_options, tau, 24);
+PIN(acm_domain_options, collision, 32);
+PIN(acm_domain_options, backend, 36);
+PIN(acm_domain_options, device, 40);
+PIN(acm_domain_options, precision, 44);
+PIN(acm_domain_options, layout, 48);
+PIN(acm_domain_options, initial_density, 56);
+PIN(acm_domain_options, initial_velocity, 64);
+PIN(acm_domain_options, max_speed, 88);
+PIN(acm_domain_options, error_buffer, 96);
+PIN(acm_domain_options, error_buffer_size, 104);
+
+PIN(acm_collision_options, version, 0);
+PIN(acm_collision_options, model, 4);
+PIN(acm_collision_options, high_order_rate, 8);
+PIN(acm_collision_options, bulk_rate, 16);
+PIN(acm_collision_options, bulk_follows_high_order, 24);
+PIN(acm_collision_options, safety_net, 28);
+PIN(acm_collision_options, max_high_order_rate, 32);
+PIN(acm_collision_options, li2018_nu0, 40);
+PIN(acm_collision_options, li2020_theta, 72);
+PIN(acm_collision_options, li2020_tau0, 104);
+
+PIN(acm_domain_stats, version, 0);
+PIN(acm_domain_stats, step, 8);
+PIN(acm_domain_stats, mass, 16);
+PIN(acm_domain_stats, momentum, 24);
+PIN(acm_domain_stats, kinetic_energy, 48);
+PIN(acm_domain_stats, max_speed, 56);
+PIN(acm_domain_stats, fallback_cells_last_step, 64);
+PIN(acm_domain_stats, fallback_cells_total, 72);
+
+PIN(acm_domain_info, version, 0);
+PIN(acm_domain_info, nx, 4);
+PIN(acm_domain_info, ny, 8);
+PIN(acm_domain_info, nz, 12);
+PIN(acm_domain_info, backend, 16);
+PIN(acm_domain_info, device, 20);
+PIN(acm_domain_info, precision, 24);
+PIN(acm_domain_info, collision, 28);
+PIN(acm_domain_info, viscosity, 32);
+PIN(acm_domain_info, tau, 40);
+PIN(acm_domain_info, csoa_group, 48);
+PIN(acm_domain_info, kernel, 56);
+PIN(acm_domain_info, block_size, 60);
+PIN(acm_domain_info, step, 64);
+PIN(acm_domain_info, memory_bytes, 72);
+
+/* ---- enumeration values ------------------------------------------------------------ */
+
+#define PIN_VALUE(name, value) _Static_assert((name) == (value), #name " changed value")
+
+PIN_VALUE(ACM_OK, 0);
+PIN_VALUE(ACM_ERR_NO_MEMORY, 101);
+PIN_VALUE(ACM_ERR_DEVICE, 102);
+PIN_VALUE(ACM_ERR_NO_DEVICE, 103);
+PIN_VALUE(ACM_ERR_DEVICE_MEMORY, 104);
+PIN_VALUE(ACM_ERR_INVALID_ARG, 201);
+PIN_VALUE(ACM_ERR_BAD_STATE, 202);
+PIN_VALUE(ACM_ERR_BAD_VERSION, 203);
+PIN_VALUE(ACM_ERR_NULL_POINTER, 204);
+PIN_VALUE(ACM_ERR_OUT_OF_RANGE, 205);
+PIN_VALUE(ACM_ERR_BAD_ENUM, 206);
+PIN_VALUE(ACM_ERR_BUFFER_SIZE, 207);
+PIN_VALUE(ACM_ERR_UNSUPPORTED, 301);
+PIN_VALUE(ACM_ERR_NOT_BUILT, 302);
+PIN_VALUE(ACM_ERR_DIVERGED, 401);
+PIN_VALUE(ACM_ERR_INTERNAL, 901);
+
+PIN_VALUE(ACM_LAYOUT_CSOA_GROUP, 1);
+PIN_VALUE(ACM_LAYOUT_KERNEL, 2);
+PIN_VALUE(ACM_LAYOUT_BLOCK_SIZE, 3);
+PIN_VALUE(ACM_KERNEL_DEFAULT, 0);
+PIN_VALUE(ACM_KERNEL_FUSED, 1);
+PIN_VALUE(ACM_KERNEL_SPLIT, 2);
+PIN_VALUE(ACM_KERNEL_BASELINE, 3);
+PIN_VALUE(ACM_BACKEND_AUTO, 0);
+PIN_VALUE(ACM_BACKEND_CPU, 1);
+PIN_VALUE(ACM_BACKEND_CUDA, 2);
+PIN_VALUE(ACM_PRECISION_DEFAULT, 0);
+PIN_VALUE(ACM_PRECISION_FP32, 1);
+PIN_VALUE(ACM_PRECISION_FP64, 2);
+PIN_VALUE(ACM_PRECISION_FP16, 3);
+PIN_VALUE(ACM_COLLISION_DEFAULT, 0);
+PIN_VALUE(ACM_COLLISION_BGK, 1);
+PIN_VALUE(ACM_COLLISION_RM_MRT, 2);
+PIN_VALUE(ACM_COLLISION_CM_MRT, 3);
+PIN_VALUE(ACM_COLLISION_ACM_LI2018, 4);
+PIN_VALUE(ACM_COLLISION_ACM_LI2020, 5);
+PIN_VALUE(ACM_FACE_X_MIN, 0);
+PIN_VALUE(ACM_FACE_X_MAX, 1);
+PIN_VALUE(ACM_FACE_Y_MIN, 2);
+PIN_VALUE(ACM_FACE_Y_MAX, 3);
+PIN_VALUE(ACM_FACE_Z_MIN, 4);
+PIN_VALUE(ACM_FACE_Z_MAX, 5);
+PIN_VALUE(ACM_FACE_COUNT, 6);
+PIN_VALUE(ACM_BOUNDARY_PERIODIC, 0);
+PIN_VALUE(ACM_BOUNDARY_WALL, 1);
+PIN_VALUE(ACM_BOUNDARY_INLET, 2);
+PIN_VALUE(ACM_BOUNDARY_OUTLET, 3);
+PIN_VALUE(ACM_DTYPE_FLOAT32, 1);
+PIN_VALUE(ACM_DTYPE_FLOAT64, 2);
+PIN_VALUE(ACM_FIELD_DENSITY, 1);
+PIN_VALUE(ACM_FIELD_VELOCITY, 2);
+PIN_VALUE(ACM_FIELD_FORCE, 3);
+PIN_VALUE(ACM_FIELD_POPULATIONS, 4);
+PIN_VALUE(ACM_PARAM_THREADS, 1);
+PIN_VALUE(ACM_PARAM_DIVERGENCE_INTERVAL, 2);
+
+/* ---- run-time checks --------------------------------------------------------------- */
+
+/* The same numbers seen by the running code (the static checks above are
+ * the ones that guard the ABI; this keeps the suite visible in the log). */
+START_TEST(struct_sizes_are_version_1)
+{
+    ck_assert_uint_eq(sizeof(acm_domain_options), ACM_V1_DOMAIN_OPTIONS_SIZE);
+    ck_assert_uint_eq(sizeof(acm_collision_options), ACM_V1_COLLISION_OPTIONS_SIZE);
+    ck_assert_uint_eq(sizeof(acm_domain_stats), ACM_V1_DOMAIN_STATS_SIZE);
+    ck_assert_uint_eq(sizeof(acm_domain_info), ACM_V1_DOMAIN_INFO_SIZE);
+}
+END_TEST
+
+/* The library reads and writes no more than a version-1 struct: each one
+ * lives in a heap block of exactly its size, so the sanitizer build catches
+ * an access past it. */
+START_TEST(library_reads_only_version_1_bytes)
+{
+    acm_domain_options *o = acm_test_alloc(sizeof *o);
+    ck_assert_int_eq(acm_domain_options_init(o, 1), ACM_OK);
+    o->nx = o->ny = o->nz = 3;
+    o->viscosity = 0.05;
+    o->backend = acm_test_backend();
+    acm_domain *d = NULL;
+    ck_assert_int_eq(acm_domain_create(&d, o), ACM_OK);
+    free(o);
+
+    acm_collision_options *c = acm_test_alloc(sizeof *c);
+    ck_assert_int_eq(acm_collision_options_init(c, 1), ACM_OK);
+    ACM_CK_OK(d, acm_domain_set_collision(d, c));
+    ACM_CK_OK(d, acm_domain_get_collision(d, c));
+    free(c);
+
+    acm_domain_stats *s = acm_test_alloc(sizeof *s);
+    s->version = 1;
+    ACM_CK_OK(d, acm_domain_get_stats(d, s));
+    ck_assert_uint_eq(s->version, 1);
+    free(s);
+
+    acm_domain_info *i = acm_test_alloc(sizeof *i);
+    i->version = 1;
+    ACM_CK_OK(d, acm_domain_get_info(d, i));
+    ck_assert_uint_eq(i->version, 1);
+    ck_assert_int_eq(i->nx, 3);
+    free(i);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+TEST_SUITE(abi_suite)
+{
+    Suite *s = suite_create("abi");
+    TCase *tc = acm_tcase("v1", 30);
+    tcase_add_test(tc, struct_sizes_are_version_1);
+    tcase_add_test(tc, library_reads_only_version_1_bytes);
+    suite_add_tcase(s, tc);
+    return s;
+}
