@@ -143,8 +143,22 @@ static acm_gpu_grid grid_of(const acm_domain *d)
     g.nz = d->nz;
     g.ncells = (uint32_t)d->ncells;
     g.l = d->csoa;
+    g.div_nx = acm_fastdiv_make((uint32_t)d->nx);
+    g.div_ny = acm_fastdiv_make((uint32_t)d->ny);
     memcpy(g.face, d->face, sizeof g.face);
     return g;
+}
+
+/* Start of each population's storage inside each CSoA group, so that a
+ * kernel adds only the cell's own offset (acm_cell_base). */
+static void plane_pointers(const acm_domain *d, acm_step_args &a)
+{
+    const size_t elem = (size_t)IMPL(d)->elem;
+    for (int i = 0; i < ACM_Q; ++i) {
+        size_t off = (size_t)i * (size_t)d->csoa.alpha * elem;
+        a.src_plane[i] = (const char *)a.src + off;
+        a.dst_plane[i] = (char *)a.dst + off;
+    }
 }
 
 /* Arguments of a kernel for the current state. */
@@ -166,6 +180,7 @@ static acm_step_args step_args(const acm_domain *d)
     a.fallbacks = m->counters + 1;
     a.bad = m->counters;
     a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
+    plane_pointers(d, a);
     return a;
 }
 
@@ -273,8 +288,8 @@ static acm_status diagnose(acm_domain *d)
     acm_step_args a = step_args(d);
     unsigned n = 0;
     CU_TRY(d, acm_launch_diagnostics(a, m->f[m->cur], m->elem, m->partials, &n, m->stream));
-    CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, m->stream));
-    CU_TRY(d, acm_launch_sum_partials(m->partials + n, n, m->sums + 3, false, m->stream));
+    CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, (double)d->ncells, m->stream));
+    CU_TRY(d, acm_launch_sum_partials(m->partials + n, n, m->sums + 3, false, (double)d->ncells, m->stream));
     return ACM_OK;
 }
 
@@ -510,7 +525,7 @@ static acm_status finish_sums(acm_domain *d, unsigned blocks)
     cuda_impl *m = IMPL(d);
     if (acm_is_adaptive(d->coll.model))
         CU_TRY(d, acm_launch_sum_partials(m->partials, blocks, m->sums + (1 - m->ring), true,
-                                          m->stream));
+                                          (double)d->ncells, m->stream));
     return ACM_OK;
 }
 

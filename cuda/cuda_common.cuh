@@ -113,18 +113,55 @@ ACM__MATH(double, f64)
 
 /* ---- grid and kernel arguments ---------------------------------------------- */
 
+/* Division of 32-bit unsigned numbers by a constant divisor d with a
+ * multiply and shifts (Granlund & Montgomery 1994, Fig. 4.1); exact for every
+ * n. Set up on the host by acm_fastdiv_make. */
+struct acm_fastdiv {
+    uint32_t m, s1, s2;
+};
+
+static inline acm_fastdiv acm_fastdiv_make(uint32_t d)
+{
+    uint32_t l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < d)
+        ++l;
+    acm_fastdiv f;
+    f.m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - d)) / d + 1);
+    f.s1 = l < 1 ? l : 1;
+    f.s2 = l > 1 ? l - 1 : 0;
+    return f;
+}
+
+__device__ __forceinline__ uint32_t acm_fastdiv_div(const acm_fastdiv &f, uint32_t n)
+{
+    const uint32_t t = __umulhi(f.m, n);
+    return (t + ((n - t) >> f.s1)) >> f.s2;
+}
+
 /* The geometry every kernel needs (passed by value). */
 struct acm_gpu_grid {
     int32_t nx, ny, nz;
     uint32_t ncells;
     acm_csoa l;
+    acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
     acm_face_bc face[ACM_FACE_COUNT];
 };
 
-/* Domain-wide sums of one step, the inputs of the ACM rules of the next. */
+/* Domain-wide sums of one step, the inputs of the ACM rules of the next.
+ * Block reductions combine the first four fields; acm_finish_sums derives
+ * the inverses the collision uses once per step. */
 struct acm_gpu_sums {
     double max_u2, sum_rho, sum_j, sum_pi;
+    double inv_umax, inv_mean_rho, inv_mean_j, inv_mean_pi;
 };
+
+__device__ __forceinline__ void acm_finish_sums(acm_gpu_sums &s, double ncells)
+{
+    s.inv_umax = s.max_u2 > 0.0 ? rsqrt(s.max_u2) : 0.0;
+    s.inv_mean_rho = s.sum_rho > 0.0 ? ncells / s.sum_rho : 0.0;
+    s.inv_mean_j = s.sum_j > 0.0 ? ncells / s.sum_j : 0.0;
+    s.inv_mean_pi = s.sum_pi > 0.0 ? ncells / s.sum_pi : 0.0;
+}
 
 /* Everything a collision kernel needs for one step. */
 struct acm_step_args {
@@ -132,6 +169,9 @@ struct acm_step_args {
     acm_collide_params p;        /* inv_umax and the means are taken from prev */
     const void *src;             /* stored populations after the previous collision */
     void *dst;                   /* stored populations after this collision */
+    const void *src_plane[27];   /* src + i * alpha elements: population i of a cell is at
+                                    src_plane[i] + acm_cell_base(cell) */
+    void *dst_plane[27];         /* likewise for dst */
     const void *force;           /* 3 planes of ncells (arithmetic type), or NULL */
     double force0[3];            /* uniform body force */
     void *tau;                   /* ACM_LI2020 per-cell tau* (arithmetic type) */
@@ -147,9 +187,9 @@ struct acm_step_args {
 __device__ __forceinline__ void acm_coords(const acm_gpu_grid &g, uint32_t k, int32_t &x,
                                            int32_t &y, int32_t &z)
 {
-    uint32_t t = k / (uint32_t)g.nx;
+    uint32_t t = acm_fastdiv_div(g.div_nx, k);
     x = (int32_t)(k - t * (uint32_t)g.nx);
-    z = (int32_t)(t / (uint32_t)g.ny);
+    z = (int32_t)acm_fastdiv_div(g.div_ny, t);
     y = (int32_t)(t - (uint32_t)z * (uint32_t)g.ny);
 }
 
@@ -242,6 +282,68 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
     }
 }
 
+/* ---- fast addressing for the per-cell kernels ------------------------------------ */
+
+/* Element index of population 0 of cell k (population i adds i * alpha):
+ * 27 alpha floor(k / alpha) + k mod alpha = 27 k - 26 (k mod alpha). IDX is
+ * uint32_t when the whole array has fewer than 2^32 elements, else uint64_t. */
+template <typename IDX>
+__device__ __forceinline__ IDX acm_cell_base(const acm_csoa &l, uint32_t k)
+{
+    /* 27 alpha (k >> shift) + (k & mask) = k + 26 (k & ~mask) */
+    const uint32_t mask = (uint32_t)l.alpha - 1u;
+    return (IDX)k + (IDX)26 * (IDX)(k & ~mask);
+}
+
+/* The 27 pull sources of a cell away from non-periodic faces, as offsets of
+ * the linear cell index along each axis (slot c + 1 for velocity component c,
+ * periodic wrap included). `edge` is set when some source lies across a
+ * non-periodic face: such a cell takes the general acm_pull. */
+struct acm_sources {
+    int32_t ox[3], oy[3], oz[3];
+    bool edge;
+};
+
+template <int DIR>
+__device__ __forceinline__ acm_sources acm_source_offsets(const acm_gpu_grid &g, int32_t x,
+                                                          int32_t y, int32_t z)
+{
+    acm_sources s;
+    s.edge = false;
+    const int32_t coord[3] = {x, y, z}, n[3] = {g.nx, g.ny, g.nz};
+    const int32_t stride[3] = {1, g.nx, g.nx * g.ny};
+    int32_t *off[3] = {s.ox, s.oy, s.oz};
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+#pragma unroll
+        for (int c = -1; c <= 1; ++c) {
+            int32_t v = coord[axis] - DIR * c;
+            if (v < 0 || v >= n[axis]) {
+                const int f = 2 * axis + (v < 0 ? 0 : 1);
+                s.edge |= g.face[f].type != ACM_BOUNDARY_PERIODIC;
+                v = v < 0 ? v + n[axis] : v - n[axis];
+            }
+            off[axis][c + 1] = (v - coord[axis]) * stride[axis];
+        }
+    }
+    return s;
+}
+
+/* Pull of a cell whose sources are all inside or across periodic faces:
+ * straight-line loads through the per-population plane pointers, no branches. */
+template <typename T, typename IDX>
+__device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32_t k,
+                                                  const acm_sources &s,
+                                                  typename acm_io<T>::R f[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] + s.oy[acm_cy(i) + 1] +
+                                       s.oz[acm_cz(i) + 1]);
+        f[i] = acm_io<T>::ld((const T *)a.src_plane[i], (uint64_t)acm_cell_base<IDX>(a.g.l, kn));
+    }
+}
+
 /* Shifted equilibrium f^eq - w in public order. */
 template <typename R>
 __device__ __forceinline__ void acm_equilibrium_public(R rho, const R u[3], R out[27])
@@ -286,12 +388,12 @@ __device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t 
 
 /* The ACM rules' inputs from the previous step's sums. */
 __device__ __forceinline__ void acm_params_from_sums(acm_collide_params &p,
-                                                     const acm_gpu_sums *prev, double ncells)
+                                                     const acm_gpu_sums *prev)
 {
-    p.inv_umax = prev->max_u2 > 0.0 ? rsqrt(prev->max_u2) : 0.0;
-    p.inv_mean_rho = prev->sum_rho > 0.0 ? ncells / prev->sum_rho : 0.0;
-    p.inv_mean_j = prev->sum_j > 0.0 ? ncells / prev->sum_j : 0.0;
-    p.inv_mean_pi = prev->sum_pi > 0.0 ? ncells / prev->sum_pi : 0.0;
+    p.inv_umax = prev->inv_umax;
+    p.inv_mean_rho = prev->inv_mean_rho;
+    p.inv_mean_j = prev->inv_mean_j;
+    p.inv_mean_pi = prev->inv_mean_pi;
 }
 
 /* Raw second-moment norm |sum f c c| of shifted populations. */
@@ -351,6 +453,24 @@ __device__ __forceinline__ void acm_block_sums(acm_gpu_sums v, acm_gpu_sums *out
             t.sum_pi += warp_sums[w].sum_pi;
         }
         *out = t;
+    }
+}
+
+/* Block-wide maximum of v into *out (inactive threads pass 0). */
+__device__ __forceinline__ void acm_block_max(float v, double *out)
+{
+    __shared__ float warp_max[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, off));
+    if (lane == 0)
+        warp_max[warp] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w)
+            v = fmaxf(v, warp_max[w]);
+        *out = (double)v;
     }
 }
 

@@ -56,9 +56,9 @@ cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull,
                            cudaStream_t s);
 
 /* step_sums.cu: reduce n block partials into *out (field max_u2 as a
- * maximum when first_max, else as a sum). */
+ * maximum when first_max, else as a sum; ncells for the derived means). */
 cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
-                                    bool first_max, cudaStream_t s);
+                                    bool first_max, double ncells, cudaStream_t s);
 
 /* boundary_faces.cu: the per-face domain-boundary kernels.
  * Inlet/outlet equilibrium layer of one face, on the post-collision state. */

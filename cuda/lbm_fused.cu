@@ -8,64 +8,90 @@
  */
 #include "kernels.cuh"
 
-template <typename T, int MODEL, bool PULL>
-__global__ void acm_lbm_kernel(const acm_step_args a)
+/* Register budget: blocks of up to ACM_FUSED_MAX_THREADS threads, at least
+ * ACM_FUSED_MIN_BLOCKS of them resident per multiprocessor (docs/performance.md). */
+#ifndef ACM_FUSED_MIN_BLOCKS
+#  define ACM_FUSED_MIN_BLOCKS 2
+#endif
+#define ACM_FUSED_MAX_THREADS 256
+
+template <typename T, typename IDX, int MODEL, bool PULL>
+__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
+    acm_lbm_kernel(const acm_step_args a)
 {
     typedef typename acm_io<T>::R R;
     const bool acm = acm_is_adaptive(MODEL);
+    const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     acm_gpu_sums sums = {0.0, 0.0, 0.0, 0.0};
+    float u2max = 0.0f;
     if (k < a.g.ncells) {
         const T *src = (const T *)a.src;
         R f[27], o[27], F[3];
-        if (PULL) {
-            int32_t x, y, z;
-            acm_coords(a.g, k, x, y, z);
-            acm_pull<T, 1>(a.g, src, x, y, z, f);
-        } else {
+        if (!PULL) {
 #pragma unroll
             for (int i = 0; i < 27; ++i)
                 f[i] = acm_io<T>::ld(src, acm_idx(a.g, k, i));
+        } else {
+            int32_t x, y, z;
+            acm_coords(a.g, k, x, y, z);
+            const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+            if (s.edge) /* next to a wall, inlet or outlet: the face rules */
+                acm_pull<T, 1>(a.g, src, x, y, z, f);
+            else
+                acm_pull_interior<T, IDX>(a, k, s, f);
         }
         acm_cell_force(a, k, F);
         acm_collide_params p = a.p;
         if (acm)
-            acm_params_from_sums(p, a.prev, (double)a.g.ncells);
+            acm_params_from_sums(p, a.prev);
         R tau_unused = 0;
-        R *tau = MODEL == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
+        R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
         typename acm_math<R>::diag d;
         acm_math<R>::collide(&p, MODEL, f, F, tau, o, &d);
         if (acm && d.fallback) {
             acm_math<R>::fallback(&p, f, F, o);
             atomicAdd(a.fallbacks, 1ull);
         }
-        T *dst = (T *)a.dst;
+        const IDX base = acm_cell_base<IDX>(a.g.l, k);
 #pragma unroll
         for (int i = 0; i < 27; ++i)
-            acm_io<T>::st(dst, acm_idx(a.g, k, i), o[i]);
-        double u2 = (double)(d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2]);
+            acm_io<T>::st((T *)a.dst_plane[i], (uint64_t)base, o[i]);
+        const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
         if (PULL)
-            acm_check_divergence(a, k, u2);
-        sums.max_u2 = isnan(u2) ? 0.0 : u2;
-        sums.sum_rho = (double)d.rho;
-        sums.sum_j = (double)d.rho * sqrt(u2);
-        sums.sum_pi = (double)d.pi;
+            acm_check_divergence(a, k, (double)u2);
+        u2max = isnan((float)u2) ? 0.0f : (float)u2;
+        if (li2020) {
+            sums.max_u2 = (double)u2max;
+            sums.sum_rho = (double)d.rho;
+            sums.sum_j = (double)(d.rho * sqrt(u2));
+            sums.sum_pi = (double)d.pi;
+        }
     }
-    if (acm && PULL)
+    /* the ACM rules' inputs of the next step: max |u| (LI2018; the partials' other
+     * fields are then left as they are and unused), also means (LI2020) */
+    if (li2020 && PULL)
         acm_block_sums<true>(sums, a.partials + blockIdx.x);
+    else if (acm && PULL)
+        acm_block_max(u2max, &a.partials[blockIdx.x].max_u2);
 }
 
 cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                            cudaStream_t s)
 {
     const unsigned grid = acm_blocks(a.g.ncells, block);
+    /* 32-bit element indices when the population array allows them */
+    const bool narrow = acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
         acm_with_model(a.p.model, [&](auto m) {
-            if (pull)
-                acm_lbm_kernel<T, decltype(m)::value, true><<<grid, block, 0, s>>>(a);
+            constexpr int M = decltype(m)::value;
+            if (!pull)
+                acm_lbm_kernel<T, uint64_t, M, false><<<grid, block, 0, s>>>(a);
+            else if (narrow)
+                acm_lbm_kernel<T, uint32_t, M, true><<<grid, block, 0, s>>>(a);
             else
-                acm_lbm_kernel<T, decltype(m)::value, false><<<grid, block, 0, s>>>(a);
+                acm_lbm_kernel<T, uint64_t, M, true><<<grid, block, 0, s>>>(a);
         });
     });
     return cudaGetLastError();

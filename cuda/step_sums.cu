@@ -1,12 +1,13 @@
 /*
  * libacmlbm -- reduction of per-block partial sums into one acm_gpu_sums
- * (deterministic: a fixed order, no atomics). SPDX-License-Identifier: Apache-2.0
+ * (deterministic: a fixed order, no atomics). With the first field a maximum,
+ * the result also gets the inverses the ACM rules use (acm_finish_sums). SPDX-License-Identifier: Apache-2.0
  */
 #include "kernels.cuh"
 
 template <bool FIRST_MAX>
 __global__ void acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n,
-                                        acm_gpu_sums *out)
+                                        acm_gpu_sums *out, double ncells)
 {
     acm_gpu_sums v = {0.0, 0.0, 0.0, 0.0};
     for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
@@ -17,14 +18,16 @@ __global__ void acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n
         v.sum_pi += p.sum_pi;
     }
     acm_block_sums<FIRST_MAX>(v, out);
+    if (FIRST_MAX && threadIdx.x == 0)
+        acm_finish_sums(*out, ncells);
 }
 
 cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
-                                    bool first_max, cudaStream_t s)
+                                    bool first_max, double ncells, cudaStream_t s)
 {
     if (first_max)
-        acm_sum_partials_kernel<true><<<1, 1024, 0, s>>>(partials, n, out);
+        acm_sum_partials_kernel<true><<<1, 1024, 0, s>>>(partials, n, out, ncells);
     else
-        acm_sum_partials_kernel<false><<<1, 1024, 0, s>>>(partials, n, out);
+        acm_sum_partials_kernel<false><<<1, 1024, 0, s>>>(partials, n, out, ncells);
     return cudaGetLastError();
 }

@@ -53,6 +53,19 @@ typedef struct acm_collide_params {
     double inv_mean_pi;
 } acm_collide_params;
 
+/* Reciprocal of the adaptive rules' relaxation times (values in [0.5, 2]):
+ * on the GPU the fast division (2 ulp) saves a full IEEE division per rate. */
+ACM_HD float acm_rcp_f32(float x)
+{
+#ifdef __CUDA_ARCH__
+    return __fdividef(1.0f, x);
+#else
+    return 1.0f / x;
+#endif /* __CUDA_ARCH__ */
+}
+
+ACM_HD double acm_rcp_f64(double x) { return 1.0 / x; }
+
 #define ACM_R float
 #define ACM_SFX(name) name##_f32
 #define ACM_SQRT sqrtf

@@ -274,7 +274,7 @@ ACM_INLINE void ACM__F(acm_adaptive_rates)(const acm_collide_params *p, int mode
         ACM_UNROLL
         for (int o = 0; o < 4; ++o) {
             ACM__R nu = ((ACM__R)-4 * ratio + (ACM__R)5) * (ACM__R)p->li2018_nu0[o];
-            rate[2 + o] = (ACM__R)1 / ((ACM__R)3 * nu + (ACM__R)0.5);
+            rate[2 + o] = ACM__F(acm_rcp)((ACM__R)3 * nu + (ACM__R)0.5);
         }
     } else { /* ACM_LI2020: tau* = theta . (rho/<rho>, |j|/<|j|>, |Pi|/<|Pi|>, 1) */
         ACM__R pxx = (ACM__R)(1.0 / 3.0), pyy = pxx, pzz = pxx, pxy = 0, pxz = 0, pyz = 0;
@@ -298,7 +298,7 @@ ACM_INLINE void ACM__F(acm_adaptive_rates)(const acm_collide_params *p, int mode
         ACM__R prev = *tau_state;
         ts = ((ts > (ACM__R)0) & (ts < (ACM__R)1e30)) ? ts : prev; /* keep tau* if <= 0 or not finite */
         *tau_state = ts;
-        ACM__R wh = (ACM__R)1 / (ts + (ACM__R)0.5);
+        ACM__R wh = ACM__F(acm_rcp)(ts + (ACM__R)0.5);
         rate[2] = rate[3] = rate[4] = rate[5] = wh;
     }
     /* safety net: [1, max_high_order_rate]; without it [0, 2] (stability limit) */

@@ -17,9 +17,9 @@
 
 static void S(load_range)(const R *src, acm_csoa l, int64_t k, int32_t n, int i, R *dst)
 {
-    const int64_t alpha = INT64_C(1) << l.shift;
+    const int64_t alpha = (int64_t)l.alpha;
     while (n > 0) {
-        int64_t off = k & (alpha - 1);
+        int64_t off = (int64_t)acm_csoa_offset(l, (uint64_t)k);
         int32_t len = (int32_t)(alpha - off < n ? alpha - off : n);
         memcpy(dst, src + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), (size_t)len * sizeof(R));
         dst += len;
@@ -30,9 +30,9 @@ static void S(load_range)(const R *src, acm_csoa l, int64_t k, int32_t n, int i,
 
 static void S(store_range)(R *dst, acm_csoa l, int64_t k, int32_t n, int i, const R *src)
 {
-    const int64_t alpha = INT64_C(1) << l.shift;
+    const int64_t alpha = (int64_t)l.alpha;
     while (n > 0) {
-        int64_t off = k & (alpha - 1);
+        int64_t off = (int64_t)acm_csoa_offset(l, (uint64_t)k);
         int32_t len = (int32_t)(alpha - off < n ? alpha - off : n);
         memcpy(dst + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), src, (size_t)len * sizeof(R));
         src += len;

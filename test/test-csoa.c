@@ -12,7 +12,7 @@ START_TEST(index_is_a_bijection)
     const uint64_t sizes[] = {1, 37, 1000, 4096, 5001};
     for (uint32_t shift = 0; shift <= 13; ++shift) {
         for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
-            acm_csoa l = {shift, 27};
+            acm_csoa l = acm_csoa_pow2(shift, 27);
             uint64_t n = sizes[s], size = acm_csoa_size(l, n);
             ck_assert_uint_ge(size, 27 * n);
             ck_assert_uint_lt(size, 27 * (n + ((uint64_t)1 << shift)));
@@ -34,7 +34,7 @@ END_TEST
 START_TEST(index_matches_paper_formula)
 {
     for (uint32_t shift = 0; shift <= 10; ++shift) {
-        acm_csoa l = {shift, 27};
+        acm_csoa l = acm_csoa_pow2(shift, 27);
         uint64_t alpha = (uint64_t)1 << shift;
         for (uint64_t k = 0; k < 3000; k += 7)
             for (uint32_t i = 0; i < 27; ++i)
@@ -42,7 +42,7 @@ START_TEST(index_matches_paper_formula)
                                   27 * alpha * (k / alpha) + alpha * i + k % alpha);
     }
     /* the two extremes: alpha = 1 is AoS, a large alpha is SoA */
-    acm_csoa aos = {0, 27}, soa = {20, 27};
+    acm_csoa aos = acm_csoa_pow2(0, 27), soa = acm_csoa_pow2(20, 27);
     ck_assert_uint_eq(acm_csoa_index(aos, 5, 3), 5 * 27 + 3);
     ck_assert_uint_eq(acm_csoa_index(soa, 5, 3), 3 * ((uint64_t)1 << 20) + 5);
 }

@@ -1,8 +1,9 @@
 /*
  * libacmlbm tests -- one runner for every test executable. It runs all the
  * suites linked in (see TEST_SUITE in test-common.h), or those named on the
- * command line. Executables built with ACM_TEST_REQUIRES_CUDA exit with 77
- * ("skipped") when no CUDA device is usable, and say why.
+ * command line. Executables built with ACM_TEST_REQUIRES_CUDA, and any run
+ * with ACM_TEST_BACKEND=cuda, exit with 77 ("skipped") when no CUDA device is
+ * usable, and say why. CUDA runs need CK_FORK=no (no CUDA in forked children).
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "test-common.h"
@@ -23,12 +24,15 @@ static int wanted(const char *name, int argc, char **argv)
 int main(int argc, char **argv)
 {
 #ifdef ACM_TEST_REQUIRES_CUDA
-    if (!acm_backend_available(ACM_BACKEND_CUDA)) {
-        printf("SKIP: %s needs a CUDA device and this machine has none usable "
+    const int needs_cuda = 1;
+#else
+    const int needs_cuda = acm_test_backend() == ACM_BACKEND_CUDA; /* ACM_TEST_BACKEND=cuda */
+#endif /* ACM_TEST_REQUIRES_CUDA */
+    if (needs_cuda && !acm_backend_available(ACM_BACKEND_CUDA)) {
+        printf("SKIP: %s runs on the GPU and this machine has no usable CUDA device "
                "(or the library was built without CUDA)\n", argv[0]);
         return 77;
     }
-#endif /* ACM_TEST_REQUIRES_CUDA */
     SRunner *sr = NULL;
     for (const struct acm_test_suite *const *s = __start_acm_test_suites;
          s < __stop_acm_test_suites; ++s) {

@@ -34,7 +34,7 @@ typedef struct acm_layout acm_layout;
 /** Layout parameter keys; the numbers are stable. */
 typedef enum acm_layout_param {
     /** CSoA group size alpha: a power of two in [1, 2^30]; 0 = backend default
-     *  (see docs/performance.md). */
+     *  (groups of up to 1024 cells; see docs/performance.md). */
     ACM_LAYOUT_CSOA_GROUP = 1,
     /** GPU kernel structure, an ::acm_kernel; 0 = the fastest measured
      *  (::ACM_KERNEL_FUSED). The CPU backend has one code path and ignores it. */

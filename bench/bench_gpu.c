@@ -1,0 +1,282 @@
+/*
+ * libacmlbm -- GPU benchmark: measures the device's copy bandwidth, then the
+ * throughput of each kernel structure (baseline, split, fused) and storage
+ * precision (FP32, FP16) on several grid sizes, and prints MLUPS, bytes moved
+ * per cell, achieved bandwidth and its fraction of the copy bandwidth.
+ *
+ *   acm-bench-gpu [--sizes 128,256,400x200x400] [--variants baseline,split,fused]
+ *                 [--precisions fp32,fp16] [--models acm,bgk,cm] [--seconds S]
+ *                 [--block B] [--alpha A] [--device D]
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include <acmlbm/acm_cuda.h>
+#include <acmlbm/acmlbm.h>
+
+#define MAX_ITEMS 16
+
+typedef struct bench_opts {
+    int sizes[MAX_ITEMS][3];
+    int nsizes;
+    acm_kernel variants[MAX_ITEMS];
+    int nvariants;
+    acm_precision precisions[MAX_ITEMS];
+    int nprecisions;
+    acm_collision models[MAX_ITEMS];
+    int nmodels;
+    double seconds;
+    int block;
+    long alpha;
+    int device;
+} bench_opts;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static const char *variant_name(acm_kernel k)
+{
+    return k == ACM_KERNEL_BASELINE ? "baseline" : k == ACM_KERNEL_SPLIT ? "split" : "fused";
+}
+
+static const char *model_name(acm_collision m)
+{
+    switch (m) {
+    case ACM_COLLISION_BGK: return "bgk";
+    case ACM_COLLISION_RM_MRT: return "rm";
+    case ACM_COLLISION_CM_MRT: return "cm";
+    case ACM_COLLISION_ACM_LI2020: return "acm-li2020";
+    default: return "acm";
+    }
+}
+
+/* Bytes each structure moves per cell and step (every array touched once;
+ * e = bytes of a stored population, r = of an arithmetic value). */
+static double traffic(acm_kernel k, acm_precision p, acm_collision m)
+{
+    double e = p == ACM_PRECISION_FP16 ? 2 : p == ACM_PRECISION_FP64 ? 8 : 4;
+    double r = p == ACM_PRECISION_FP64 ? 8 : 4;
+    double tau = m == ACM_COLLISION_ACM_LI2020 ? 2 * r : 0;
+    switch (k) {
+    case ACM_KERNEL_BASELINE: /* stream 54e, macro 27e + 4r, collide 54e */
+        return 135 * e + 4 * r + tau;
+    case ACM_KERNEL_SPLIT: /* stream 54e, macro 27e+4r, moments 27e+27r, outputs 2(27r+4r)+27e, marks */
+        return 135 * e + 93 * r + 1 + tau;
+    default: /* pull 27e, write 27e */
+        return 54 * e + tau;
+    }
+}
+
+/* Device-to-device copy bandwidth (bytes read + written per second), best of 10. */
+static double copy_bandwidth(int device)
+{
+    const size_t bytes = (size_t)2 << 30;
+    void *a = NULL, *b = NULL;
+    cudaSetDevice(device);
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+        fprintf(stderr, "copy bandwidth: cannot allocate 2 x 2 GiB\n");
+        exit(1);
+    }
+    cudaMemset(a, 1, bytes);
+    cudaMemset(b, 2, bytes);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    double best = 0;
+    for (int rep = 0; rep < 12; ++rep) {
+        cudaEventRecord(e0, 0);
+        cudaMemcpyAsync(rep % 2 ? a : b, rep % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2 && 2.0 * (double)bytes / (ms * 1e-3) > best)
+            best = 2.0 * (double)bytes / (ms * 1e-3);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(b);
+    return best;
+}
+
+/* MLUPS of one configuration, or a negative number with a message. */
+static double run_one(const bench_opts *o, const int n[3], acm_kernel k, acm_precision p,
+                      acm_collision m)
+{
+    acm_layout *l = NULL;
+    acm_layout_create(&l);
+    acm_layout_set(l, ACM_LAYOUT_KERNEL, k);
+    if (o->block > 0)
+        acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, o->block);
+    if (o->alpha > 0)
+        acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, o->alpha);
+    char err[256] = "";
+    acm_domain_options opts = ACM_DOMAIN_OPTIONS_INIT;
+    opts.nx = n[0];
+    opts.ny = n[1];
+    opts.nz = n[2];
+    opts.viscosity = 0.001;
+    opts.collision = m;
+    opts.precision = p;
+    opts.backend = ACM_BACKEND_CUDA;
+    opts.device = o->device;
+    opts.layout = l;
+    opts.initial_velocity[0] = 0.05;
+    opts.error_buffer = err;
+    opts.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    acm_status st = acm_domain_create(&d, &opts);
+    acm_layout_destroy(l);
+    if (st != ACM_OK) {
+        printf("  (%s: %s)\n", acm_status_string(st), err);
+        return -1;
+    }
+    /* a flow with walls and a lid, as in a real scene */
+    const double lid[3] = {0.05, 0, 0};
+    acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL);
+    acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid);
+    double mlups = -1;
+    st = acm_cuda_step_async(d, 5);
+    if (st == ACM_OK)
+        st = acm_cuda_domain_synchronize(d);
+    int steps = 10;
+    while (st == ACM_OK) {
+        double t0 = now();
+        st = acm_cuda_step_async(d, steps);
+        if (st == ACM_OK)
+            st = acm_cuda_domain_synchronize(d);
+        double t = now() - t0;
+        if (t >= o->seconds || st != ACM_OK) {
+            mlups = (double)n[0] * n[1] * n[2] * steps / t / 1e6;
+            break;
+        }
+        steps = (int)(steps * fmin(8.0, 1.2 * o->seconds / fmax(t, 1e-4)));
+    }
+    if (st != ACM_OK) {
+        printf("  (%s: %s)\n", acm_status_string(st), acm_domain_last_error(d));
+        mlups = -1;
+    }
+    acm_domain_destroy(d);
+    return mlups;
+}
+
+static int parse_list(const char *s, char items[MAX_ITEMS][32])
+{
+    int n = 0;
+    while (*s && n < MAX_ITEMS) {
+        size_t len = strcspn(s, ",");
+        snprintf(items[n++], 32, "%.*s", (int)len, s);
+        s += len + (s[len] == ',');
+    }
+    return n;
+}
+
+static void parse_args(int argc, char **argv, bench_opts *o)
+{
+    char items[MAX_ITEMS][32];
+    const char *sizes = "128,256,400x200x400", *variants = "baseline,split,fused",
+               *precisions = "fp32,fp16", *models = "acm";
+    o->seconds = 1.0;
+    o->block = 0;
+    o->alpha = 0;
+    o->device = 0;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
+        else if (!strcmp(argv[i], "--variants")) variants = argv[i + 1];
+        else if (!strcmp(argv[i], "--precisions")) precisions = argv[i + 1];
+        else if (!strcmp(argv[i], "--models")) models = argv[i + 1];
+        else if (!strcmp(argv[i], "--seconds")) o->seconds = atof(argv[i + 1]);
+        else if (!strcmp(argv[i], "--block")) o->block = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--alpha")) o->alpha = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "--device")) o->device = atoi(argv[i + 1]);
+    }
+    o->nsizes = parse_list(sizes, items);
+    for (int i = 0; i < o->nsizes; ++i) {
+        int a = 0, b = 0, c = 0;
+        if (sscanf(items[i], "%dx%dx%d", &a, &b, &c) != 3)
+            b = c = a = atoi(items[i]);
+        o->sizes[i][0] = a;
+        o->sizes[i][1] = b;
+        o->sizes[i][2] = c;
+    }
+    o->nvariants = parse_list(variants, items);
+    for (int i = 0; i < o->nvariants; ++i)
+        o->variants[i] = !strcmp(items[i], "baseline") ? ACM_KERNEL_BASELINE
+                         : !strcmp(items[i], "split")  ? ACM_KERNEL_SPLIT
+                                                       : ACM_KERNEL_FUSED;
+    o->nprecisions = parse_list(precisions, items);
+    for (int i = 0; i < o->nprecisions; ++i)
+        o->precisions[i] = !strcmp(items[i], "fp16")   ? ACM_PRECISION_FP16
+                           : !strcmp(items[i], "fp64") ? ACM_PRECISION_FP64
+                                                       : ACM_PRECISION_FP32;
+    o->nmodels = parse_list(models, items);
+    for (int i = 0; i < o->nmodels; ++i)
+        o->models[i] = !strcmp(items[i], "bgk")          ? ACM_COLLISION_BGK
+                       : !strcmp(items[i], "cm")         ? ACM_COLLISION_CM_MRT
+                       : !strcmp(items[i], "rm")         ? ACM_COLLISION_RM_MRT
+                       : !strcmp(items[i], "acm-li2020") ? ACM_COLLISION_ACM_LI2020
+                                                         : ACM_COLLISION_ACM_LI2018;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    parse_args(argc, argv, &o);
+    if (!acm_backend_available(ACM_BACKEND_CUDA)) {
+        printf("no usable CUDA device\n");
+        return 77;
+    }
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, o.device);
+    time_t t = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
+    double bw = copy_bandwidth(o.device);
+    printf("device: %s (%d SMs), libacmlbm %s, %s\n", prop.name, prop.multiProcessorCount,
+           acm_version_string(), date);
+    printf("measured device-to-device copy bandwidth: %.0f GB/s (bytes read + written)\n",
+           bw / 1e9);
+    printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n\n",
+           bw / 216e6, bw / 108e6);
+    printf("%-9s %-5s %-12s %-10s %9s %7s %9s %7s\n", "variant", "prec", "size", "model",
+           "MLUPS", "B/cell", "GB/s", "of copy");
+    for (int s = 0; s < o.nsizes; ++s)
+        for (int m = 0; m < o.nmodels; ++m)
+            for (int p = 0; p < o.nprecisions; ++p)
+                for (int v = 0; v < o.nvariants; ++v) {
+                    double mlups = run_one(&o, o.sizes[s], o.variants[v], o.precisions[p],
+                                           o.models[m]);
+                    double bytes = traffic(o.variants[v], o.precisions[p], o.models[m]);
+                    char size[32];
+                    snprintf(size, sizeof size, "%dx%dx%d", o.sizes[s][0], o.sizes[s][1],
+                             o.sizes[s][2]);
+                    if (mlups < 0) {
+                        printf("%-9s %-5s %-12s %-10s %9s\n", variant_name(o.variants[v]),
+                               o.precisions[p] == ACM_PRECISION_FP16 ? "fp16" : "fp32", size,
+                               model_name(o.models[m]), "failed");
+                        continue;
+                    }
+                    printf("%-9s %-5s %-12s %-10s %9.0f %7.0f %9.0f %6.1f%%\n",
+                           variant_name(o.variants[v]),
+                           o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
+                           : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
+                                                                   : "fp32",
+                           size, model_name(o.models[m]), mlups, bytes, mlups * bytes / 1e3,
+                           100.0 * mlups * bytes * 1e6 / bw);
+                    fflush(stdout);
+                }
+    printf("\nB/cell: bytes each kernel structure reads and writes per cell and step, every "
+           "array touched once (fused FP32: 2 x 27 x 4 = 216).\n");
+    return 0;
+}

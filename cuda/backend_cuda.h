@@ -1,0 +1,25 @@
+/*
+ * libacmlbm -- the CUDA backend's C interface to lib/ (the ops table is built
+ * in lib/backend_cuda_ops.c). SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_BACKEND_CUDA_H
+#define ACMLBM_BACKEND_CUDA_H
+
+#include "acm_private.h"
+
+ACM_BEGIN_DECLS
+
+bool acm_cuda_probe(void);
+acm_status acm_cuda_domain_init(acm_domain *d);
+void acm_cuda_domain_fini(acm_domain *d);
+acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src);
+acm_status acm_cuda_step(acm_domain *d, int64_t nsteps);
+acm_status acm_cuda_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
+acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype, const void *src);
+acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
+                               double u[3]);
+acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);
+
+ACM_END_DECLS
+
+#endif /* ACMLBM_BACKEND_CUDA_H */

@@ -1,0 +1,114 @@
+/*
+ * libacmlbm -- D3Q27 ACM-MRT lattice Boltzmann solver
+ * SPDX-License-Identifier: Apache-2.0
+ */
+/**
+ * @file acm_cuda.h
+ * @defgroup cuda CUDA interoperability
+ * @{
+ *
+ * Optional API for applications that use CUDA themselves (game engines, VFX
+ * renderers): run the solver on your stream, step without waiting, and read
+ * the density and velocity fields straight from device memory. Include this
+ * header only if you have the CUDA toolkit; acmlbm.h does not need it.
+ *
+ * ### Which calls synchronise
+ * On the CUDA backend every GPU operation of a domain is ordered on the
+ * domain's stream (its own non-blocking stream, or the one you set).
+ * - acm_step() waits for the device at each divergence check (every
+ *   ::ACM_PARAM_DIVERGENCE_INTERVAL steps, default 1, and at its end).
+ * - acm_cuda_step_async() only enqueues; acm_cuda_domain_synchronize() waits
+ *   and reports what happened (divergence, device faults).
+ * - acm_cuda_domain_map_fields() only enqueues.
+ * - Field reads and writes, acm_domain_probe(), acm_domain_get_stats() and the
+ *   initialisation calls wait for their own work before they return.
+ * - acm_domain_set_face(), acm_domain_set_body_force() and the other setters
+ *   touch host state only; they apply to steps enqueued afterwards.
+ *
+ * A device fault inside a kernel (for example an illegal address) is
+ * reported as ::ACM_ERR_DEVICE by the next call that waits, with the CUDA
+ * error in acm_domain_last_error(); the domain is then unusable and must be
+ * destroyed.
+ *
+ * Builds without CUDA export these functions too; they return
+ * ::ACM_ERR_NOT_BUILT.
+ */
+#ifndef ACMLBM_ACM_CUDA_H
+#define ACMLBM_ACM_CUDA_H
+
+#include <cuda_runtime.h> /* cudaStream_t */
+
+#include "acm_domain.h" /* acm_domain */
+
+ACM_BEGIN_DECLS
+
+/**
+ * Run all of the domain's GPU work on @p stream from now on (the domain waits
+ * for its previous stream first). NULL gives the domain its own stream again.
+ *
+ * @param domain a domain on the CUDA backend
+ * @param stream a stream of the domain's device, or NULL
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER (domain), ::ACM_ERR_UNSUPPORTED (a
+ *         CPU domain), ::ACM_ERR_DEVICE, ::ACM_ERR_NOT_BUILT
+ * @note The caller keeps ownership of @p stream and must not destroy it while
+ *       the domain uses it.
+ * @since 1.0
+ */
+ACM_API acm_status acm_cuda_domain_set_stream(acm_domain *domain, cudaStream_t stream);
+
+/**
+ * The stream the domain's work runs on.
+ *
+ * @param domain      a domain on the CUDA backend
+ * @param[out] stream receives the stream
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_UNSUPPORTED,
+ *         ::ACM_ERR_NOT_BUILT
+ * @since 1.0
+ */
+ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *stream);
+
+/**
+ * Enqueue @p nsteps time steps on the domain's stream and return at once.
+ * Divergence is recorded on the device and reported by
+ * acm_cuda_domain_synchronize().
+ *
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
+ *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_BAD_STATE (diverged),
+ *         ::ACM_ERR_UNSUPPORTED, ::ACM_ERR_DEVICE, ::ACM_ERR_NOT_BUILT
+ * @since 1.0
+ */
+ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
+
+/**
+ * Wait for the domain's enqueued work and report its outcome.
+ *
+ * @return ::ACM_OK, ::ACM_ERR_DIVERGED (message names the first diverged
+ *         step and cell), ::ACM_ERR_DEVICE, ::ACM_ERR_NULL_POINTER,
+ *         ::ACM_ERR_UNSUPPORTED, ::ACM_ERR_NOT_BUILT
+ * @since 1.0
+ */
+ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain);
+
+/**
+ * Compute the density and velocity of the current state into device buffers
+ * owned by the domain and return their addresses (enqueued on the domain's
+ * stream; read them on that stream or after synchronising). The layout is
+ * that of acm_domain_get_field(): density[ncells], velocity[3 * ncells]
+ * interleaved, cell index x + nx * (y + ny * z), 32-bit floats. The buffers
+ * live until the domain is destroyed; each call overwrites them.
+ *
+ * @param domain         a domain on the CUDA backend
+ * @param[out] density   receives the density buffer (may be NULL)
+ * @param[out] velocity  receives the velocity buffer (may be NULL)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER (domain, or both outputs NULL),
+ *         ::ACM_ERR_UNSUPPORTED, ::ACM_ERR_DEVICE_MEMORY, ::ACM_ERR_DEVICE,
+ *         ::ACM_ERR_NOT_BUILT
+ * @since 1.0
+ */
+ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **density,
+                                              const float **velocity);
+
+ACM_END_DECLS
+
+/** @} */
+#endif /* ACMLBM_ACM_CUDA_H */

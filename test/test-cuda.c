@@ -1,0 +1,350 @@
+/*
+ * libacmlbm tests -- the CUDA backend against the CPU oracle: every collision
+ * model, every face type, every kernel structure, 120 steps, compared with the
+ * same run on the CPU; FP16 storage accuracy; the CUDA interoperability API;
+ * device error paths. Needs a GPU (exit 77 otherwise), run with CK_FORK=no.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+#include <cuda_runtime.h>
+
+#include <acmlbm/acm_cuda.h>
+
+#define NX 20
+#define NY 12
+#define NZ 10
+#define NCELLS ((size_t)NX * NY * NZ)
+/* Steps of each agreement run: 120, or ACM_TEST_STEPS (fewer under compute-sanitizer). */
+static int steps(void)
+{
+    const char *e = getenv("ACM_TEST_STEPS");
+    return e != NULL && atoi(e) > 0 ? atoi(e) : 120;
+}
+
+/* Largest |a - b| over the largest |b|. */
+static double rel_diff(const double *a, const double *b, size_t n)
+{
+    double dmax = 0, bmax = 0;
+    for (size_t i = 0; i < n; ++i) {
+        dmax = fmax(dmax, fabs(a[i] - b[i]));
+        bmax = fmax(bmax, fabs(b[i]));
+        if (isnan(a[i]) || isnan(b[i]))
+            return INFINITY;
+    }
+    return dmax / bmax;
+}
+
+typedef enum scene { SCENE_PERIODIC, SCENE_CHANNEL, SCENE_INLET, SCENE_BOX, SCENE_COUNT } scene;
+static const char *const scene_names[SCENE_COUNT] = {"periodic TGV", "channel + force",
+                                                     "inlet/outlet", "closed lid box"};
+
+/* A domain on `backend` set up as `sc`, stepped steps() times. */
+static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
+                             acm_precision prec, acm_kernel kernel)
+{
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
+    acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, model, prec);
+    o.backend = backend;
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    /* a 3-D Taylor-Green field in every scene: non-trivial populations */
+    double *u = acm_test_alloc(3 * NCELLS * sizeof(double));
+    for (size_t k = 0; k < NCELLS; ++k) {
+        double x = 2 * M_PI * (double)(k % NX) / NX, y = 2 * M_PI * (double)(k / NX % NY) / NY;
+        double z = 2 * M_PI * (double)(k / (NX * NY)) / NZ;
+        u[3 * k] = 0.04 * sin(x) * cos(y) * cos(z);
+        u[3 * k + 1] = -0.04 * cos(x) * sin(y) * cos(z);
+        u[3 * k + 2] = 0.01 * sin(z);
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, NCELLS));
+    free(u);
+    const double lid[3] = {0.05, 0, 0.02}, inflow[3] = {0.03, 0.005, 0}, g[3] = {2e-5, 0, 1e-5};
+    switch (sc) {
+    case SCENE_PERIODIC: break;
+    case SCENE_CHANNEL:
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
+        ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+        break;
+    case SCENE_INLET:
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, inflow));
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+        break;
+    default:
+        for (int f = 0; f < ACM_FACE_COUNT; ++f)
+            ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
+        break;
+    }
+    ACM_CK_OK(d, acm_step(d, steps()));
+    return d;
+}
+
+static double *field(acm_domain *d, acm_field f, size_t comps)
+{
+    double *v = acm_test_alloc(comps * NCELLS * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, f, ACM_DTYPE_FLOAT64, v, comps * NCELLS * sizeof(double)));
+    return v;
+}
+
+/* Compare a GPU run with the CPU run of the same scene. */
+static void compare(scene sc, acm_collision model, acm_precision gpu_prec, acm_precision cpu_prec,
+                    acm_kernel kernel, double tol)
+{
+    acm_domain *cpu = run_scene(ACM_BACKEND_CPU, sc, model, cpu_prec, ACM_KERNEL_DEFAULT);
+    acm_domain *gpu = run_scene(ACM_BACKEND_CUDA, sc, model, gpu_prec, kernel);
+    double *fc = field(cpu, ACM_FIELD_POPULATIONS, 27), *fg = field(gpu, ACM_FIELD_POPULATIONS, 27);
+    double *uc = field(cpu, ACM_FIELD_VELOCITY, 3), *ug = field(gpu, ACM_FIELD_VELOCITY, 3);
+    double df = rel_diff(fg, fc, 27 * NCELLS), du = rel_diff(ug, uc, 3 * NCELLS);
+    acm_domain_stats sc_ = acm_test_stats(cpu), sg = acm_test_stats(gpu);
+    printf("GPU vs CPU, %-15s model %d kernel %d precision %d: populations %.2e, velocity "
+           "%.2e, mass %.2e\n",
+           scene_names[sc], model, kernel, gpu_prec, df, du, fabs(sg.mass - sc_.mass) / sc_.mass);
+    ck_assert_msg(df <= tol && du <= 10 * tol,
+                  "%s, model %d, kernel %d, precision %d: populations differ by %g, velocity by "
+                  "%g (tolerance %g)",
+                  scene_names[sc], model, kernel, gpu_prec, df, du, tol);
+    free(fc);
+    free(fg);
+    free(uc);
+    free(ug);
+    acm_domain_destroy(cpu);
+    acm_domain_destroy(gpu);
+}
+
+static const acm_collision models[5] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT,
+                                        ACM_COLLISION_CM_MRT, ACM_COLLISION_ACM_LI2018,
+                                        ACM_COLLISION_ACM_LI2020};
+static const acm_kernel kernels[3] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
+
+/* loop index = scene * 15 + model * 3 + kernel */
+START_TEST(gpu_fp32_matches_cpu_fp32)
+{
+    compare((scene)(_i / 15), models[_i / 3 % 5], ACM_PRECISION_FP32, ACM_PRECISION_FP32,
+            kernels[_i % 3], 1e-5);
+}
+END_TEST
+
+START_TEST(gpu_fp64_matches_cpu_fp64)
+{
+    compare((scene)(_i / 5), models[_i % 5], ACM_PRECISION_FP64, ACM_PRECISION_FP64,
+            ACM_KERNEL_FUSED, 1e-12);
+}
+END_TEST
+
+START_TEST(gpu_fp16_storage_tracks_cpu_fp32)
+{
+    /* FP16 storage rounds every population to 11 bits of its deviation */
+    compare((scene)(_i / 3), ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP16, ACM_PRECISION_FP32,
+            kernels[_i % 3], 2e-3);
+}
+END_TEST
+
+/* ---- FP16 accuracy on the Taylor-Green decay (issue: measure FP16 vs FP32) --------------- */
+
+static double tgv_rate_error(acm_precision prec)
+{
+    const int N = 64;
+    const double nu = 0.01, U = 0.02, k = 2 * M_PI / N;
+    acm_domain_options o = acm_test_options(N, N, 1, nu, ACM_COLLISION_CM_MRT, prec);
+    o.backend = ACM_BACKEND_CUDA;
+    acm_domain *d = acm_test_domain(&o);
+    acm_test_set_cm(d, 1.0);
+    size_t n = (size_t)N * N;
+    double *u = acm_test_alloc(3 * n * sizeof(double)), *rho = acm_test_alloc(n * sizeof(double));
+    for (int y = 0; y < N; ++y)
+        for (int x = 0; x < N; ++x) {
+            size_t c = (size_t)(x + N * y);
+            u[3 * c] = -U * cos(k * x) * sin(k * y);
+            u[3 * c + 1] = U * sin(k * x) * cos(k * y);
+            rho[c] = 1 - 3 * (U * U / 4) * (cos(2 * k * x) + cos(2 * k * y));
+        }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, u, n));
+    int steps = (int)lround(log(4.0) / (2 * nu * k * k));
+    double amp[2];
+    for (int pass = 0; pass < 2; ++pass) {
+        ACM_CK_OK(d, acm_step(d, pass == 0 ? steps / 10 : steps - steps / 10));
+        ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u,
+                                          3 * n * sizeof(double)));
+        double re = 0, im = 0;
+        for (int y = 0; y < N; ++y)
+            for (int x = 0; x < N; ++x) {
+                re += u[3 * (x + N * y)] * cos(k * (x + y));
+                im -= u[3 * (x + N * y)] * sin(k * (x + y));
+            }
+        amp[pass] = sqrt(re * re + im * im);
+    }
+    free(u);
+    free(rho);
+    acm_domain_destroy(d);
+    return log(amp[0] / amp[1]) / (steps - steps / 10) / (2 * nu * k * k) - 1;
+}
+
+START_TEST(fp16_taylor_green_accuracy)
+{
+    double e64 = tgv_rate_error(ACM_PRECISION_FP64), e32 = tgv_rate_error(ACM_PRECISION_FP32);
+    double e16 = tgv_rate_error(ACM_PRECISION_FP16);
+    printf("TGV 64x64 nu=0.01 on the GPU: decay-rate error FP64 %+.3e, FP32 %+.3e, FP16 %+.3e\n",
+           e64, e32, e16);
+    ck_assert_msg(fabs(e64 + 1.3e-4) < 1e-5, "FP64 %g (reference -1.3e-4)", e64);
+    ck_assert_msg(fabs(e32 - e64) < 1e-3, "FP32 %g vs FP64 %g", e32, e64);
+    ck_assert_msg(fabs(e16 - e64) < 1e-2, "FP16 %g vs FP64 %g", e16, e64);
+}
+END_TEST
+
+/* ---- interoperability ----------------------------------------------------------------------- */
+
+static acm_domain *gpu_domain(void)
+{
+    acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA;
+    o.initial_velocity[0] = 0.02;
+    return acm_test_domain(&o);
+}
+
+START_TEST(caller_stream_async_steps_and_mapped_fields)
+{
+    acm_domain *d = gpu_domain();
+    cudaStream_t s;
+    ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
+    ACM_CK_OK(d, acm_cuda_domain_set_stream(d, s));
+    cudaStream_t got = NULL;
+    ACM_CK_OK(d, acm_cuda_domain_get_stream(d, &got));
+    ck_assert_ptr_eq(got, s);
+    const double g[3] = {1e-5, 0, 0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    ACM_CK_OK(d, acm_cuda_step_async(d, 25));
+    const float *rho = NULL, *vel = NULL;
+    ACM_CK_OK(d, acm_cuda_domain_map_fields(d, &rho, &vel));
+    ck_assert_ptr_nonnull(rho);
+    ck_assert_ptr_nonnull(vel);
+    float *hr = acm_test_alloc(NCELLS * sizeof(float)), *hu = acm_test_alloc(3 * NCELLS * sizeof(float));
+    ck_assert_int_eq(cudaMemcpyAsync(hr, rho, NCELLS * sizeof(float), cudaMemcpyDeviceToHost, s),
+                     cudaSuccess);
+    ck_assert_int_eq(cudaMemcpyAsync(hu, vel, 3 * NCELLS * sizeof(float), cudaMemcpyDeviceToHost, s),
+                     cudaSuccess);
+    ck_assert_int_eq(cudaStreamSynchronize(s), cudaSuccess);
+    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    acm_domain_stats st = acm_test_stats(d);
+    ck_assert_int_eq(st.step, 25);
+    double *u = field(d, ACM_FIELD_VELOCITY, 3), *r = field(d, ACM_FIELD_DENSITY, 1);
+    for (size_t k = 0; k < NCELLS; ++k) {
+        ck_assert_double_eq_tol(hr[k], r[k], 1e-6);
+        for (int a = 0; a < 3; ++a)
+            ck_assert_double_eq_tol(hu[3 * k + a], u[3 * k + a], 1e-7);
+    }
+    /* back to the domain's own stream; the caller's may then go */
+    ACM_CK_OK(d, acm_cuda_domain_set_stream(d, NULL));
+    ck_assert_int_eq(cudaStreamDestroy(s), cudaSuccess);
+    ACM_CK_OK(d, acm_step(d, 5));
+    free(hr);
+    free(hu);
+    free(u);
+    free(r);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+START_TEST(async_divergence_is_reported_at_synchronize)
+{
+    acm_domain *d = gpu_domain();
+    const double F[3] = {0.02, 0, 0}; /* accelerates past the speed limit */
+    ACM_CK_OK(d, acm_domain_set_body_force(d, F));
+    ACM_CK_OK(d, acm_cuda_step_async(d, 100));
+    ACM_CK_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_DIVERGED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "diverged at step"));
+    ACM_CK_FAIL(d, acm_step(d, 1), ACM_ERR_BAD_STATE);
+    ACM_CK_OK(d, acm_domain_init_uniform(d, 1.0, NULL));
+    const double zero[3] = {0, 0, 0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, zero));
+    ACM_CK_OK(d, acm_step(d, 3));
+    acm_domain_destroy(d);
+}
+END_TEST
+
+START_TEST(divergence_keeps_the_last_good_state_like_the_cpu)
+{
+    /* with a check every step (the default), both backends stop at the same step */
+    int64_t stopped[2];
+    for (int b = 0; b < 2; ++b) {
+        acm_domain_options o = acm_test_options(8, 8, 8, 0.01, ACM_COLLISION_BGK,
+                                                ACM_PRECISION_FP32);
+        o.backend = b ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU;
+        acm_domain *d = acm_test_domain(&o);
+        const double F[3] = {0.01, 0, 0};
+        ACM_CK_OK(d, acm_domain_set_body_force(d, F));
+        ck_assert_int_eq(acm_step(d, 1000), ACM_ERR_DIVERGED);
+        acm_domain_stats s = acm_test_stats(d);
+        stopped[b] = s.step;
+        ck_assert_msg(s.max_speed < 0.51, "kept state speed %g", s.max_speed);
+        acm_domain_destroy(d);
+    }
+    ck_assert_int_eq(stopped[0], stopped[1]);
+}
+END_TEST
+
+/* ---- device error paths ---------------------------------------------------------------------------- */
+
+START_TEST(device_errors_have_specific_statuses)
+{
+    char err[256] = "";
+    acm_domain *d = NULL;
+    acm_domain_options o = acm_test_options(8, 8, 8, 0.02, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    o.device = 4096;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_NO_DEVICE);
+    ck_assert_ptr_null(d);
+    ck_assert_msg(err[0] != '\0', "no message");
+    /* more cells than the CUDA backend indexes (2^32), then more than device memory */
+    o.device = -1;
+    o.nx = o.ny = o.nz = 1700;
+    err[0] = '\0';
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_OUT_OF_RANGE); /* > 2^32 cells */
+    o.nx = o.ny = 1600;
+    o.nz = 1000; /* 2.56e9 cells: 553 GB of FP32 populations */
+    acm_status st = acm_domain_create(&d, &o);
+    ck_assert_msg(st == ACM_ERR_DEVICE_MEMORY, "%s: %s", acm_status_string(st), err);
+    ck_assert_ptr_null(d);
+    /* the device is still usable */
+    acm_domain *ok = gpu_domain();
+    ACM_CK_OK(ok, acm_step(ok, 2));
+    acm_domain_destroy(ok);
+    /* interop calls on a CPU domain */
+    o.backend = ACM_BACKEND_CPU;
+    o.nx = o.ny = o.nz = 4;
+    acm_domain *cpu = acm_test_domain(&o);
+    ACM_CK_FAIL(cpu, acm_cuda_step_async(cpu, 1), ACM_ERR_UNSUPPORTED);
+    ACM_CK_FAIL(cpu, acm_cuda_domain_synchronize(cpu), ACM_ERR_UNSUPPORTED);
+    acm_domain_destroy(cpu);
+}
+END_TEST
+
+TEST_SUITE(cuda_suite)
+{
+    Suite *s = suite_create("cuda");
+    TCase *tc = acm_tcase("agreement", 1200);
+    tcase_add_loop_test(tc, gpu_fp32_matches_cpu_fp32, 0, SCENE_COUNT * 15);
+    tcase_add_loop_test(tc, gpu_fp64_matches_cpu_fp64, 0, SCENE_COUNT * 5);
+    tcase_add_loop_test(tc, gpu_fp16_storage_tracks_cpu_fp32, 0, SCENE_COUNT * 3);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("accuracy", 600);
+    tcase_add_test(tc, fp16_taylor_green_accuracy);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("interop", 300);
+    tcase_add_test(tc, caller_stream_async_steps_and_mapped_fields);
+    tcase_add_test(tc, async_divergence_is_reported_at_synchronize);
+    tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
+    tcase_add_test(tc, device_errors_have_specific_statuses);
+    suite_add_tcase(s, tc);
+    return s;
+}
