@@ -157,7 +157,7 @@ struct acm_gpu_sums {
 
 __device__ __forceinline__ void acm_finish_sums(acm_gpu_sums &s, double ncells)
 {
-    s.inv_umax = s.max_u2 > 0.0 ? rsqrt(s.max_u2) : 0.0;
+    s.inv_umax = s.max_u2 > 0.0 ? 1.0 / sqrt(s.max_u2) : 0.0; /* as the CPU computes it */
     s.inv_mean_rho = s.sum_rho > 0.0 ? ncells / s.sum_rho : 0.0;
     s.inv_mean_j = s.sum_j > 0.0 ? ncells / s.sum_j : 0.0;
     s.inv_mean_pi = s.sum_pi > 0.0 ? ncells / s.sum_pi : 0.0;
@@ -456,20 +456,22 @@ __device__ __forceinline__ void acm_block_sums(acm_gpu_sums v, acm_gpu_sums *out
     }
 }
 
-/* Block-wide maximum of v into *out (inactive threads pass 0). */
-__device__ __forceinline__ void acm_block_max(float v, double *out)
+/* Block-wide maximum of v into *out (inactive threads pass 0); R is the
+ * arithmetic type, so FP64 domains reduce in double like the CPU. */
+template <typename R>
+__device__ __forceinline__ void acm_block_max(R v, double *out)
 {
-    __shared__ float warp_max[32];
+    __shared__ R warp_max[32];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 #pragma unroll
     for (int off = 16; off > 0; off >>= 1)
-        v = fmaxf(v, __shfl_down_sync(0xffffffffu, v, off));
+        v = fmax(v, __shfl_down_sync(0xffffffffu, v, off));
     if (lane == 0)
         warp_max[warp] = v;
     __syncthreads();
     if (threadIdx.x == 0) {
         for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w)
-            v = fmaxf(v, warp_max[w]);
+            v = fmax(v, warp_max[w]);
         *out = (double)v;
     }
 }

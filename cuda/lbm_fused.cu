@@ -24,7 +24,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     acm_gpu_sums sums = {0.0, 0.0, 0.0, 0.0};
-    float u2max = 0.0f;
+    R u2max = 0;
     if (k < a.g.ncells) {
         const T *src = (const T *)a.src;
         R f[27], o[27], F[3];
@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
         const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
         if (PULL)
             acm_check_divergence(a, k, (double)u2);
-        u2max = isnan((float)u2) ? 0.0f : (float)u2;
+        u2max = isnan(u2) ? (R)0 : u2;
         if (li2020) {
             sums.max_u2 = (double)u2max;
             sums.sum_rho = (double)d.rho;

@@ -356,6 +356,35 @@ ACM_INLINE void ACM__F(acm_rates)(const acm_collide_params *p, int model, const 
     }
 }
 
+/* What the start of every collision computes about a cell. */
+typedef struct ACM__F(acm_cell_state) {
+    ACM__R drho, u[3];
+    ACM__R dx[3], dy[3], dz[3]; /* 1-D equilibrium offsets */
+    ACM__R px[3], py[3], pz[3]; /* and their velocity derivatives */
+} ACM__F(acm_cell_state);
+
+/* Common start of a collision: populations to abc order, density and
+ * velocity, the shifted equilibrium e (abc), the diagnostics. */
+ACM_INLINE void ACM__F(acm_collide_begin)(const ACM__R fin[27], const ACM__R F[3], ACM__R f[27],
+                                         ACM__F(acm_cell_state) * c, ACM__R e[27],
+                                         ACM__F(acm_cell_diag) * diag)
+{
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i)
+        f[acm_abc(i)] = fin[i];
+    ACM__F(acm_cell_macro)(f, F, &c->drho, c->u);
+    diag->rho = (ACM__R)1 + c->drho;
+    diag->u[0] = c->u[0];
+    diag->u[1] = c->u[1];
+    diag->u[2] = c->u[2];
+    diag->pi = 0;
+    diag->fallback = 0;
+    ACM__F(acm_phi1d)(c->u[0], c->dx, c->px);
+    ACM__F(acm_phi1d)(c->u[1], c->dy, c->py);
+    ACM__F(acm_phi1d)(c->u[2], c->dz, c->pz);
+    ACM__F(acm_equilibrium)(c->drho, c->dx, c->dy, c->dz, e);
+}
+
 /*
  * Stage 1 of the moment-space collision (all models but the fused BGK):
  * from shifted populations fin (public order) and force F, compute the
@@ -369,21 +398,12 @@ ACM_INLINE void ACM__F(acm_collide_stage1)(const acm_collide_params *p, int mode
                                           ACM__R *tau_state, ACM__R e[27], ACM__R k[27],
                                           ACM__R ut[3], ACM__F(acm_cell_diag) * diag)
 {
-    ACM__R f[27], u[3], drho, dx[3], dy[3], dz[3], px[3], py[3], pz[3], rate[6], s[27];
-    ACM_UNROLL
-    for (int i = 0; i < 27; ++i)
-        f[acm_abc(i)] = fin[i];
-    ACM__F(acm_cell_macro)(f, F, &drho, u);
-    diag->rho = (ACM__R)1 + drho;
-    diag->u[0] = u[0];
-    diag->u[1] = u[1];
-    diag->u[2] = u[2];
-    diag->pi = 0;
-    diag->fallback = 0;
-    ACM__F(acm_phi1d)(u[0], dx, px);
-    ACM__F(acm_phi1d)(u[1], dy, py);
-    ACM__F(acm_phi1d)(u[2], dz, pz);
-    ACM__F(acm_equilibrium)(drho, dx, dy, dz, e);
+    ACM__R f[27], u[3], rate[6], s[27];
+    ACM__F(acm_cell_state) c;
+    ACM__F(acm_collide_begin)(fin, F, f, &c, e, diag);
+    u[0] = c.u[0];
+    u[1] = c.u[1];
+    u[2] = c.u[2];
     ACM__F(acm_rates)(p, model, f, diag->rho, u, tau_state, rate, &diag->pi);
     ACM__F(acm_transform_velocity)(model, u, ut);
     ACM_UNROLL
@@ -435,22 +455,10 @@ ACM_INLINE void ACM__F(acm_collide)(const acm_collide_params *p, int model, cons
                                    ACM__F(acm_cell_diag) * diag)
 {
     if (model == ACM_COLLISION_BGK) {
-        ACM__R f[27], u[3], drho, dx[3], dy[3], dz[3], px[3], py[3], pz[3], e[27], S[27];
-        ACM_UNROLL
-        for (int i = 0; i < 27; ++i)
-            f[acm_abc(i)] = fin[i];
-        ACM__F(acm_cell_macro)(f, F, &drho, u);
-        diag->rho = (ACM__R)1 + drho;
-        diag->u[0] = u[0];
-        diag->u[1] = u[1];
-        diag->u[2] = u[2];
-        diag->pi = 0;
-        diag->fallback = 0;
-        ACM__F(acm_phi1d)(u[0], dx, px);
-        ACM__F(acm_phi1d)(u[1], dy, py);
-        ACM__F(acm_phi1d)(u[2], dz, pz);
-        ACM__F(acm_equilibrium)(drho, dx, dy, dz, e);
-        ACM__F(acm_force_source)(F, dx, dy, dz, px, py, pz, S);
+        ACM__R f[27], e[27], S[27];
+        ACM__F(acm_cell_state) c;
+        ACM__F(acm_collide_begin)(fin, F, f, &c, e, diag);
+        ACM__F(acm_force_source)(F, c.dx, c.dy, c.dz, c.px, c.py, c.pz, S);
         const ACM__R w = (ACM__R)p->omega, a = (ACM__R)1 - w, b = (ACM__R)1 - (ACM__R)0.5 * w;
         ACM_UNROLL
         for (int i = 0; i < 27; ++i) {

@@ -660,15 +660,24 @@ ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, in
     return ACM_OK;
 }
 
+/* A caller's versioned output struct: present and of a version we know. */
+static acm_status check_out_struct(acm_domain *d, const void *out, const uint32_t *version,
+                                   uint32_t supported, const char *name)
+{
+    if (out == NULL)
+        return ACM_FAIL(d, ACM_ERR_NULL_POINTER, "%s is NULL", name);
+    if (*version != supported)
+        return ACM_FAIL(d, ACM_ERR_BAD_VERSION, "%s version %u is not supported (%u)", name,
+                        *version, supported);
+    return ACM_OK;
+}
+
 ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
-    if (stats == NULL)
-        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "stats is NULL");
-    if (stats->version != ACM_DOMAIN_STATS_VERSION)
-        return ACM_FAIL(domain, ACM_ERR_BAD_VERSION, "acm_domain_stats version %u is not supported",
-                        stats->version);
+    ACM_TRY(check_out_struct(domain, stats, stats ? &stats->version : NULL,
+                             ACM_DOMAIN_STATS_VERSION, "acm_domain_stats"));
     acm_domain_stats s;
     memset(&s, 0, sizeof s);
     s.version = stats->version;
@@ -684,11 +693,8 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
-    if (info == NULL)
-        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "info is NULL");
-    if (info->version != ACM_DOMAIN_INFO_VERSION)
-        return ACM_FAIL(domain, ACM_ERR_BAD_VERSION, "acm_domain_info version %u is not supported",
-                        info->version);
+    ACM_TRY(check_out_struct(domain, info, info ? &info->version : NULL, ACM_DOMAIN_INFO_VERSION,
+                             "acm_domain_info"));
     acm_domain_info i;
     memset(&i, 0, sizeof i);
     i.version = info->version;

@@ -15,13 +15,21 @@
 
 /* ---- contiguous cell ranges of one population ---------------------------- */
 
+/* Element-wise copies, not memcpy: the runs are short (a row of cells) and a
+ * library call per run and population cost as much as the collision. */
+static inline void S(copy_run)(R *restrict dst, const R *restrict src, int32_t n)
+{
+    for (int32_t j = 0; j < n; ++j)
+        dst[j] = src[j];
+}
+
 static void S(load_range)(const R *src, acm_csoa l, int64_t k, int32_t n, int i, R *dst)
 {
     const int64_t alpha = (int64_t)l.alpha;
     while (n > 0) {
         int64_t off = (int64_t)acm_csoa_offset(l, (uint64_t)k);
         int32_t len = (int32_t)(alpha - off < n ? alpha - off : n);
-        memcpy(dst, src + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), (size_t)len * sizeof(R));
+        S(copy_run)(dst, src + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), len);
         dst += len;
         k += len;
         n -= len;
@@ -34,7 +42,7 @@ static void S(store_range)(R *dst, acm_csoa l, int64_t k, int32_t n, int i, cons
     while (n > 0) {
         int64_t off = (int64_t)acm_csoa_offset(l, (uint64_t)k);
         int32_t len = (int32_t)(alpha - off < n ? alpha - off : n);
-        memcpy(dst + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), src, (size_t)len * sizeof(R));
+        S(copy_run)(dst + acm_csoa_index(l, (uint64_t)k, (uint32_t)i), src, len);
         src += len;
         k += len;
         n -= len;
@@ -233,13 +241,19 @@ static void S(diag_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32
             u[a] = (j[a] + 0.5 * F[a]) / rho;
             u2 += u[a] * u[a];
         }
-        for (int a = 0; a < 3; ++a) /* Pi = sum f c c of the full populations */
-            for (int b = 0; b < 3; ++b) {
-                double p = a == b ? 1.0 / 3.0 : 0.0;
-                for (int i = 0; i < ACM_Q; ++i)
-                    p += (double)(acm_c(i, a) * acm_c(i, b)) * (double)f[(size_t)i * (size_t)nx + (size_t)x];
-                pi2 += p * p;
-            }
+        /* Pi = sum f c c of the full populations (sum w c c = I / 3) */
+        double pxx = 1.0 / 3.0, pyy = 1.0 / 3.0, pzz = 1.0 / 3.0, pxy = 0.0, pxz = 0.0, pyz = 0.0;
+        for (int i = 0; i < ACM_Q; ++i) {
+            const double v = (double)f[(size_t)i * (size_t)nx + (size_t)x];
+            const int cx = acm_cx(i), cy = acm_cy(i), cz = acm_cz(i);
+            pxx += cx * cx * v;
+            pyy += cy * cy * v;
+            pzz += cz * cz * v;
+            pxy += cx * cy * v;
+            pxz += cx * cz * v;
+            pyz += cy * cz * v;
+        }
+        pi2 = pxx * pxx + pyy * pyy + pzz * pzz + 2.0 * (pxy * pxy + pxz * pxz + pyz * pyz);
         s->mass += rho;
         for (int a = 0; a < 3; ++a)
             s->momentum[a] += rho * u[a];

@@ -64,8 +64,10 @@ typedef enum acm_field {
 typedef enum acm_param {
     /** CPU worker threads; 0 = the OpenMP default. Default 0. */
     ACM_PARAM_THREADS = 1,
-    /** Steps between divergence checks inside one acm_step() call (a check is
-     *  always made at its end). Default 1. */
+    /** CUDA backend: steps between divergence checks inside one acm_step() call
+     *  (a check is always made at its end; each check waits for the device). With
+     *  1, the default, a diverged domain keeps the state before the failing step,
+     *  as on the CPU, which checks every step whatever this value. */
     ACM_PARAM_DIVERGENCE_INTERVAL = 2
 } acm_param;
 
