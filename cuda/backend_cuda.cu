@@ -23,11 +23,13 @@ struct cuda_impl {
     void *tmp, *mom;      /* split/baseline: streamed populations, relaxed moments */
     void *macro;          /* split/baseline: rho - 1, ux, uy, uz planes */
     unsigned char *mark;  /* split: cells to redo with the safety net's rates */
+    uint32_t *redo;       /* fused: the same as a bit mask (acm_redo_words) */
     void *force;          /* per-cell force planes (arithmetic type) or NULL */
     void *tau;            /* ACM_LI2020 per-cell tau* or NULL */
     acm_gpu_sums *sums;   /* [0..1]: ring of step sums; [2..3]: diagnostics */
     int ring;             /* sums[ring] holds the previous step's sums */
     acm_gpu_sums *partials;
+    void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
     unsigned long long *host_counters; /* pinned copy */
     acm_gpu_sums *host_sums;           /* pinned [2] */
@@ -177,6 +179,7 @@ static acm_step_args step_args(const acm_domain *d)
     a.u2_limit = d->max_speed * d->max_speed;
     a.prev = m->sums + m->ring;
     a.partials = m->partials;
+    a.redo = m->redo;
     a.fallbacks = m->counters + 1;
     a.bad = m->counters;
     a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
@@ -237,6 +240,11 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
         ACM_TRY(dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
         ACM_TRY(dev_alloc(d, &m->macro, 4 * plane_bytes(d), "macroscopic fields"));
     }
+    if (d->kernel == ACM_KERNEL_FUSED) {
+        const size_t bytes = acm_redo_words(d->ncells) * sizeof(uint32_t);
+        ACM_TRY(dev_alloc(d, (void **)&m->redo, bytes, "fallback marks"));
+        CU_TRY(d, cudaMemsetAsync(m->redo, 0, bytes, m->stream));
+    }
     if (d->kernel == ACM_KERNEL_SPLIT) {
         ACM_TRY(dev_alloc(d, &m->mom, mom_bytes(d), "collision moments"));
         ACM_TRY(dev_alloc(d, (void **)&m->mark, (size_t)d->ncells, "fallback marks"));
@@ -246,6 +254,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(m->sums, 0, 4 * sizeof(acm_gpu_sums), m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->partials, partial_count(d) * sizeof(acm_gpu_sums),
                       "block sums"));
+    ACM_TRY(dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
+    CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->counters, 2 * sizeof(unsigned long long), "counters"));
     ACM_TRY(dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
     CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 2 * sizeof(unsigned long long)));
@@ -261,10 +271,11 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         if (m->stream != NULL)
             cudaStreamSynchronize(m->stream);
     }
-    void **bufs[] = {&m->f[0],   &m->f[1],       &m->tmp,     &m->mom,
-                     &m->macro,  (void **)&m->mark, &m->force, &m->tau,
-                     (void **)&m->sums, (void **)&m->partials, (void **)&m->counters,
-                     &m->staging, (void **)&m->vis};
+    void **bufs[] = {&m->f[0],       &m->f[1],          &m->tmp,
+                     &m->mom,        &m->macro,         (void **)&m->mark,
+                     (void **)&m->redo, &m->force,      &m->tau,
+                     (void **)&m->sums, (void **)&m->partials, &m->sum_scratch,
+                     (void **)&m->counters, &m->staging, (void **)&m->vis};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);
@@ -288,8 +299,10 @@ static acm_status diagnose(acm_domain *d)
     acm_step_args a = step_args(d);
     unsigned n = 0;
     CU_TRY(d, acm_launch_diagnostics(a, m->f[m->cur], m->elem, m->partials, &n, m->stream));
-    CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, (double)d->ncells, m->stream));
-    CU_TRY(d, acm_launch_sum_partials(m->partials + n, n, m->sums + 3, false, (double)d->ncells, m->stream));
+    CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, (double)d->ncells,
+                                      m->sum_scratch, m->stream));
+    CU_TRY(d, acm_launch_sum_partials(m->partials + n, n, m->sums + 3, false, (double)d->ncells,
+                                      m->sum_scratch, m->stream));
     return ACM_OK;
 }
 
@@ -525,7 +538,7 @@ static acm_status finish_sums(acm_domain *d, unsigned blocks)
     cuda_impl *m = IMPL(d);
     if (acm_is_adaptive(d->coll.model))
         CU_TRY(d, acm_launch_sum_partials(m->partials, blocks, m->sums + (1 - m->ring), true,
-                                          (double)d->ncells, m->stream));
+                                          (double)d->ncells, m->sum_scratch, m->stream));
     return ACM_OK;
 }
 
@@ -533,6 +546,8 @@ static acm_status enqueue_fused(acm_domain *d, const acm_step_args &a)
 {
     cuda_impl *m = IMPL(d);
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
+    if (acm_is_adaptive(d->coll.model) && d->coll.safety_net)
+        CU_TRY(d, acm_launch_redo(a, m->elem, m->block, m->stream));
     return finish_sums(d, acm_blocks(a.g.ncells, m->block));
 }
 

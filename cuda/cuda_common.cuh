@@ -178,6 +178,8 @@ struct acm_step_args {
     double u2_limit;             /* |u|^2 treated as divergence */
     const acm_gpu_sums *prev;    /* sums of the previous step (ACM modes) */
     acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (ACM modes) */
+    uint32_t *redo;              /* fused: bit k % 32 of word k / 32 set for a cell the
+                                    safety net must redo (acm_launch_redo) */
     unsigned long long *fallbacks; /* safety-net fallback counter */
     unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
     unsigned long long step_key; /* this step's part of the key */
@@ -474,6 +476,12 @@ __device__ __forceinline__ void acm_block_max(R v, double *out)
             v = fmax(v, warp_max[w]);
         *out = (double)v;
     }
+}
+
+/* Words of the fused kernel's redo mask: one bit per cell. */
+__host__ __device__ inline uint32_t acm_redo_words(uint32_t ncells)
+{
+    return (ncells + 31u) / 32u;
 }
 
 /* Host-side launch shape over n items. */

@@ -55,10 +55,19 @@ __host__ __device__ constexpr bool acm_is_adaptive(int model)
 cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                            cudaStream_t s);
 
+/* lbm_fused.cu: the safety net's fallback for the cells that acm_launch_lbm
+ * (pull = true) marked in a.redo. */
+cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
+                            cudaStream_t s);
+
 /* step_sums.cu: reduce n block partials into *out (field max_u2 as a
- * maximum when first_max, else as a sum; ncells for the derived means). */
+ * maximum when first_max, else as a sum; ncells for the derived means), in
+ * a fixed order. scratch: acm_sum_scratch_bytes() of device memory, zeroed
+ * once; launches that share it must be ordered (one stream). */
+size_t acm_sum_scratch_bytes(void);
 cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
-                                    bool first_max, double ncells, cudaStream_t s);
+                                    bool first_max, double ncells, void *scratch,
+                                    cudaStream_t s);
 
 /* boundary_faces.cu: the per-face domain-boundary kernels.
  * Inlet/outlet equilibrium layer of one face, on the post-collision state. */

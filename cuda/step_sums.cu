@@ -1,33 +1,77 @@
 /*
- * libacmlbm -- reduction of per-block partial sums into one acm_gpu_sums
- * (deterministic: a fixed order, no atomics). With the first field a maximum,
- * the result also gets the inverses the ACM rules use (acm_finish_sums). SPDX-License-Identifier: Apache-2.0
+ * libacmlbm -- reduction of per-block partial sums into one acm_gpu_sums, in
+ * one launch: ACM_SUM_BLOCKS blocks each reduce a fixed slice of the partials
+ * into a stage, and the block that finishes last reduces the stage. Slices
+ * and orders are fixed, so the result does not depend on scheduling. With
+ * the first field a maximum, the result also gets the inverses the ACM rules
+ * use (acm_finish_sums). SPDX-License-Identifier: Apache-2.0
  */
 #include "kernels.cuh"
 
+#define ACM_SUM_BLOCKS 256u  /* first-level blocks at most */
+#define ACM_SUM_THREADS 256u /* threads per block */
+
+/* v (+)= one set of sums; max_u2 as a maximum when FIRST_MAX. */
 template <bool FIRST_MAX>
-__global__ void acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n,
-                                        acm_gpu_sums *out, double ncells)
+__device__ __forceinline__ void acm_sums_add(acm_gpu_sums &v, double max_u2, double rho,
+                                             double j, double pi)
 {
+    v.max_u2 = FIRST_MAX ? fmax(v.max_u2, max_u2) : v.max_u2 + max_u2;
+    v.sum_rho += rho;
+    v.sum_j += j;
+    v.sum_pi += pi;
+}
+
+template <bool FIRST_MAX>
+__global__ void __launch_bounds__(ACM_SUM_THREADS)
+    acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
+                            double ncells, acm_gpu_sums *stage, unsigned *done)
+{
+    __shared__ bool last;
+    const unsigned chunk = (n + gridDim.x - 1) / gridDim.x;
+    const unsigned lo = blockIdx.x * chunk, hi = min(n, lo + chunk);
     acm_gpu_sums v = {0.0, 0.0, 0.0, 0.0};
-    for (unsigned b = threadIdx.x; b < n; b += blockDim.x) {
+    for (unsigned b = lo + threadIdx.x; b < hi; b += blockDim.x) {
         const acm_gpu_sums &p = partials[b];
-        v.max_u2 = FIRST_MAX ? fmax(v.max_u2, p.max_u2) : v.max_u2 + p.max_u2;
-        v.sum_rho += p.sum_rho;
-        v.sum_j += p.sum_j;
-        v.sum_pi += p.sum_pi;
+        acm_sums_add<FIRST_MAX>(v, p.max_u2, p.sum_rho, p.sum_j, p.sum_pi);
     }
-    acm_block_sums<FIRST_MAX>(v, out);
-    if (FIRST_MAX && threadIdx.x == 0)
-        acm_finish_sums(*out, ncells);
+    acm_block_sums<FIRST_MAX>(v, stage + blockIdx.x);
+    if (threadIdx.x == 0) {
+        __threadfence(); /* the stage entry is visible before the count */
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0};
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) /* past L1: other blocks' */
+        acm_sums_add<FIRST_MAX>(t, __ldcg(&stage[b].max_u2), __ldcg(&stage[b].sum_rho),
+                                __ldcg(&stage[b].sum_j), __ldcg(&stage[b].sum_pi));
+    acm_block_sums<FIRST_MAX>(t, out);
+    if (threadIdx.x == 0) {
+        if (FIRST_MAX)
+            acm_finish_sums(*out, ncells);
+        *done = 0; /* ready for the next launch */
+    }
+}
+
+size_t acm_sum_scratch_bytes(void)
+{
+    return ACM_SUM_BLOCKS * sizeof(acm_gpu_sums) + sizeof(unsigned);
 }
 
 cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
-                                    bool first_max, double ncells, cudaStream_t s)
+                                    bool first_max, double ncells, void *scratch,
+                                    cudaStream_t s)
 {
+    const unsigned grid = min(ACM_SUM_BLOCKS, (unsigned)acm_blocks(n, ACM_SUM_THREADS));
+    acm_gpu_sums *stage = (acm_gpu_sums *)scratch;
+    unsigned *done = (unsigned *)(stage + ACM_SUM_BLOCKS);
     if (first_max)
-        acm_sum_partials_kernel<true><<<1, 1024, 0, s>>>(partials, n, out, ncells);
+        acm_sum_partials_kernel<true>
+            <<<grid, ACM_SUM_THREADS, 0, s>>>(partials, n, out, ncells, stage, done);
     else
-        acm_sum_partials_kernel<false><<<1, 1024, 0, s>>>(partials, n, out, ncells);
+        acm_sum_partials_kernel<false>
+            <<<grid, ACM_SUM_THREADS, 0, s>>>(partials, n, out, ncells, stage, done);
     return cudaGetLastError();
 }

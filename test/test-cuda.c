@@ -1,8 +1,9 @@
 /*
  * libacmlbm tests -- the CUDA backend against the CPU oracle: every collision
  * model, every face type, every kernel structure, 120 steps, compared with the
- * same run on the CPU; FP16 storage accuracy; the CUDA interoperability API;
- * device error paths. Needs a GPU (exit 77 otherwise), run with CK_FORK=no.
+ * same run on the CPU; the safety net's fallbacks; FP16 storage accuracy;
+ * the CUDA interoperability API; device error paths. Needs a GPU (exit 77
+ * otherwise), run with CK_FORK=no.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "test-common.h"
@@ -143,6 +144,59 @@ START_TEST(gpu_fp16_storage_tracks_cpu_fp32)
     /* FP16 storage rounds every population to 11 bits of its deviation */
     compare((scene)(_i / 3), ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP16, ACM_PRECISION_FP32,
             kernels[_i % 3], 2e-3);
+}
+END_TEST
+
+/* ---- the ACM safety net's fallback (spec 6.4 item 4) on the GPU ------------------------ */
+
+/* A closed box with a lid, random velocities of up to 0.1 and nu = 1e-4:
+ * the adaptive rates over-relax the strong non-equilibrium of the first
+ * steps and the safety net redoes a few hundred cells. */
+static acm_domain *run_fallback_scene(acm_backend backend, acm_collision model, acm_kernel kernel)
+{
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
+    acm_domain_options o = acm_test_options(NX, NY, NZ, 1e-4, model, ACM_PRECISION_FP64);
+    o.backend = backend;
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    double *u = acm_test_alloc(3 * NCELLS * sizeof(double));
+    uint32_t r = 12345u;
+    for (size_t i = 0; i < 3 * NCELLS; ++i) {
+        r = r * 1664525u + 1013904223u;
+        u[i] = 0.1 * ((double)(r >> 8) / (double)(1u << 24) * 2 - 1);
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, NCELLS));
+    free(u);
+    const double lid[3] = {0.05, 0, 0};
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
+    ACM_CK_OK(d, acm_step(d, 20));
+    return d;
+}
+
+/* loop index = model (LI2018, LI2020) * 3 + kernel */
+START_TEST(gpu_safety_net_fallbacks_match_cpu)
+{
+    const acm_collision model = _i / 3 ? ACM_COLLISION_ACM_LI2020 : ACM_COLLISION_ACM_LI2018;
+    acm_domain *cpu = run_fallback_scene(ACM_BACKEND_CPU, model, ACM_KERNEL_DEFAULT);
+    acm_domain *gpu = run_fallback_scene(ACM_BACKEND_CUDA, model, kernels[_i % 3]);
+    double *fc = field(cpu, ACM_FIELD_POPULATIONS, 27), *fg = field(gpu, ACM_FIELD_POPULATIONS, 27);
+    const double df = rel_diff(fg, fc, 27 * NCELLS);
+    const acm_domain_stats sc = acm_test_stats(cpu), sg = acm_test_stats(gpu);
+    printf("safety net, model %d kernel %d: fallbacks CPU %lld GPU %lld, populations %.2e\n",
+           model, kernels[_i % 3], (long long)sc.fallback_cells_total,
+           (long long)sg.fallback_cells_total, df);
+    ck_assert_int_gt(sc.fallback_cells_total, 100);
+    ck_assert_int_eq(sg.fallback_cells_total, sc.fallback_cells_total);
+    ck_assert_msg(df <= 1e-12, "populations differ by %g", df);
+    free(fc);
+    free(fg);
+    acm_domain_destroy(cpu);
+    acm_domain_destroy(gpu);
 }
 END_TEST
 
@@ -336,6 +390,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_fp32_matches_cpu_fp32, 0, SCENE_COUNT * 15);
     tcase_add_loop_test(tc, gpu_fp64_matches_cpu_fp64, 0, SCENE_COUNT * 5);
     tcase_add_loop_test(tc, gpu_fp16_storage_tracks_cpu_fp32, 0, SCENE_COUNT * 3);
+    tcase_add_loop_test(tc, gpu_safety_net_fallbacks_match_cpu, 0, 6);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);
     tcase_add_test(tc, fp16_taylor_green_accuracy);
