@@ -50,7 +50,7 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
         return ACM_OK;
     case ACM_LAYOUT_BLOCK_SIZE:
         *min = 32;
-        *max = 1024;
+        *max = 256; /* the register budget of the fused kernel (docs/performance.md) */
         return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;

@@ -1137,6 +1137,18 @@ START_TEST(layout_errors)
     ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_CSOA_GROUP, &v), ACM_OK);
     ck_assert_int_eq(v, 64);
 
+    /* GPU block size: multiples of 32 up to the fused kernel's 256 threads */
+    ck_assert_int_eq(acm_layout_param_bounds(ACM_LAYOUT_BLOCK_SIZE, &lo, &hi), ACM_OK);
+    ck_assert(lo == 32 && hi == 256);
+    const int64_t bad_block[] = {-32, 16, 48, 100, 288, 512, 1024};
+    for (size_t i = 0; i < sizeof bad_block / sizeof bad_block[0]; ++i)
+        EXPECT_LAYOUT_FAIL(l, acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, bad_block[i]),
+                           ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, 32), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, 256), ACM_OK);
+    ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_BLOCK_SIZE, &v), ACM_OK);
+    ck_assert_int_eq(v, 256);
+
     /* the extremes of the range, and 0, are accepted */
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, 1), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, INT64_C(1) << 30), ACM_OK);

@@ -39,7 +39,7 @@ typedef enum acm_layout_param {
     /** GPU kernel structure, an ::acm_kernel; 0 = the fastest measured
      *  (::ACM_KERNEL_FUSED). The CPU backend has one code path and ignores it. */
     ACM_LAYOUT_KERNEL = 2,
-    /** GPU threads per block: a multiple of 32 in [32, 1024]; 0 = default. */
+    /** GPU threads per block: a multiple of 32 in [32, 256]; 0 = default (128). */
     ACM_LAYOUT_BLOCK_SIZE = 3
 } acm_layout_param;
 
