@@ -230,9 +230,10 @@ static void print_environment(const bench_args *a)
 
 /* ---- copy bandwidth -------------------------------------------------------------- */
 
-/* memcpy of bytes from src to dst, each of n threads taking one contiguous
- * slice (the same slices that first touched the pages). */
-static void parallel_copy(char *dst, const char *src, size_t bytes, int n)
+/* dst = src (memcpy), or every byte of dst = value when src is NULL (memset),
+ * each of n threads taking one contiguous slice: the fill first touches the
+ * pages in the same slices that the copy then uses. */
+static void parallel_bytes(char *dst, const char *src, int value, size_t bytes, int n)
 {
 #ifdef _OPENMP
 #  pragma omp parallel num_threads(n)
@@ -241,28 +242,17 @@ static void parallel_copy(char *dst, const char *src, size_t bytes, int n)
         const size_t slice = (bytes / nt + 63) & ~(size_t)63;
         const size_t begin = t * slice < bytes ? t * slice : bytes;
         const size_t end = begin + slice < bytes ? begin + slice : bytes;
-        memcpy(dst + begin, src + begin, end - begin);
+        if (src != NULL)
+            memcpy(dst + begin, src + begin, end - begin);
+        else
+            memset(dst + begin, value, end - begin);
     }
 #else
     (void)n;
-    memcpy(dst, src, bytes);
-#endif /* _OPENMP */
-}
-
-static void parallel_fill(char *buf, int value, size_t bytes, int n)
-{
-#ifdef _OPENMP
-#  pragma omp parallel num_threads(n)
-    {
-        const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        const size_t slice = (bytes / nt + 63) & ~(size_t)63;
-        const size_t begin = t * slice < bytes ? t * slice : bytes;
-        const size_t end = begin + slice < bytes ? begin + slice : bytes;
-        memset(buf + begin, value, end - begin);
-    }
-#else
-    (void)n;
-    memset(buf, value, bytes);
+    if (src != NULL)
+        memcpy(dst, src, bytes);
+    else
+        memset(dst, value, bytes);
 #endif /* _OPENMP */
 }
 
@@ -272,12 +262,12 @@ static double copy_bandwidth(size_t bytes, int threads)
     char *src = aligned_alloc(64, bytes), *dst = aligned_alloc(64, bytes);
     double best = -1.0;
     if (src != NULL && dst != NULL) {
-        parallel_fill(src, 1, bytes, threads);
-        parallel_fill(dst, 0, bytes, threads);
-        parallel_copy(dst, src, bytes, threads); /* untimed: page-table and TLB warm-up */
+        parallel_bytes(src, NULL, 1, bytes, threads);
+        parallel_bytes(dst, NULL, 0, bytes, threads);
+        parallel_bytes(dst, src, 0, bytes, threads); /* untimed: page-table and TLB warm-up */
         for (int r = 0; r < BENCH_COPY_REPS; ++r) {
             const double t0 = now_seconds();
-            parallel_copy(dst, src, bytes, threads);
+            parallel_bytes(dst, src, 0, bytes, threads);
             const double gbs = 2.0 * (double)bytes / (now_seconds() - t0) / 1e9;
             best = gbs > best ? gbs : best;
         }

@@ -22,8 +22,7 @@ struct cuda_impl {
     int cur;              /* f[cur] holds the current post-collision state */
     void *tmp, *mom;      /* split/baseline: streamed populations, relaxed moments */
     void *macro;          /* split/baseline: rho - 1, ux, uy, uz planes */
-    unsigned char *mark;  /* split: cells to redo with the safety net's rates */
-    uint32_t *redo;       /* fused: the same as a bit mask (acm_redo_words) */
+    uint32_t *redo;       /* cells the safety net must redo, a bit each (acm_redo_words) */
     void *force;          /* per-cell force planes (arithmetic type) or NULL */
     void *tau;            /* ACM_LI2020 per-cell tau* or NULL */
     acm_gpu_sums *sums;   /* [0..1]: ring of step sums; [2..3]: diagnostics */
@@ -240,16 +239,11 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
         ACM_TRY(dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
         ACM_TRY(dev_alloc(d, &m->macro, 4 * plane_bytes(d), "macroscopic fields"));
     }
-    if (d->kernel == ACM_KERNEL_FUSED) {
-        const size_t bytes = acm_redo_words(d->ncells) * sizeof(uint32_t);
-        ACM_TRY(dev_alloc(d, (void **)&m->redo, bytes, "fallback marks"));
-        CU_TRY(d, cudaMemsetAsync(m->redo, 0, bytes, m->stream));
-    }
-    if (d->kernel == ACM_KERNEL_SPLIT) {
+    if (d->kernel == ACM_KERNEL_SPLIT)
         ACM_TRY(dev_alloc(d, &m->mom, mom_bytes(d), "collision moments"));
-        ACM_TRY(dev_alloc(d, (void **)&m->mark, (size_t)d->ncells, "fallback marks"));
-        CU_TRY(d, cudaMemsetAsync(m->mark, 0, (size_t)d->ncells, m->stream));
-    }
+    const size_t redo_bytes = acm_redo_words(d->ncells) * sizeof(uint32_t);
+    ACM_TRY(dev_alloc(d, (void **)&m->redo, redo_bytes, "fallback marks"));
+    CU_TRY(d, cudaMemsetAsync(m->redo, 0, redo_bytes, m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->sums, 4 * sizeof(acm_gpu_sums), "step sums"));
     CU_TRY(d, cudaMemsetAsync(m->sums, 0, 4 * sizeof(acm_gpu_sums), m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->partials, partial_count(d) * sizeof(acm_gpu_sums),
@@ -271,11 +265,11 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         if (m->stream != NULL)
             cudaStreamSynchronize(m->stream);
     }
-    void **bufs[] = {&m->f[0],       &m->f[1],          &m->tmp,
-                     &m->mom,        &m->macro,         (void **)&m->mark,
-                     (void **)&m->redo, &m->force,      &m->tau,
-                     (void **)&m->sums, (void **)&m->partials, &m->sum_scratch,
-                     (void **)&m->counters, &m->staging, (void **)&m->vis};
+    void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
+                     &m->mom,           &m->macro,         (void **)&m->redo,
+                     &m->force,         &m->tau,           (void **)&m->sums,
+                     (void **)&m->partials, &m->sum_scratch, (void **)&m->counters,
+                     &m->staging,       (void **)&m->vis};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);
@@ -357,7 +351,8 @@ static acm_status adopt_physical_state(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     acm_gpu_grid g = grid_of(d);
-    CU_TRY(d, acm_launch_unstream(g, m->f[1 - m->cur], m->f[m->cur], m->elem, m->stream));
+    CU_TRY(d, acm_launch_pull(g, m->f[1 - m->cur], m->f[m->cur], m->elem, -1, m->block,
+                              m->stream));
     if (m->tau != NULL)
         CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0,
                                   m->stream));
@@ -542,19 +537,28 @@ static acm_status finish_sums(acm_domain *d, unsigned blocks)
     return ACM_OK;
 }
 
+/* The safety net's fallback of the cells the collision marked (pull: a.src
+ * is the unstreamed source, else the streamed populations). */
+static acm_status redo_marked(acm_domain *d, const acm_step_args &a, bool pull)
+{
+    cuda_impl *m = IMPL(d);
+    if (acm_is_adaptive(d->coll.model) && d->coll.safety_net)
+        CU_TRY(d, acm_launch_redo(a, m->elem, pull, m->block, m->stream));
+    return ACM_OK;
+}
+
 static acm_status enqueue_fused(acm_domain *d, const acm_step_args &a)
 {
     cuda_impl *m = IMPL(d);
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
-    if (acm_is_adaptive(d->coll.model) && d->coll.safety_net)
-        CU_TRY(d, acm_launch_redo(a, m->elem, m->block, m->stream));
+    ACM_TRY(redo_marked(d, a, true));
     return finish_sums(d, acm_blocks(a.g.ncells, m->block));
 }
 
-static acm_status enqueue_split(acm_domain *d, const acm_step_args &a)
+static acm_status enqueue_split(acm_domain *d, acm_step_args a)
 {
     cuda_impl *m = IMPL(d);
-    CU_TRY(d, acm_launch_stream(a.g, a.src, m->tmp, m->elem, false, m->block, m->stream));
+    CU_TRY(d, acm_launch_stream(a.g, a.src, m->tmp, m->elem, m->block, m->stream));
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (d->face[face].type != ACM_BOUNDARY_PERIODIC)
             CU_TRY(d, acm_launch_wall_face(a.g, a.src, m->tmp, m->elem, face, m->stream));
@@ -562,22 +566,20 @@ static acm_status enqueue_split(acm_domain *d, const acm_step_args &a)
     ACM_TRY(finish_sums(d, acm_blocks(a.g.ncells, m->block)));
     CU_TRY(d, acm_launch_moments(a, m->tmp, m->mom, m->elem, m->block, m->stream));
     for (int half = 0; half < 2; ++half)
-        CU_TRY(d, acm_launch_outputs(a, m->mom, m->macro, m->mark, m->elem, half, m->block,
-                                     m->stream));
-    if (acm_is_adaptive(d->coll.model) && d->coll.safety_net)
-        CU_TRY(d, acm_launch_fallback(a, m->tmp, m->mark, m->elem, m->block, m->stream));
-    return ACM_OK;
+        CU_TRY(d, acm_launch_outputs(a, m->mom, m->macro, m->elem, half, m->block, m->stream));
+    a.src = m->tmp;
+    return redo_marked(d, a, false);
 }
 
 static acm_status enqueue_baseline(acm_domain *d, acm_step_args a)
 {
     cuda_impl *m = IMPL(d);
-    CU_TRY(d, acm_launch_stream(a.g, a.src, m->tmp, m->elem, true, m->block, m->stream));
+    CU_TRY(d, acm_launch_pull(a.g, a.src, m->tmp, m->elem, 1, m->block, m->stream));
     CU_TRY(d, acm_launch_macro(a, m->tmp, m->macro, m->elem, m->block, m->stream));
     ACM_TRY(finish_sums(d, acm_blocks(a.g.ncells, m->block)));
     a.src = m->tmp;
     CU_TRY(d, acm_launch_lbm(a, m->elem, false, m->block, m->stream));
-    return ACM_OK;
+    return redo_marked(d, a, false);
 }
 
 /* Enqueue one step of the domain's kernel structure. */

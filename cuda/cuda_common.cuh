@@ -178,8 +178,8 @@ struct acm_step_args {
     double u2_limit;             /* |u|^2 treated as divergence */
     const acm_gpu_sums *prev;    /* sums of the previous step (ACM modes) */
     acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (ACM modes) */
-    uint32_t *redo;              /* fused: bit k % 32 of word k / 32 set for a cell the
-                                    safety net must redo (acm_launch_redo) */
+    uint32_t *redo;              /* bit k % 32 of word k / 32 set for a cell the safety
+                                    net must redo (acm_mark_redo, acm_launch_redo) */
     unsigned long long *fallbacks; /* safety-net fallback counter */
     unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
     unsigned long long step_key; /* this step's part of the key */
@@ -425,6 +425,17 @@ __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uin
         atomicMin(a.bad, a.step_key | (unsigned long long)k);
 }
 
+/* v (+)= one set of sums; max_u2 as a maximum when FIRST_MAX. */
+template <bool FIRST_MAX>
+__device__ __forceinline__ void acm_sums_add(acm_gpu_sums &v, double max_u2, double rho,
+                                             double j, double pi)
+{
+    v.max_u2 = FIRST_MAX ? fmax(v.max_u2, max_u2) : v.max_u2 + max_u2;
+    v.sum_rho += rho;
+    v.sum_j += j;
+    v.sum_pi += pi;
+}
+
 /* Block-wide reduction of v into *out: field max_u2 is a maximum when
  * FIRST_MAX, every other field a sum. Every thread of the block calls it
  * (inactive ones with zeros). Blocks of at most 1024 threads. */
@@ -434,26 +445,20 @@ __device__ __forceinline__ void acm_block_sums(acm_gpu_sums v, acm_gpu_sums *out
     __shared__ acm_gpu_sums warp_sums[32];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 #pragma unroll
-    for (int off = 16; off > 0; off >>= 1) {
-        double m = __shfl_down_sync(0xffffffffu, v.max_u2, off);
-        v.max_u2 = FIRST_MAX ? fmax(v.max_u2, m) : v.max_u2 + m;
-        v.sum_rho += __shfl_down_sync(0xffffffffu, v.sum_rho, off);
-        v.sum_j += __shfl_down_sync(0xffffffffu, v.sum_j, off);
-        v.sum_pi += __shfl_down_sync(0xffffffffu, v.sum_pi, off);
-    }
+    for (int off = 16; off > 0; off >>= 1)
+        acm_sums_add<FIRST_MAX>(v, __shfl_down_sync(0xffffffffu, v.max_u2, off),
+                                __shfl_down_sync(0xffffffffu, v.sum_rho, off),
+                                __shfl_down_sync(0xffffffffu, v.sum_j, off),
+                                __shfl_down_sync(0xffffffffu, v.sum_pi, off));
     __syncthreads(); /* warp_sums may still be read by a previous call */
     if (lane == 0)
         warp_sums[warp] = v;
     __syncthreads();
     if (threadIdx.x == 0) {
         acm_gpu_sums t = warp_sums[0];
-        for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w) {
-            t.max_u2 = FIRST_MAX ? fmax(t.max_u2, warp_sums[w].max_u2)
-                                 : t.max_u2 + warp_sums[w].max_u2;
-            t.sum_rho += warp_sums[w].sum_rho;
-            t.sum_j += warp_sums[w].sum_j;
-            t.sum_pi += warp_sums[w].sum_pi;
-        }
+        for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w)
+            acm_sums_add<FIRST_MAX>(t, warp_sums[w].max_u2, warp_sums[w].sum_rho,
+                                    warp_sums[w].sum_j, warp_sums[w].sum_pi);
         *out = t;
     }
 }
@@ -478,10 +483,31 @@ __device__ __forceinline__ void acm_block_max(R v, double *out)
     }
 }
 
-/* Words of the fused kernel's redo mask: one bit per cell. */
+/* Words of the safety net's redo mask: one bit per cell. */
 __host__ __device__ inline uint32_t acm_redo_words(uint32_t ncells)
 {
     return (ncells + 31u) / 32u;
+}
+
+/* Record which cells of this warp the safety net must redo (acm_launch_redo):
+ * bit k % 32 of word k / 32 of a.redo. Every lane of the warp calls it;
+ * accumulate ORs into the word (a second launch over the same cells). */
+__device__ __forceinline__ void acm_mark_redo(const acm_step_args &a, uint32_t k, bool redo,
+                                              bool accumulate)
+{
+    const unsigned bits = __ballot_sync(0xffffffffu, redo);
+    if ((threadIdx.x & 31u) == 0 && k < a.g.ncells)
+        a.redo[k >> 5] = accumulate ? a.redo[k >> 5] | bits : bits;
+}
+
+/* Populations of cell k of an array as stored (no streaming), public order. */
+template <typename T>
+__device__ __forceinline__ void acm_load_cell(const acm_gpu_grid &g, const T *src, uint32_t k,
+                                              typename acm_io<T>::R f[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        f[i] = acm_io<T>::ld(src, acm_idx(g, k, i));
 }
 
 /* Host-side launch shape over n items. */

@@ -87,23 +87,6 @@ __global__ void acm_set_populations_kernel(const acm_gpu_grid g, T *phys, const 
                       (acm_real<T>)(acm_load_any(f, src_elem, (size_t)t * 27 + i) - acm_weight(i)));
 }
 
-/* cur = the stored form whose pull gives phys (the inverse streaming map). */
-template <typename T>
-__global__ void acm_unstream_kernel(const acm_gpu_grid g, const T *__restrict__ phys,
-                                    T *__restrict__ cur)
-{
-    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= g.ncells)
-        return;
-    int32_t x, y, z;
-    acm_coords(g, k, x, y, z);
-    acm_real<T> f[27];
-    acm_pull<T, -1>(g, phys, x, y, z, f);
-#pragma unroll
-    for (int i = 0; i < 27; ++i)
-        acm_io<T>::st(cur, acm_idx(g, k, i), f[i]);
-}
-
 /* Force planes from interleaved (Fx, Fy, Fz) per cell. */
 template <typename R>
 __global__ void acm_set_force_kernel(const acm_gpu_grid g, R *planes, const void *src,
@@ -191,17 +174,6 @@ cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gp
         typedef decltype(t) T;
         acm_set_populations_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
             g, (T *)phys, f, src_elem, k0, count);
-    });
-    return cudaGetLastError();
-}
-
-cudaError_t acm_launch_unstream(const acm_gpu_grid &g, const void *phys, void *cur,
-                                acm_gpu_elem elem, cudaStream_t s)
-{
-    acm_with_elem(elem, [&](auto t) {
-        typedef decltype(t) T;
-        acm_unstream_kernel<T><<<acm_blocks(g.ncells, acm_aux_block), acm_aux_block, 0, s>>>(
-            g, (const T *)phys, (T *)cur);
     });
     return cudaGetLastError();
 }

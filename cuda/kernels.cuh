@@ -55,9 +55,10 @@ __host__ __device__ constexpr bool acm_is_adaptive(int model)
 cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                            cudaStream_t s);
 
-/* lbm_fused.cu: the safety net's fallback for the cells that acm_launch_lbm
- * (pull = true) marked in a.redo. */
-cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
+/* safety_net.cu: the fallback collision of the cells marked in a.redo (by
+ * acm_launch_lbm or acm_launch_outputs), from a.src into a.dst; pull: a.src
+ * is the unstreamed source of the fused kernel, else the streamed populations. */
+cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                             cudaStream_t s);
 
 /* step_sums.cu: reduce n block partials into *out (field max_u2 as a
@@ -79,11 +80,14 @@ cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *
                                  acm_gpu_elem elem, int face, cudaStream_t s);
 
 /* lbm_split.cu: the paper's kernel structure.
- * Streaming: tmp_i(x) = src_i(x - c_i); bounce = false wraps every face (walls
- * are then fixed by acm_launch_wall_face), bounce = true applies the face
- * rules inside (the baseline's branchy stream). */
+ * Streaming: tmp_i(x) = src_i(x - c_i), wrapping at every face (walls are then
+ * fixed by acm_launch_wall_face). */
 cudaError_t acm_launch_stream(const acm_gpu_grid &g, const void *src, void *tmp,
-                              acm_gpu_elem elem, bool bounce, unsigned block, cudaStream_t s);
+                              acm_gpu_elem elem, unsigned block, cudaStream_t s);
+/* Streaming with the face rules inside (acm_pull: the baseline's branchy
+ * stream), dir = 1; dir = -1: its inverse (the stored form of a given state). */
+cudaError_t acm_launch_pull(const acm_gpu_grid &g, const void *src, void *dst, acm_gpu_elem elem,
+                            int dir, unsigned block, cudaStream_t s);
 /* Macroscopic fields of tmp into 4 planes (rho, ux, uy, uz) of the arithmetic
  * type; with the divergence check and, for ACM modes, the block sums. */
 cudaError_t acm_launch_macro(const acm_step_args &a, const void *tmp, void *macro,
@@ -92,13 +96,9 @@ cudaError_t acm_launch_macro(const acm_step_args &a, const void *tmp, void *macr
 cudaError_t acm_launch_moments(const acm_step_args &a, const void *tmp, void *mom,
                                acm_gpu_elem elem, unsigned block, cudaStream_t s);
 /* Collision outputs 0-13 (half 0) or 14-26 (half 1) from mom into a.dst;
- * ACM modes with the safety net mark cells with a negative population. */
+ * ACM modes mark the cells with a negative population in a.redo. */
 cudaError_t acm_launch_outputs(const acm_step_args &a, const void *mom, const void *macro,
-                               unsigned char *mark, acm_gpu_elem elem, int half, unsigned block,
-                               cudaStream_t s);
-/* Redo the marked cells with the safety net's fallback rates. */
-cudaError_t acm_launch_fallback(const acm_step_args &a, const void *tmp, unsigned char *mark,
-                                acm_gpu_elem elem, unsigned block, cudaStream_t s);
+                               acm_gpu_elem elem, int half, unsigned block, cudaStream_t s);
 
 /* fields.cu: state transfers.
  * Fields of cells [k0, k0 + count) of the physical state into dst (dtype 4
@@ -116,9 +116,6 @@ cudaError_t acm_launch_equilibrium(const acm_gpu_grid &g, void *phys, acm_gpu_el
 cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
                                        const void *f, int src_elem, uint32_t k0,
                                        uint32_t count, cudaStream_t s);
-/* cur = inverse streaming of phys. */
-cudaError_t acm_launch_unstream(const acm_gpu_grid &g, const void *phys, void *cur,
-                                acm_gpu_elem elem, cudaStream_t s);
 /* Per-cell force planes (arithmetic type) from interleaved caller values. */
 cudaError_t acm_launch_set_force(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
                                  const void *src, int src_elem, uint32_t k0, uint32_t count,

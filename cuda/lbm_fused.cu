@@ -30,9 +30,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
         const T *src = (const T *)a.src;
         R f[27], o[27], F[3];
         if (!PULL) {
-#pragma unroll
-            for (int i = 0; i < 27; ++i)
-                f[i] = acm_io<T>::ld(src, acm_idx(a.g, k, i));
+            acm_load_cell(a.g, src, k, f);
         } else {
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
@@ -50,14 +48,8 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
         R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
         typename acm_math<R>::diag d;
         acm_math<R>::collide(&p, MODEL, f, F, tau, o, &d);
-        if (acm && d.fallback) {
-            if (PULL) { /* redone by acm_launch_redo: keeps this kernel's registers down */
-                redo = true;
-            } else {
-                acm_math<R>::fallback(&p, f, F, o);
-                atomicAdd(a.fallbacks, 1ull);
-            }
-        }
+        /* the fallback runs in acm_launch_redo: inline it would cost 32 registers */
+        redo = acm && d.fallback;
         const IDX base = acm_cell_base<IDX>(a.g.l, k);
 #pragma unroll
         for (int i = 0; i < 27; ++i)
@@ -73,12 +65,8 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
             sums.sum_pi = (double)d.pi;
         }
     }
-    /* the cells the safety net must redo: one bit per cell, one word per warp */
-    if (acm && PULL) {
-        const unsigned bits = __ballot_sync(0xffffffffu, redo);
-        if ((threadIdx.x & 31u) == 0 && k < a.g.ncells)
-            a.redo[k >> 5] = bits;
-    }
+    if (acm)
+        acm_mark_redo(a, k, redo, false);
     /* the ACM rules' inputs of the next step: max |u| (LI2018; the partials' other
      * fields are then left as they are and unused), also means (LI2020) */
     if (li2020 && PULL)
@@ -108,40 +96,3 @@ cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull,
     return cudaGetLastError();
 }
 
-/* The safety net's fallback for the cells the fused kernel marked in a.redo:
- * pulled again from the source (unchanged until the next step) and collided
- * with the fallback rates. One thread per word of 32 cells; marks are rare. */
-template <typename T>
-__global__ void acm_redo_kernel(const acm_step_args a)
-{
-    typedef typename acm_io<T>::R R;
-    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= acm_redo_words(a.g.ncells))
-        return;
-    const uint32_t word = a.redo[w];
-    for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
-        const uint32_t k = w * 32u + (uint32_t)(__ffs((int)bits) - 1);
-        int32_t x, y, z;
-        acm_coords(a.g, k, x, y, z);
-        R f[27], F[3], o[27];
-        acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
-        acm_cell_force(a, k, F);
-        acm_math<R>::fallback(&a.p, f, F, o);
-#pragma unroll
-        for (int i = 0; i < 27; ++i)
-            acm_io<T>::st((T *)a.dst, acm_idx(a.g, k, i), o[i]);
-    }
-    if (word != 0)
-        atomicAdd(a.fallbacks, (unsigned long long)__popc(word));
-}
-
-cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
-                            cudaStream_t s)
-{
-    const unsigned grid = acm_blocks(acm_redo_words(a.g.ncells), block);
-    acm_with_elem(elem, [&](auto t) {
-        typedef decltype(t) T;
-        acm_redo_kernel<T><<<grid, block, 0, s>>>(a);
-    });
-    return cudaGetLastError();
-}

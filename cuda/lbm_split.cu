@@ -9,10 +9,9 @@
  */
 #include "kernels.cuh"
 
-/* tmp_i(x) = src_i(x - c_i). BOUNCE = false wraps at every face (the wall
- * kernels fix the populations that came across a wall); BOUNCE = true applies
- * the face rules in-line (the baseline's branchy streaming). */
-template <typename T, bool BOUNCE>
+/* tmp_i(x) = src_i(x - c_i), wrapping at every face: the wall kernels then fix
+ * the populations that came across a wall. */
+template <typename T>
 __global__ void acm_stream_kernel(const acm_gpu_grid g, const T *__restrict__ src,
                                   T *__restrict__ tmp)
 {
@@ -21,14 +20,6 @@ __global__ void acm_stream_kernel(const acm_gpu_grid g, const T *__restrict__ sr
         return;
     int32_t x, y, z;
     acm_coords(g, k, x, y, z);
-    if (BOUNCE) {
-        acm_real<T> f[27];
-        acm_pull<T, 1>(g, src, x, y, z, f);
-#pragma unroll
-        for (int i = 0; i < 27; ++i)
-            acm_io<T>::st(tmp, acm_idx(g, k, i), f[i]);
-        return;
-    }
     const int32_t xs[3] = {x + 1 == g.nx ? 0 : x + 1, x, x == 0 ? g.nx - 1 : x - 1};
     const int32_t ys[3] = {y + 1 == g.ny ? 0 : y + 1, y, y == 0 ? g.ny - 1 : y - 1};
     const int32_t zs[3] = {z + 1 == g.nz ? 0 : z + 1, z, z == 0 ? g.nz - 1 : z - 1};
@@ -39,14 +30,21 @@ __global__ void acm_stream_kernel(const acm_gpu_grid g, const T *__restrict__ sr
     }
 }
 
-/* Populations of cell k of a streamed array, in public order. */
-template <typename T>
-__device__ __forceinline__ void acm_load_cell(const acm_gpu_grid &g, const T *src, uint32_t k,
-                                              acm_real<T> f[27])
+/* dst = the pull of src with the face rules (acm_pull; DIR = -1: its inverse). */
+template <typename T, int DIR>
+__global__ void acm_pull_kernel(const acm_gpu_grid g, const T *__restrict__ src,
+                                T *__restrict__ dst)
 {
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= g.ncells)
+        return;
+    int32_t x, y, z;
+    acm_coords(g, k, x, y, z);
+    acm_real<T> f[27];
+    acm_pull<T, DIR>(g, src, x, y, z, f);
 #pragma unroll
     for (int i = 0; i < 27; ++i)
-        f[i] = acm_io<T>::ld(src, acm_idx(g, k, i));
+        acm_io<T>::st(dst, acm_idx(g, k, i), f[i]);
 }
 
 /* Macroscopic fields: planes (rho - 1, ux, uy, uz) of the arithmetic type. */
@@ -103,16 +101,14 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
         mom[acm_idx(a.g, k, n)] = m[n];
 }
 
-/* Collision outputs [FIRST, FIRST + COUNT) (stage 2) into a.dst. */
+/* Collision outputs [FIRST, FIRST + COUNT) of cell k (stage 2) into a.dst;
+ * true when one of them means a negative population under the safety net. */
 template <typename T, int MODEL, int FIRST, int COUNT>
-__global__ void acm_outputs_kernel(const acm_step_args a, const acm_real<T> *__restrict__ mom,
-                                   const acm_real<T> *__restrict__ macro,
-                                   unsigned char *__restrict__ mark)
+__device__ __forceinline__ bool acm_outputs(const acm_step_args &a,
+                                            const acm_real<T> *__restrict__ mom,
+                                            const acm_real<T> *__restrict__ macro, uint32_t k)
 {
     typedef acm_real<T> R;
-    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= a.g.ncells)
-        return;
     R m[27], e[27], u[3], ut[3], out[27], dx[3], dy[3], dz[3], p[3];
 #pragma unroll
     for (int n = 0; n < 27; ++n)
@@ -131,41 +127,43 @@ __global__ void acm_outputs_kernel(const acm_step_args a, const acm_real<T> *__r
 #pragma unroll
     for (int i = FIRST; i < FIRST + COUNT; ++i)
         acm_io<T>::st(dst, acm_idx(a.g, k, i), out[i]);
-    if (acm_is_adaptive(MODEL) && a.p.safety_net && acm_math<R>::any_negative(out, FIRST, COUNT))
-        mark[k] = 1;
+    return acm_is_adaptive(MODEL) && a.p.safety_net &&
+           acm_math<R>::any_negative(out, FIRST, COUNT);
 }
 
-/* Safety-net fallback of the marked cells (ACM modes). */
-template <typename T>
-__global__ void acm_fallback_kernel(const acm_step_args a, const T *__restrict__ tmp,
-                                    unsigned char *__restrict__ mark)
+/* Collision outputs [FIRST, FIRST + COUNT) (stage 2) into a.dst, with the
+ * cells for the safety net marked in a.redo. */
+template <typename T, int MODEL, int FIRST, int COUNT>
+__global__ void acm_outputs_kernel(const acm_step_args a, const acm_real<T> *__restrict__ mom,
+                                   const acm_real<T> *__restrict__ macro)
 {
-    typedef acm_real<T> R;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= a.g.ncells || !mark[k])
-        return;
-    R f[27], F[3], o[27];
-    acm_load_cell(a.g, tmp, k, f);
-    acm_cell_force(a, k, F);
-    acm_math<R>::fallback(&a.p, f, F, o);
-    T *dst = (T *)a.dst;
-#pragma unroll
-    for (int i = 0; i < 27; ++i)
-        acm_io<T>::st(dst, acm_idx(a.g, k, i), o[i]);
-    mark[k] = 0;
-    atomicAdd(a.fallbacks, 1ull);
+    const bool redo = k < a.g.ncells && acm_outputs<T, MODEL, FIRST, COUNT>(a, mom, macro, k);
+    if (acm_is_adaptive(MODEL)) /* the first half sets the word, the second adds to it */
+        acm_mark_redo(a, k, redo, FIRST != 0);
 }
 
 cudaError_t acm_launch_stream(const acm_gpu_grid &g, const void *src, void *tmp,
-                              acm_gpu_elem elem, bool bounce, unsigned block, cudaStream_t s)
+                              acm_gpu_elem elem, unsigned block, cudaStream_t s)
 {
     const unsigned grid = acm_blocks(g.ncells, block);
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        if (bounce)
-            acm_stream_kernel<T, true><<<grid, block, 0, s>>>(g, (const T *)src, (T *)tmp);
+        acm_stream_kernel<T><<<grid, block, 0, s>>>(g, (const T *)src, (T *)tmp);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_pull(const acm_gpu_grid &g, const void *src, void *dst, acm_gpu_elem elem,
+                            int dir, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(g.ncells, block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        if (dir > 0)
+            acm_pull_kernel<T, 1><<<grid, block, 0, s>>>(g, (const T *)src, (T *)dst);
         else
-            acm_stream_kernel<T, false><<<grid, block, 0, s>>>(g, (const T *)src, (T *)tmp);
+            acm_pull_kernel<T, -1><<<grid, block, 0, s>>>(g, (const T *)src, (T *)dst);
     });
     return cudaGetLastError();
 }
@@ -199,8 +197,7 @@ cudaError_t acm_launch_moments(const acm_step_args &a, const void *tmp, void *mo
 }
 
 cudaError_t acm_launch_outputs(const acm_step_args &a, const void *mom, const void *macro,
-                               unsigned char *mark, acm_gpu_elem elem, int half, unsigned block,
-                               cudaStream_t s)
+                               acm_gpu_elem elem, int half, unsigned block, cudaStream_t s)
 {
     const unsigned grid = acm_blocks(a.g.ncells, block);
     acm_with_elem(elem, [&](auto t) {
@@ -210,22 +207,11 @@ cudaError_t acm_launch_outputs(const acm_step_args &a, const void *mom, const vo
             constexpr int M = decltype(m)::value;
             if (half == 0)
                 acm_outputs_kernel<T, M, 0, 14>
-                    <<<grid, block, 0, s>>>(a, (const R *)mom, (const R *)macro, mark);
+                    <<<grid, block, 0, s>>>(a, (const R *)mom, (const R *)macro);
             else
                 acm_outputs_kernel<T, M, 14, 13>
-                    <<<grid, block, 0, s>>>(a, (const R *)mom, (const R *)macro, mark);
+                    <<<grid, block, 0, s>>>(a, (const R *)mom, (const R *)macro);
         });
-    });
-    return cudaGetLastError();
-}
-
-cudaError_t acm_launch_fallback(const acm_step_args &a, const void *tmp, unsigned char *mark,
-                                acm_gpu_elem elem, unsigned block, cudaStream_t s)
-{
-    const unsigned grid = acm_blocks(a.g.ncells, block);
-    acm_with_elem(elem, [&](auto t) {
-        typedef decltype(t) T;
-        acm_fallback_kernel<T><<<grid, block, 0, s>>>(a, (const T *)tmp, mark);
     });
     return cudaGetLastError();
 }

@@ -11,17 +11,6 @@
 #define ACM_SUM_BLOCKS 256u  /* first-level blocks at most */
 #define ACM_SUM_THREADS 256u /* threads per block */
 
-/* v (+)= one set of sums; max_u2 as a maximum when FIRST_MAX. */
-template <bool FIRST_MAX>
-__device__ __forceinline__ void acm_sums_add(acm_gpu_sums &v, double max_u2, double rho,
-                                             double j, double pi)
-{
-    v.max_u2 = FIRST_MAX ? fmax(v.max_u2, max_u2) : v.max_u2 + max_u2;
-    v.sum_rho += rho;
-    v.sum_j += j;
-    v.sum_pi += pi;
-}
-
 template <bool FIRST_MAX>
 __global__ void __launch_bounds__(ACM_SUM_THREADS)
     acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,

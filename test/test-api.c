@@ -47,32 +47,31 @@ static double elem(acm_dtype dtype, const void *buf, size_t i)
 
 /* ---- options, versions, backends ------------------------------------------------- */
 
+/* init(&o, version) gives the same bytes as the _INIT macro and writes
+ * nothing past the struct (guard bytes after it). */
+#define EXPECT_INIT_MATCHES_MACRO(type, init, version, macro_value)                        \
+    do {                                                                                   \
+        struct {                                                                           \
+            type o;                                                                        \
+            unsigned char guard[32];                                                       \
+        } fn_;                                                                             \
+        memset(&fn_, 0xA5, sizeof fn_);                                                    \
+        ck_assert_int_eq(init(&fn_.o, version), ACM_OK);                                   \
+        type macro_ = macro_value;                                                         \
+        ck_assert_msg(memcmp(&fn_.o, &macro_, sizeof macro_) == 0,                         \
+                      #macro_value " and " #init "() differ");                             \
+        for (size_t i_ = 0; i_ < sizeof fn_.guard; ++i_)                                   \
+            ck_assert_uint_eq(fn_.guard[i_], 0xA5);                                        \
+    } while (0)
+
 START_TEST(options_init_matches_macro)
 {
-    /* guard bytes after the struct catch a write past its end */
-    struct {
-        acm_domain_options o;
-        unsigned char guard[32];
-    } fn;
-    memset(&fn, 0xA5, sizeof fn);
-    ck_assert_int_eq(acm_domain_options_init(&fn.o, ACM_DOMAIN_OPTIONS_VERSION), ACM_OK);
+    EXPECT_INIT_MATCHES_MACRO(acm_domain_options, acm_domain_options_init,
+                              ACM_DOMAIN_OPTIONS_VERSION, ACM_DOMAIN_OPTIONS_INIT);
+    EXPECT_INIT_MATCHES_MACRO(acm_collision_options, acm_collision_options_init,
+                              ACM_COLLISION_OPTIONS_VERSION, ACM_COLLISION_OPTIONS_INIT);
     acm_domain_options macro = ACM_DOMAIN_OPTIONS_INIT;
-    ck_assert_msg(memcmp(&fn.o, &macro, sizeof macro) == 0,
-                  "ACM_DOMAIN_OPTIONS_INIT and acm_domain_options_init() differ");
-    for (size_t i = 0; i < sizeof fn.guard; ++i)
-        ck_assert_uint_eq(fn.guard[i], 0xA5);
-
-    struct {
-        acm_collision_options o;
-        unsigned char guard[32];
-    } cfn;
-    memset(&cfn, 0xA5, sizeof cfn);
-    ck_assert_int_eq(acm_collision_options_init(&cfn.o, ACM_COLLISION_OPTIONS_VERSION), ACM_OK);
     acm_collision_options cmacro = ACM_COLLISION_OPTIONS_INIT;
-    ck_assert_msg(memcmp(&cfn.o, &cmacro, sizeof cmacro) == 0,
-                  "ACM_COLLISION_OPTIONS_INIT and acm_collision_options_init() differ");
-    for (size_t i = 0; i < sizeof cfn.guard; ++i)
-        ck_assert_uint_eq(cfn.guard[i], 0xA5);
 
     /* the documented defaults */
     ck_assert_uint_eq(macro.version, ACM_DOMAIN_OPTIONS_VERSION);

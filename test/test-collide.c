@@ -238,19 +238,28 @@ START_TEST(basis_determinant_at_rest)
 }
 END_TEST
 
+/* The equilibrium central moments of spec 4.2: k0 = rho, k9 = rho,
+ * k17 = rho/3, k18 = rho/9, k26 = rho/27, the others 0. */
+static void cm_equilibrium(double rho, double keq[27])
+{
+    for (int n = 0; n < 27; ++n)
+        keq[n] = 0;
+    keq[0] = rho;
+    keq[9] = rho;
+    keq[17] = rho / 3;
+    keq[18] = rho / 9;
+    keq[26] = rho / 27;
+}
+
 START_TEST(equilibrium_central_moments_are_maxwellian)
 {
-    /* spec 4.2: k0 = rho, k9 = rho, k17 = rho/3, k18 = rho/9, k26 = rho/27, others 0 */
+    /* spec 4.2 */
     const double rho = 1.07, u[3] = {0.08, -0.05, 0.03};
     double f[27], T[27][27];
     feq(rho, u, f);
     basis_matrix(u, T);
-    double expect[27] = {0};
-    expect[0] = rho;
-    expect[9] = rho;
-    expect[17] = rho / 3;
-    expect[18] = rho / 9;
-    expect[26] = rho / 27;
+    double expect[27];
+    cm_equilibrium(rho, expect);
     for (int n = 0; n < 27; ++n) {
         double k = 0;
         for (int i = 0; i < 27; ++i)
@@ -276,16 +285,12 @@ START_TEST(factorised_collision_equals_matrix_form)
         double r3 = 0.5 + 1.4 * urand(&seed), r4 = 0.5 + 1.4 * urand(&seed);
         double r5 = 0.5 + 1.4 * urand(&seed), r6 = 0.5 + 1.4 * urand(&seed);
         macro(f, F, &rho, u);
-        double T[27][27], k[27] = {0}, keq[27] = {0}, R[27] = {0}, K[27], kp[27], ref[27];
+        double T[27][27], k[27] = {0}, keq[27], R[27] = {0}, K[27], kp[27], ref[27];
         basis_matrix(u, T);
         for (int n = 0; n < 27; ++n)
             for (int i = 0; i < 27; ++i)
                 k[n] += T[n][i] * f[i];
-        keq[0] = rho;
-        keq[9] = rho;
-        keq[17] = rho / 3;
-        keq[18] = rho / 9;
-        keq[26] = rho / 27;
+        cm_equilibrium(rho, keq);
         for (int a = 0; a < 3; ++a) {
             R[1 + a] = F[a];
             R[10 + a] = 2.0 * F[a] / 3.0;

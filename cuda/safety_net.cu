@@ -1,0 +1,54 @@
+/*
+ * libacmlbm -- the ACM safety net's positivity fallback (spec 6.4 item 4) on
+ * the GPU. The collision kernels only mark the cells whose result has a
+ * negative population (acm_mark_redo: one bit per cell); this pass collides
+ * those cells again with the fallback rates. Marks are rare, and keeping the
+ * fallback out of the collision kernels keeps their register count down.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "kernels.cuh"
+
+/* One thread per word of 32 cells. PULL: a.src holds the populations before
+ * streaming (the fused kernel's source, unchanged until the next step) and is
+ * pulled again; else a.src holds them streamed (split and baseline). */
+template <typename T, bool PULL>
+__global__ void acm_redo_kernel(const acm_step_args a)
+{
+    typedef acm_real<T> R;
+    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= acm_redo_words(a.g.ncells))
+        return;
+    const uint32_t word = a.redo[w];
+    for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
+        const uint32_t k = w * 32u + (uint32_t)(__ffs((int)bits) - 1);
+        R f[27], F[3], o[27];
+        if (PULL) {
+            int32_t x, y, z;
+            acm_coords(a.g, k, x, y, z);
+            acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
+        } else {
+            acm_load_cell(a.g, (const T *)a.src, k, f);
+        }
+        acm_cell_force(a, k, F);
+        acm_math<R>::fallback(&a.p, f, F, o);
+#pragma unroll
+        for (int i = 0; i < 27; ++i)
+            acm_io<T>::st((T *)a.dst, acm_idx(a.g, k, i), o[i]);
+    }
+    if (word != 0)
+        atomicAdd(a.fallbacks, (unsigned long long)__popc(word));
+}
+
+cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
+                            cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(acm_redo_words(a.g.ncells), block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        if (pull)
+            acm_redo_kernel<T, true><<<grid, block, 0, s>>>(a);
+        else
+            acm_redo_kernel<T, false><<<grid, block, 0, s>>>(a);
+    });
+    return cudaGetLastError();
+}
