@@ -239,6 +239,42 @@ START_TEST(unknown_backend_is_unavailable)
 }
 END_TEST
 
+#if !ACM_HAVE_CUDA
+/* The interop API of acm_cuda.h, declared without the CUDA headers this build
+ * need not have: cudaStream_t is a pointer to struct CUstream_st. */
+struct CUstream_st;
+ACM_API acm_status acm_cuda_domain_set_stream(acm_domain *domain, struct CUstream_st *stream);
+ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, struct CUstream_st **stream);
+ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
+ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain);
+ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **density,
+                                              const float **velocity);
+
+START_TEST(cuda_interop_is_not_built)
+{
+    /* a build without CUDA exports the interop calls; each says so */
+    struct CUstream_st *stream = NULL;
+    const float *rho = NULL, *u = NULL;
+    EXPECT_STATUS(acm_cuda_domain_set_stream(NULL, NULL), ACM_ERR_NULL_POINTER);
+    EXPECT_STATUS(acm_cuda_domain_get_stream(NULL, &stream), ACM_ERR_NULL_POINTER);
+    EXPECT_STATUS(acm_cuda_step_async(NULL, 1), ACM_ERR_NULL_POINTER);
+    EXPECT_STATUS(acm_cuda_domain_synchronize(NULL), ACM_ERR_NULL_POINTER);
+    EXPECT_STATUS(acm_cuda_domain_map_fields(NULL, &rho, &u), ACM_ERR_NULL_POINTER);
+    acm_domain *d = busy_domain();
+    snapshot before;
+    take(d, &before);
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_set_stream(d, NULL), ACM_ERR_NOT_BUILT);
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_get_stream(d, &stream), ACM_ERR_NOT_BUILT);
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_step_async(d, 1), ACM_ERR_NOT_BUILT);
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_NOT_BUILT);
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_map_fields(d, &rho, &u), ACM_ERR_NOT_BUILT);
+    ck_assert(stream == NULL && rho == NULL && u == NULL);
+    expect_unchanged(d, &before, "the CUDA interop calls");
+    acm_domain_destroy(d);
+}
+END_TEST
+#endif /* !ACM_HAVE_CUDA */
+
 /* ---- NULL pointers ---------------------------------------------------------------- */
 
 START_TEST(null_without_a_handle)
@@ -1155,6 +1191,9 @@ TEST_SUITE(errors_suite)
     TCase *tc = acm_tcase("status", 30);
     tcase_add_test(tc, status_strings_are_distinct);
     tcase_add_test(tc, unknown_backend_is_unavailable);
+#if !ACM_HAVE_CUDA
+    tcase_add_test(tc, cuda_interop_is_not_built);
+#endif /* !ACM_HAVE_CUDA */
     suite_add_tcase(s, tc);
 
     tc = acm_tcase("null", 30);
