@@ -64,6 +64,7 @@ ACM_BEGIN_DECLS
     X(ERR_DEVICE, 102, "CUDA runtime or driver failure")                                     \
     X(ERR_NO_DEVICE, 103, "no usable CUDA device")                                           \
     X(ERR_DEVICE_MEMORY, 104, "out of device memory")                                        \
+    X(ERR_IO, 105, "a file could not be opened or read")                                     \
     X(ERR_INVALID_ARG, 201, "invalid or inconsistent arguments")                             \
     X(ERR_BAD_STATE, 202, "call not valid in the object's current state")                    \
     X(ERR_BAD_VERSION, 203, "unknown options-struct version")                                \
@@ -71,6 +72,8 @@ ACM_BEGIN_DECLS
     X(ERR_OUT_OF_RANGE, 205, "a numeric argument is outside its admissible range")           \
     X(ERR_BAD_ENUM, 206, "unknown enumeration value")                                        \
     X(ERR_BUFFER_SIZE, 207, "buffer size does not match the field")                          \
+    X(ERR_BAD_FORMAT, 208, "malformed, truncated or inconsistent input data")                \
+    X(ERR_LIMIT, 209, "a size limit was exceeded")                                           \
     X(ERR_UNSUPPORTED, 301, "not supported by this backend")                                 \
     X(ERR_NOT_BUILT, 302, "feature not compiled into this build")                            \
     X(ERR_DIVERGED, 401, "the simulation diverged (NaN or runaway velocity)")                \
