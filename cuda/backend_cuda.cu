@@ -9,10 +9,24 @@
 
 #include "backend_cuda.h"
 #include "kernels.cuh"
+#include "solid.h"
 
 #define ACM_KEY_CELL_BITS 36
 #define ACM_NO_KEY 0xffffffffffffffffull
 #define ACM_STAGING_BYTES ((size_t)256 << 20) /* field transfers go in chunks of this */
+
+/* Immersed-boundary storage (see acm_ib_args); host_ft is pinned. */
+struct cuda_ib {
+    uint64_t n;
+    double *X, *r;
+    void *ub, *dv, *alpha, *G, *Gsum, *rho;
+    void *macro, *force;
+    uint32_t *mask;
+    acm_gpu_sums *partials, *ft, *host_ft; /* ft: 2 per solid, then 4 of coupling */
+    size_t partial_bytes, ft_bytes;
+    void *scratch;        /* gather cell lists */
+    size_t scratch_bytes;
+};
 
 struct cuda_impl {
     acm_gpu_elem elem;
@@ -38,6 +52,7 @@ struct cuda_impl {
     bool own_stream;
     bool broken;          /* a sticky device error: the context is unusable */
     int64_t batch_step;   /* steps since the divergence key was reset */
+    cuda_ib ib;
 };
 
 #define IMPL(d) ((cuda_impl *)(d)->impl)
@@ -182,6 +197,8 @@ static acm_step_args step_args(const acm_domain *d)
     a.fallbacks = m->counters + 1;
     a.bad = m->counters;
     a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
+    a.ib_mask = m->ib.n > 0 ? m->ib.mask : NULL;
+    a.ib_force = m->ib.force;
     plane_pointers(d, a);
     return a;
 }
@@ -265,11 +282,16 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         if (m->stream != NULL)
             cudaStreamSynchronize(m->stream);
     }
+    cuda_ib *ib = &m->ib;
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
                      (void **)&m->partials, &m->sum_scratch, (void **)&m->counters,
-                     &m->staging,       (void **)&m->vis};
+                     &m->staging,       (void **)&m->vis,  (void **)&ib->X,
+                     (void **)&ib->r,   &ib->ub,           &ib->dv,
+                     &ib->alpha,        &ib->G,            &ib->Gsum,         &ib->rho,
+                     &ib->macro,        &ib->force,        (void **)&ib->mask,
+                     (void **)&ib->partials, (void **)&ib->ft, &ib->scratch};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);
@@ -277,6 +299,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->host_counters);
     if (m->host_sums != NULL)
         cudaFreeHost(m->host_sums);
+    if (ib->host_ft != NULL)
+        cudaFreeHost(ib->host_ft);
     if (m->own_stream && m->stream != NULL)
         cudaStreamDestroy(m->stream);
     (void)cudaGetLastError();
@@ -642,23 +666,289 @@ static acm_status check(acm_domain *d)
                                   "last good state)");
 }
 
-static acm_status step_common(acm_domain *d, int64_t nsteps, bool checks)
+extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
 {
     ACM_TRY(enter(d));
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(ensure_tau(d));
-    for (int64_t s = 0; s < nsteps; ++s) {
-        ACM_TRY(enqueue_step(d));
-        bool last = s + 1 == nsteps;
-        if (checks && (last || IMPL(d)->batch_step >= d->divergence_interval))
-            ACM_TRY(check(d));
+    ACM_TRY(enqueue_step(d));
+    if (when == ACM_CHECK_NOW ||
+        (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->divergence_interval))
+        ACM_TRY(check(d));
+    return ACM_OK;
+}
+
+/* ---- immersed boundary (the CPU's twin: lib/backend_cpu.c, lib/ib_cpu_tmpl.h) ------------ */
+
+static acm_ib_args ib_args(const acm_domain *d)
+{
+    cuda_ib *ib = &IMPL(d)->ib;
+    acm_ib_args a;
+    a.ig = acm__ib_grid(d);
+    a.n = ib->n;
+    a.X = ib->X;
+    a.r = ib->r;
+    a.ub = ib->ub;
+    a.dv = ib->dv;
+    a.alpha = ib->alpha;
+    a.G = ib->G;
+    a.Gsum = ib->Gsum;
+    a.rho = ib->rho;
+    a.macro = ib->macro;
+    a.force = ib->force;
+    a.mask = ib->mask;
+    return a;
+}
+
+/* Free the per-sample arrays (and with `cells` the per-cell planes too). */
+static void ib_release(acm_domain *d, bool cells)
+{
+    cuda_ib *ib = &IMPL(d)->ib;
+    const uint64_t n = ib->n;
+    const size_t real = IMPL(d)->real;
+    dev_free(d, (void **)&ib->X, 3 * n * sizeof(double));
+    dev_free(d, (void **)&ib->r, 3 * n * sizeof(double));
+    dev_free(d, &ib->ub, 3 * n * real);
+    dev_free(d, &ib->dv, n * real);
+    dev_free(d, &ib->alpha, n * real);
+    dev_free(d, &ib->G, 3 * n * real);
+    dev_free(d, &ib->Gsum, 3 * n * real);
+    dev_free(d, &ib->rho, n * real);
+    dev_free(d, (void **)&ib->partials, ib->partial_bytes);
+    dev_free(d, (void **)&ib->ft, ib->ft_bytes);
+    dev_free(d, &ib->scratch, ib->scratch_bytes);
+    if (ib->host_ft != NULL)
+        cudaFreeHost(ib->host_ft);
+    ib->host_ft = NULL;
+    ib->n = 0;
+    ib->partial_bytes = ib->ft_bytes = ib->scratch_bytes = 0;
+    if (cells) {
+        dev_free(d, &ib->macro, 4 * plane_bytes(d));
+        dev_free(d, &ib->force, 3 * plane_bytes(d));
+        dev_free(d, (void **)&ib->mask, acm_redo_words(d->ncells) * sizeof(uint32_t));
+    }
+}
+
+/* Per-sample values of the solids in the arithmetic type R, uploaded. */
+template <typename R>
+static acm_status ib_upload(acm_domain *d)
+{
+    cuda_ib *ib = &IMPL(d)->ib;
+    const size_t n = (size_t)ib->n;
+    double *r = (double *)malloc(3 * n * sizeof(double));
+    R *dv = (R *)malloc(n * sizeof(R)), *alpha = (R *)malloc(n * sizeof(R));
+    acm_status st = ACM_OK;
+    if (r == NULL || dv == NULL || alpha == NULL) {
+        st = ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot stage %zu samples", n);
+    } else {
+        for (int32_t i = 0; i < d->nsolids; ++i) {
+            const acm_solid *s = d->solids[i];
+            memcpy(r + 3 * s->offset, s->r, 3 * (size_t)s->count * sizeof(double));
+            for (uint64_t j = 0; j < s->count; ++j) {
+                dv[s->offset + j] = (R)s->dv[j];
+                alpha[s->offset + j] = (R)s->alpha;
+            }
+        }
+        cudaError_t e = cudaMemcpy(ib->r, r, 3 * n * sizeof(double), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(ib->dv, dv, n * sizeof(R), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(ib->alpha, alpha, n * sizeof(R), cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            st = cuda_fail(d, e, "uploading the samples");
+    }
+    free(r);
+    free(dv);
+    free(alpha);
+    return st;
+}
+
+static acm_status ib_place(acm_domain *d, acm_solid *s)
+{
+    cuda_impl *m = IMPL(d);
+    acm_ib_pose pose;
+    memcpy(pose.x, s->body.x, sizeof pose.x);
+    memcpy(pose.q, s->body.q, sizeof pose.q);
+    memcpy(pose.v, s->body.v, sizeof pose.v);
+    memcpy(pose.w, s->body.w, sizeof pose.w);
+    CU_TRY(d, acm_launch_ib_place(ib_args(d), m->elem, s->offset, s->count, pose, m->stream));
+    s->moved = false;
+    return ACM_OK;
+}
+
+/* The largest gather region and solid of the domain (sizes of the scratch). */
+static void ib_extents(const acm_domain *d, uint64_t *region, uint64_t *samples)
+{
+    const acm_ib_grid g = acm__ib_grid(d);
+    *region = *samples = 1;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        const uint64_t cells = acm_ib_region_bound(&g, s->body.r_max);
+        *region = cells > *region ? cells : *region;
+        *samples = s->count > *samples ? s->count : *samples;
+    }
+}
+
+extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    ib_release(d, d->nsamples == 0);
+    if (d->nsamples == 0)
+        return ACM_OK;
+    const size_t n = (size_t)d->nsamples, real = m->real;
+    ib->n = d->nsamples;
+    ACM_TRY(dev_alloc(d, (void **)&ib->X, 3 * n * sizeof(double), "sample positions"));
+    ACM_TRY(dev_alloc(d, (void **)&ib->r, 3 * n * sizeof(double), "sample offsets"));
+    ACM_TRY(dev_alloc(d, &ib->ub, 3 * n * real, "sample velocities"));
+    ACM_TRY(dev_alloc(d, &ib->dv, n * real, "sample weights"));
+    ACM_TRY(dev_alloc(d, &ib->alpha, n * real, "sample gains"));
+    ACM_TRY(dev_alloc(d, &ib->G, 3 * n * real, "sample forces"));
+    ACM_TRY(dev_alloc(d, &ib->Gsum, 3 * n * real, "sample forces"));
+    ACM_TRY(dev_alloc(d, &ib->rho, n * real, "sample densities"));
+    CU_TRY(d, cudaMemsetAsync(ib->Gsum, 0, 3 * n * real, m->stream));
+    uint64_t most = 1, region = 1;
+    ib_extents(d, &region, &most);
+    ib->partial_bytes = 4 * (size_t)acm_ib_sum_blocks(most) * sizeof(acm_gpu_sums);
+    ACM_TRY(dev_alloc(d, (void **)&ib->partials, ib->partial_bytes, "force sums"));
+    ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
+    ACM_TRY(dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
+    CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
+    CU_TRY(d, cudaMallocHost((void **)&ib->host_ft, ib->ft_bytes));
+    if (d->ib.spread == ACM_IB_SPREAD_GATHER) {
+        ib->scratch_bytes = acm_ib_gather_scratch_bytes(region, most);
+        ACM_TRY(dev_alloc(d, &ib->scratch, ib->scratch_bytes, "gather cell lists"));
+    }
+    if (ib->macro == NULL) {
+        ACM_TRY(dev_alloc(d, &ib->macro, 4 * plane_bytes(d), "IB macroscopic planes"));
+        ACM_TRY(dev_alloc(d, &ib->force, 3 * plane_bytes(d), "IB force planes"));
+        const size_t words = acm_redo_words(d->ncells) * sizeof(uint32_t);
+        ACM_TRY(dev_alloc(d, (void **)&ib->mask, words, "IB band mask"));
+        CU_TRY(d, cudaMemsetAsync(ib->mask, 0, words, m->stream));
+        CU_TRY(d, cudaMemsetAsync(ib->force, 0, 3 * plane_bytes(d), m->stream));
+    }
+    acm_status st = real == sizeof(double) ? ib_upload<double>(d) : ib_upload<float>(d);
+    for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
+        st = ib_place(d, d->solids[i]);
+    return st;
+}
+
+/* Implicit coupling of the free bodies (lib/rigid.c): their coupling sums
+ * (one wait for the device), the velocity change, the samples' new forces. */
+static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
+{
+    cuda_impl *m = IMPL(d);
+    acm_gpu_sums *sums = m->ib.ft + 2 * d->nsolids, *host = m->ib.host_ft + 2 * d->nsolids;
+    bool any = false;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion != ACM_MOTION_FREE)
+            continue;
+        any = true;
+        CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
+                                         m->ib.partials, sums + 4 * i, m->sum_scratch, m->stream));
+    }
+    if (!any)
+        return ACM_OK;
+    CU_TRY(d, cudaMemcpyAsync(host, sums, 4 * (size_t)d->nsolids * sizeof(acm_gpu_sums),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion != ACM_MOTION_FREE)
+            continue;
+        acm_coupling c;
+        double *v = (double *)&c; /* F, T, k, s, J: the order of acm_launch_ib_coupling */
+        for (int q = 0; q < 4; ++q) {
+            const acm_gpu_sums &p = host[4 * i + q];
+            v[4 * q] = p.max_u2;
+            v[4 * q + 1] = p.sum_rho;
+            v[4 * q + 2] = p.sum_j;
+            v[4 * q + 3] = p.sum_pi;
+        }
+        double dv[3], dw[3];
+        acm__body_coupled_velocity(&s->body, &c, dv, dw);
+        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x, dv, dw,
+                                       m->stream));
     }
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_step(acm_domain *d, int64_t nsteps)
+/* Spread the penalty forces of the current iteration. */
+static acm_status ib_spread(acm_domain *d, const acm_ib_args &a)
 {
-    return step_common(d, nsteps, true);
+    cuda_impl *m = IMPL(d);
+    if (d->ib.spread != ACM_IB_SPREAD_GATHER) {
+        CU_TRY(d, acm_launch_ib_scatter(a, m->elem, (uint64_t)d->ncells, m->stream));
+        return ACM_OK;
+    }
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        acm_ib_region rg = acm_ib_solid_region(&a.ig, s->body.x, s->body.r_max);
+        CU_TRY(d, acm_launch_ib_gather(a, m->elem, (uint64_t)d->ncells, rg, s->offset, s->count,
+                                       m->ib.scratch, m->ib.scratch_bytes, m->stream));
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (d->solids[i]->moved || d->solids[i]->body.motion != ACM_MOTION_STATIC)
+            ACM_TRY(ib_place(d, d->solids[i]));
+    const acm_ib_args a = ib_args(d);
+    CU_TRY(d, cudaMemsetAsync(m->ib.mask, 0, acm_redo_words(d->ncells) * sizeof(uint32_t),
+                              m->stream));
+    CU_TRY(d, cudaMemsetAsync(m->ib.Gsum, 0, 3 * (size_t)m->ib.n * m->real, m->stream));
+    CU_TRY(d, acm_launch_ib_claim(step_args(d), a, m->elem, m->stream));
+    for (int it = 0; it < d->ib.iterations; ++it) {
+        CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, m->stream));
+        if (it == 0)
+            ACM_TRY(ib_couple(d, a));
+        ACM_TRY(ib_spread(d, a));
+    }
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, s->body.x, m->ib.partials,
+                                     m->ib.ft + 2 * i, m->sum_scratch, m->stream));
+    }
+    d->forces_stale = true;
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
+                              m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_gpu_sums *p = m->ib.host_ft + 2 * i;
+        acm_solid *s = d->solids[i];
+        s->force[0] = p[0].max_u2;
+        s->force[1] = p[0].sum_rho;
+        s->force[2] = p[0].sum_j;
+        s->torque[0] = p[0].sum_pi;
+        s->torque[1] = p[1].max_u2;
+        s->torque[2] = p[1].sum_rho;
+    }
+    d->forces_stale = false;
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, double *dst)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, cudaMemcpyAsync(dst, m->ib.X + 3 * s->offset, 3 * (size_t)s->count * sizeof(double),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
 }
 
 /* ---- interoperability (include/acmlbm/acm_cuda.h) ---------------------------------------- */
@@ -681,7 +971,7 @@ extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t ns
     if (domain->diverged)
         return ACM_FAIL(domain, ACM_ERR_BAD_STATE, "the domain diverged; re-initialise it first");
     ACM_TRY(acm__domain_check_faces(domain));
-    return step_common(domain, nsteps, false);
+    return acm__step_pipeline(domain, nsteps, false);
 }
 
 extern "C" ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain)

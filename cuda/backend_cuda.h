@@ -5,7 +5,7 @@
 #ifndef ACMLBM_BACKEND_CUDA_H
 #define ACMLBM_BACKEND_CUDA_H
 
-#include "acm_private.h"
+#include "backend.h" /* acm_check */
 
 ACM_BEGIN_DECLS
 
@@ -13,12 +13,16 @@ bool acm_cuda_probe(void);
 acm_status acm_cuda_domain_init(acm_domain *d);
 void acm_cuda_domain_fini(acm_domain *d);
 acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src);
-acm_status acm_cuda_step(acm_domain *d, int64_t nsteps);
+acm_status acm_cuda_advance(acm_domain *d, acm_check when);
 acm_status acm_cuda_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
 acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype, const void *src);
 acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
                                double u[3]);
 acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);
+acm_status acm_cuda_ib_attach(acm_domain *d);
+acm_status acm_cuda_ib_forces(acm_domain *d);
+acm_status acm_cuda_ib_fetch(acm_domain *d);
+acm_status acm_cuda_ib_positions(acm_domain *d, const struct acm_solid *s, double *dst);
 
 ACM_END_DECLS
 

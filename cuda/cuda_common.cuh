@@ -183,6 +183,8 @@ struct acm_step_args {
     unsigned long long *fallbacks; /* safety-net fallback counter */
     unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
     unsigned long long step_key; /* this step's part of the key */
+    const uint32_t *ib_mask;     /* immersed boundary: a bit per cell holding IB force, or NULL */
+    const void *ib_force;        /* its force planes (3 of ncells, arithmetic type) */
 };
 
 /* Linear cell index -> coordinates. */
@@ -378,14 +380,28 @@ __device__ __forceinline__ void acm_moments(const R f[27], R &rho, R j[3])
     j[2] = jz;
 }
 
-/* Total force density on cell k. */
+/* External force density on cell k: uniform part plus the caller's field. */
 template <typename R>
-__device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t k, R F[3])
+__device__ __forceinline__ void acm_cell_force_ext(const acm_step_args &a, uint32_t k, R F[3])
 {
     const R *pl = (const R *)a.force;
 #pragma unroll
     for (int d = 0; d < 3; ++d)
         F[d] = (R)a.force0[d] + (pl ? __ldg(pl + (size_t)d * a.g.ncells + k) : (R)0);
+}
+
+/* Total force density on cell k: external plus the immersed boundary's of this
+ * step (cells outside the IB band read one mask word, shared by their warp). */
+template <typename R>
+__device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t k, R F[3])
+{
+    acm_cell_force_ext(a, k, F);
+    if (a.ib_mask != NULL && ((__ldg(a.ib_mask + (k >> 5)) >> (k & 31u)) & 1u)) {
+        const R *ib = (const R *)a.ib_force;
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            F[d] += ib[(size_t)d * a.g.ncells + k];
+    }
 }
 
 /* The ACM rules' inputs from the previous step's sums. */

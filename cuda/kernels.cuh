@@ -8,6 +8,7 @@
 #define ACMLBM_CUDA_KERNELS_CUH
 
 #include "cuda_common.cuh"
+#include "ib.h" /* acm_ib_grid, acm_ib_region */
 
 #include <type_traits> /* std::integral_constant */
 
@@ -127,5 +128,71 @@ cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cu
  * partials[n + block], n = the number of blocks, returned in *n. */
 cudaError_t acm_launch_diagnostics(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
                                    acm_gpu_sums *partials, unsigned *n, cudaStream_t s);
+
+/* ib.cu: the immersed boundary (spec 8; the CPU's twin is lib/ib_cpu_tmpl.h). */
+
+/* The samples of every solid (concatenated) and the per-cell planes of the IB
+ * phase, as device pointers; per-sample values other than positions are of
+ * the arithmetic type R of the domain. */
+struct acm_ib_args {
+    acm_ib_grid ig;
+    uint64_t n;        /* samples */
+    double *X;         /* 3n: world positions */
+    const double *r;   /* 3n: body-frame offsets */
+    void *ub;          /* 3n: rigid-body velocity at the sample */
+    const void *dv;    /* n: volume weight */
+    const void *alpha; /* n: penalty gain */
+    void *G, *Gsum;    /* 3n: penalty force density of the iteration, and their sum */
+    void *rho;         /* n: density interpolated at the sample */
+    void *macro;       /* 4 planes of ncells: rho, u* */
+    void *force;       /* 3 planes of ncells: the IB force of this step */
+    uint32_t *mask;    /* a bit per cell: the support of this step */
+};
+
+/* Pose and velocities of a solid, passed by value to the placement kernel. */
+struct acm_ib_pose {
+    double x[3], q[4], v[3], w[3];
+};
+
+/* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r. */
+cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
+/* Mark the support of every sample in ib.mask (cleared before) and, for each
+ * cell marked first, compute rho and u* from a.src (pulled as the fluid step
+ * will pull it) and zero its force. */
+cudaError_t acm_launch_ib_claim(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
+                                cudaStream_t s);
+/* One multi-direct-forcing iteration's interpolation: G = alpha rho (U_b - U)
+ * with U from u* + F / 2 rho; Gsum += G. */
+cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                  cudaStream_t s);
+/* Scatter: each sample adds w G dV to its 8 cells with atomics. */
+cudaError_t acm_launch_ib_scatter(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                  cudaStream_t s);
+/* Gather over one solid's region: a cell list of its samples (counts, scan,
+ * fill; scratch from acm_ib_gather_scratch_bytes), then one thread per region
+ * cell sums the samples around it. */
+size_t acm_ib_gather_scratch_bytes(uint64_t region_cells, uint64_t samples);
+cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                 const acm_ib_region &rg, uint64_t first, uint64_t count,
+                                 void *scratch, size_t scratch_bytes, cudaStream_t s);
+/* A solid's force -sum Gsum dV (x, y, z, then torque x) into out[0] and its
+ * torque about xc (y, z) into out[1] (fields max_u2, sum_rho, sum_j, sum_pi
+ * in that order); partials: 2 per block of 256 samples. */
+cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                               uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                               acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
+/* A free body's coupling sums (rigid.h, acm_coupling: F, T, k, s, J in that
+ * order, 16 values) over samples [first, first + count) into out[0..3];
+ * partials: 4 per block. */
+cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                   uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                                   acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
+/* The samples' penalty forces for the body's velocity change (dv, dw). */
+cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                 uint64_t count, const double xc[3], const double dv[3],
+                                 const double dw[3], cudaStream_t s);
+/* Blocks of acm_launch_ib_sums for a count of samples. */
+unsigned acm_ib_sum_blocks(uint64_t count);
 
 #endif /* ACMLBM_CUDA_KERNELS_CUH */

@@ -27,11 +27,22 @@ ACM_BEGIN_DECLS
 #define ACM_ERROR_SIZE 512
 
 struct acm_layout {
-    int64_t csoa_group; /* 0 = backend default */
-    int64_t kernel;     /* acm_kernel, 0 = default */
-    int64_t block_size; /* 0 = default */
+    int64_t csoa_group;   /* 0 = backend default */
+    int64_t kernel;       /* acm_kernel, 0 = default */
+    int64_t block_size;   /* 0 = default */
+    int64_t sample_block; /* Morton block edge l, 0 = default */
+    int64_t sample_order; /* acm_sample_order, 0 = default */
+    int64_t ib_spread;    /* acm_ib_spread, 0 = default */
     char error[ACM_ERROR_SIZE];
 };
+
+/* Immersed-boundary settings of a domain (layout and parameters, resolved). */
+typedef struct acm_ib_settings {
+    int32_t sample_block; /* l of the Morton-block order */
+    int32_t sample_order; /* acm_sample_order */
+    int32_t spread;       /* acm_ib_spread */
+    int32_t iterations;   /* multi-direct-forcing iterations m (spec 8.5) */
+} acm_ib_settings;
 
 /* Condition of one face. */
 typedef struct acm_face_bc {
@@ -84,11 +95,24 @@ struct acm_domain {
     int64_t fallback_last, fallback_total;
     acm_global_stats prev; /* statistics of the previous step */
 
+    /* immersed solids (solid.c); their samples live in the backend, concatenated
+     * in the order of this array */
+    acm_ib_settings ib;
+    struct acm_solid **solids;
+    int32_t nsolids, solids_cap;
+    uint64_t nsamples;     /* of all solids */
+    bool ib_dirty;         /* the sample set changed: the backend must re-attach it */
+    bool forces_stale;     /* the solids' force/torque not yet fetched from the backend */
+
     const struct acm_backend_ops *ops;
     void *impl;            /* backend state */
     uint64_t memory_bytes; /* held by the backend, kept current by it */
     char error[ACM_ERROR_SIZE];
 };
+
+/* domain.c: the time-step pipeline of acm_step() and acm_cuda_step_async();
+ * checks = false leaves the divergence check to the caller (CUDA interop). */
+acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks);
 
 /* error.c */
 acm_status acm__domain_fail(acm_domain *d, acm_status code, const char *fmt, ...)

@@ -12,6 +12,13 @@
 
 ACM_BEGIN_DECLS
 
+/* When the fluid part of a step looks for divergence. */
+typedef enum acm_check {
+    ACM_CHECK_NONE = 0, /* not now (CUDA interop: the caller synchronises) */
+    ACM_CHECK_DUE = 1,  /* when the backend's interval has come (the CPU: every step) */
+    ACM_CHECK_NOW = 2   /* this step (the last of an acm_step() call) */
+} acm_check;
+
 struct acm_backend_ops {
     const char *name;   /* "cpu", "cuda" */
     acm_backend kind;
@@ -27,10 +34,32 @@ struct acm_backend_ops {
     /* Populations = equilibrium of the source (values already validated). */
     acm_status (*init_equilibrium)(acm_domain *d, const acm_init_source *src);
 
-    /* Advance nsteps >= 1 steps: stream, collide, face conditions; update
-     * d->step, d->prev, fallback counters; on divergence set d->diverged and
-     * return ACM_ERR_DIVERGED with the message. */
-    acm_status (*step)(acm_domain *d, int64_t nsteps);
+    /* The fluid part of one step (spec 3.4 K1 + K3 and the faces): stream,
+     * collide with the external and the immersed-boundary force, face layers;
+     * update d->step, d->prev and the fallback counters. Detect divergence
+     * (the CPU every step; CUDA as `check` says):
+     * then set d->diverged and return ACM_ERR_DIVERGED with the message. */
+    acm_status (*advance)(acm_domain *d, acm_check check);
+
+    /* ---- immersed boundary (spec 8; the order of a step is in domain.c) ---- */
+
+    /* Take the samples of d->solids (concatenated in that order, each solid's
+     * at s->offset) and place them at their bodies' poses; allocate the IB
+     * storage. With no solid left, free it. */
+    acm_status (*ib_attach)(acm_domain *d);
+
+    /* The IB part of one step (spec 3.4 K2): place the samples of moving
+     * solids, compute rho and u* of their support, the penalty forces of the
+     * multi-direct-forcing iterations and the force field they spread, and
+     * each solid's force and torque (kept for ib_fetch). */
+    acm_status (*ib_forces)(acm_domain *d);
+
+    /* The last IB phase's force and torque of every solid into s->force and
+     * s->torque. */
+    acm_status (*ib_fetch)(acm_domain *d);
+
+    /* World positions of a solid's samples (3 per sample) as last placed. */
+    acm_status (*ib_positions)(acm_domain *d, const struct acm_solid *s, double *dst);
 
     /* Copy a field to a host array of ncells * components elements. */
     acm_status (*get_field)(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);

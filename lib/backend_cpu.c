@@ -15,6 +15,8 @@
 #include "boundary.h"
 #include "collide.h"
 #include "cpu_kernel.h"
+#include "ib.h"
+#include "solid.h"
 
 /* Domains smaller than this run on one thread: the fork/join of a parallel
  * region costs more than it saves, and small domains are typical of games
@@ -51,6 +53,22 @@ typedef struct acm_row_sums {
     int64_t first_bad; /* smallest linear index of a diverged cell, -1 if none */
 } acm_row_sums;
 
+/* Immersed-boundary state: the samples of every solid, concatenated in the
+ * order of d->solids, and the per-cell planes of the IB phase. */
+typedef struct cpu_ib {
+    uint64_t n;              /* samples */
+    double *X, *ub;          /* 3n: world positions, rigid-body velocities */
+    double *dv, *alpha;      /* n: volume weights, penalty gains */
+    double *G, *Gsum;        /* 3n: penalty force density of the iteration, and their sum */
+    double *rho;             /* n: density interpolated at the sample */
+    void *macro;             /* 4 planes of ncells (storage type): rho, u* */
+    void *force;             /* 3 planes of ncells: the IB force of the last step */
+    uint32_t *mask;          /* one bit per cell: the support of the last step */
+    uint32_t *cell_start;    /* gather: cell list of one solid's region */
+    uint64_t *cell_samples;
+    uint64_t list_cells;     /* capacity of cell_start - 1 */
+} cpu_ib;
+
 typedef struct cpu_impl {
     size_t elem;        /* bytes per population value: 4 or 8 */
     void *f[2];         /* CSoA population arrays */
@@ -63,6 +81,7 @@ typedef struct cpu_impl {
     acm_cpu_sums *sums; /* per thread */
     acm_row_sums *row_sums;
     const acm_cpu_kernels *kernels;
+    cpu_ib ib;
 } cpu_impl;
 
 static void acm_cpu_sums_reduce(const acm_cpu_sums *s, int n, acm_cpu_sums *out)
@@ -115,16 +134,23 @@ static void *alloc_zeroed(size_t bytes) { return calloc(1, bytes ? bytes : 1); }
 static acm_status acm_cpu_ensure_tau(acm_domain *d, cpu_impl *m);
 static void acm_cpu_reset_tau(const acm_domain *d, cpu_impl *m);
 static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t cell);
+static void acm__cpu_ib_place(const acm_domain *d, cpu_ib *ib, bool all);
+static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const acm_ib_region *rg,
+                                        uint64_t first, uint64_t count);
+static void acm__cpu_ib_sum_forces(acm_domain *d, const cpu_ib *ib);
+static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib);
 
 #define ACM_R float
 #define ACM_SFX(name) name##_f32
 #include "lbm_cpu_tmpl.h"
+#include "ib_cpu_tmpl.h"
 #undef ACM_R
 #undef ACM_SFX
 
 #define ACM_R double
 #define ACM_SFX(name) name##_f64
 #include "lbm_cpu_tmpl.h"
+#include "ib_cpu_tmpl.h"
 #undef ACM_R
 #undef ACM_SFX
 
@@ -167,9 +193,14 @@ static acm_status alloc_scratch(acm_domain *d, cpu_impl *m, int n)
 static void account(acm_domain *d, const cpu_impl *m)
 {
     uint64_t pops = acm_csoa_size(d->csoa, (uint64_t)d->ncells) * m->elem;
-    uint64_t per_cell = (m->force ? 3 : 0) + (m->tau ? 1 : 0);
+    uint64_t per_cell = (m->force ? 3 : 0) + (m->tau ? 1 : 0) + (m->ib.force ? 7 : 0);
     uint64_t scratch = (uint64_t)m->nthreads * (uint64_t)(2 * ACM_Q + 5) * (uint64_t)d->nx;
-    d->memory_bytes = 2 * pops + (per_cell * (uint64_t)d->ncells + scratch + (uint64_t)d->nx) * m->elem;
+    const cpu_ib *ib = &m->ib;
+    uint64_t ib_bytes = ib->mask ? ((uint64_t)d->ncells + 31) / 32 * 4 + ib->n * 15 * sizeof(double) +
+                                       ib->list_cells * 4 + (ib->cell_samples ? ib->n * 8 : 0)
+                                 : 0;
+    d->memory_bytes = 2 * pops + (per_cell * (uint64_t)d->ncells + scratch + (uint64_t)d->nx) * m->elem +
+                      ib_bytes;
 }
 
 /* Match the thread count to ACM_PARAM_THREADS before a parallel pass. */
@@ -203,9 +234,20 @@ static acm_status cpu_domain_init(acm_domain *d)
     return sync_threads(d, m);
 }
 
+static void ib_free(cpu_ib *ib)
+{
+    void *bufs[] = {ib->X,    ib->ub,   ib->dv,         ib->alpha,       ib->G,  ib->Gsum,
+                    ib->rho,  ib->macro, ib->force,     ib->mask,        ib->cell_start,
+                    ib->cell_samples};
+    for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
+        free(bufs[b]);
+    memset(ib, 0, sizeof *ib);
+}
+
 static void cpu_domain_fini(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
+    ib_free(&m->ib);
     free(m->f[0]);
     free(m->f[1]);
     free(m->force);
@@ -268,11 +310,196 @@ static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t 
                     (long long)d->step + 1, x, y, z, rho, u[0], u[1], u[2], d->max_speed);
 }
 
-static acm_status cpu_step(acm_domain *d, int64_t nsteps)
+static acm_status cpu_advance(acm_domain *d, acm_check check)
+{
+    (void)check; /* the CPU checks every step */
+    cpu_impl *m = IMPL(d);
+    ACM_TRY(sync_threads(d, m));
+    return FP64(m) ? advance_f64(d, m) : advance_f32(d, m);
+}
+
+/* ---- immersed boundary ---------------------------------------------------------- */
+
+/* Place the samples of the solids that moved (all of them with `all`). */
+static void acm__cpu_ib_place(const acm_domain *d, cpu_ib *ib, bool all)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        if (!all && !s->moved && s->body.motion == ACM_MOTION_STATIC)
+            continue;
+        const acm_body *b = &s->body;
+#pragma omp parallel for schedule(static) if (s->count >= 16384)
+        for (int64_t j = 0; j < (int64_t)s->count; ++j) {
+            const uint64_t l = s->offset + (uint64_t)j;
+            acm_rigid_place(b->x, b->q, b->v, b->w, s->r + 3 * j, ib->X + 3 * l, ib->ub + 3 * l);
+        }
+        s->moved = false;
+    }
+}
+
+/* Cell list of samples [first, first + count) over a region: cell_start[slot]
+ * .. cell_start[slot + 1] index cell_samples (a counting sort by base cell). */
+static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const acm_ib_region *rg,
+                                        uint64_t first, uint64_t count)
+{
+    if (rg->cells > ib->list_cells) {
+        uint32_t *p = realloc(ib->cell_start, (size_t)(rg->cells + 1) * sizeof *p);
+        if (p == NULL)
+            return ACM_ERR_NO_MEMORY;
+        ib->cell_start = p;
+        ib->list_cells = rg->cells;
+    }
+    memset(ib->cell_start, 0, (size_t)(rg->cells + 1) * sizeof *ib->cell_start);
+    for (uint64_t l = first; l < first + count; ++l) {
+        int64_t b[3];
+        uint64_t slot;
+        acm_ib_base(ib->X + 3 * l, b);
+        if (acm_ib_region_slot(g, rg, b, &slot))
+            ib->cell_start[slot + 1]++;
+    }
+    for (uint64_t c = 0; c < rg->cells; ++c)
+        ib->cell_start[c + 1] += ib->cell_start[c];
+    for (uint64_t l = first; l < first + count; ++l) {
+        int64_t b[3];
+        uint64_t slot;
+        acm_ib_base(ib->X + 3 * l, b);
+        if (acm_ib_region_slot(g, rg, b, &slot))
+            ib->cell_samples[ib->cell_start[slot]++] = l;
+    }
+    for (uint64_t c = rg->cells; c > 0; --c) /* the fill advanced every start by its count */
+        ib->cell_start[c] = ib->cell_start[c - 1];
+    ib->cell_start[0] = 0;
+    return ACM_OK;
+}
+
+/* Implicit coupling of the free bodies after the first interpolation: their
+ * velocity change, and each sample's penalty force for the new velocity. */
+static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion != ACM_MOTION_FREE)
+            continue;
+        acm_coupling c;
+        memset(&c, 0, sizeof c);
+        for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
+            const double *X = ib->X + 3 * l;
+            const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
+            acm_coupling_add(&c, r, ib->G + 3 * l, ib->dv[l], ib->alpha[l] * ib->rho[l] * ib->dv[l]);
+        }
+        double dv[3], dw[3];
+        acm__body_coupled_velocity(&s->body, &c, dv, dw);
+        for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
+            const double *X = ib->X + 3 * l, a = ib->alpha[l] * ib->rho[l];
+            const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
+            double du[3];
+            acm_coupling_target(dv, dw, r, du);
+            for (int k = 0; k < 3; ++k) {
+                ib->G[3 * l + (uint64_t)k] += a * du[k];
+                ib->Gsum[3 * l + (uint64_t)k] += a * du[k];
+                ib->ub[3 * l + (uint64_t)k] += du[k];
+            }
+        }
+    }
+}
+
+/* Each solid's force -sum G dV and torque -sum (X - x_c) x G dV (spec 9.1). */
+static void acm__cpu_ib_sum_forces(acm_domain *d, const cpu_ib *ib)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        double F[3] = {0.0, 0.0, 0.0}, T[3] = {0.0, 0.0, 0.0};
+        for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
+            const double *X = ib->X + 3 * l, *G = ib->Gsum + 3 * l;
+            const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
+            const double dv = ib->dv[l];
+            for (int a = 0; a < 3; ++a)
+                F[a] -= G[a] * dv;
+            T[0] -= (r[1] * G[2] - r[2] * G[1]) * dv;
+            T[1] -= (r[2] * G[0] - r[0] * G[2]) * dv;
+            T[2] -= (r[0] * G[1] - r[1] * G[0]) * dv;
+        }
+        memcpy(s->force, F, sizeof F);
+        memcpy(s->torque, T, sizeof T);
+    }
+    d->forces_stale = false;
+}
+
+static acm_status cpu_ib_attach(acm_domain *d)
+{
+    cpu_impl *m = IMPL(d);
+    cpu_ib *ib = &m->ib;
+    void *macro = ib->macro, *force = ib->force;
+    uint32_t *mask = ib->mask;
+    ib->macro = ib->force = NULL;
+    ib->mask = NULL;
+    ib_free(ib); /* keeps the per-cell planes: a re-attach must not forget the last force */
+    ib->macro = macro;
+    ib->force = force;
+    ib->mask = mask;
+    if (d->nsamples == 0) {
+        ib_free(ib);
+        account(d, m);
+        return ACM_OK;
+    }
+    const size_t n = (size_t)d->nsamples, cells = (size_t)d->ncells;
+    ib->n = d->nsamples;
+    ib->X = malloc(3 * n * sizeof(double));
+    ib->ub = malloc(3 * n * sizeof(double));
+    ib->dv = malloc(n * sizeof(double));
+    ib->alpha = malloc(n * sizeof(double));
+    ib->G = calloc(3 * n, sizeof(double));
+    ib->Gsum = calloc(3 * n, sizeof(double));
+    ib->rho = calloc(n, sizeof(double));
+    if (d->ib.spread == ACM_IB_SPREAD_GATHER)
+        ib->cell_samples = malloc(n * sizeof(uint64_t));
+    if (ib->macro == NULL)
+        ib->macro = alloc_zeroed(4 * cells * m->elem);
+    if (ib->force == NULL)
+        ib->force = alloc_zeroed(3 * cells * m->elem);
+    if (ib->mask == NULL)
+        ib->mask = alloc_zeroed((cells + 31) / 32 * sizeof(uint32_t));
+    if (ib->X == NULL || ib->ub == NULL || ib->dv == NULL || ib->alpha == NULL || ib->G == NULL ||
+        ib->Gsum == NULL || ib->rho == NULL || ib->macro == NULL || ib->force == NULL || ib->mask == NULL ||
+        (d->ib.spread == ACM_IB_SPREAD_GATHER && ib->cell_samples == NULL)) {
+        ib_free(ib);
+        account(d, m);
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
+                        "cannot allocate the immersed-boundary storage for %llu samples",
+                        (unsigned long long)n);
+    }
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        for (uint64_t j = 0; j < s->count; ++j) {
+            ib->dv[s->offset + j] = s->dv[j];
+            ib->alpha[s->offset + j] = s->alpha;
+        }
+    }
+    acm__cpu_ib_place(d, ib, true);
+    account(d, m);
+    return ACM_OK;
+}
+
+static acm_status cpu_ib_forces(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
-    return FP64(m) ? step_f64(d, m, nsteps) : step_f32(d, m, nsteps);
+    return FP64(m) ? ib_forces_f64(d, m) : ib_forces_f32(d, m);
+}
+
+static acm_status cpu_ib_fetch(acm_domain *d)
+{
+    d->forces_stale = false; /* the CPU sums them in ib_forces */
+    return ACM_OK;
+}
+
+static acm_status cpu_ib_positions(acm_domain *d, const acm_solid *s, double *dst)
+{
+    const cpu_ib *ib = &IMPL(d)->ib;
+    if (ib->X == NULL || s->offset + s->count > ib->n)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "solid samples are not attached");
+    memcpy(dst, ib->X + 3 * s->offset, (size_t)s->count * 3 * sizeof(double));
+    return ACM_OK;
 }
 
 static acm_status cpu_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst)
@@ -347,7 +574,11 @@ const struct acm_backend_ops acm_backend_cpu = {
     .domain_init = cpu_domain_init,
     .domain_fini = cpu_domain_fini,
     .init_equilibrium = cpu_init_equilibrium,
-    .step = cpu_step,
+    .advance = cpu_advance,
+    .ib_attach = cpu_ib_attach,
+    .ib_forces = cpu_ib_forces,
+    .ib_fetch = cpu_ib_fetch,
+    .ib_positions = cpu_ib_positions,
     .get_field = cpu_get_field,
     .set_field = cpu_set_field,
     .probe_cell = cpu_probe_cell,

@@ -29,6 +29,7 @@ typedef struct acm_row_args {
     const void *fin;      /* shifted populations after streaming */
     void *fout;           /* shifted populations after collision */
     const void *force[3]; /* per-cell force of the row (without the uniform part) */
+    const void *force_ib[3]; /* immersed-boundary force of the row (zeros without solids) */
     double force0[3];     /* uniform body force */
     void *tau;            /* ACM_LI2020 per-cell tau* of the row, else NULL */
     void *scratch;        /* 5 * n reals of the kernel's type */

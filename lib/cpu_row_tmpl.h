@@ -17,6 +17,9 @@ ACM_SFX(row_model)(const acm_row_args *a, const int model)
     const ACM_R *restrict fx = (const ACM_R *)a->force[0];
     const ACM_R *restrict fy = (const ACM_R *)a->force[1];
     const ACM_R *restrict fz = (const ACM_R *)a->force[2];
+    const ACM_R *restrict ix = (const ACM_R *)a->force_ib[0];
+    const ACM_R *restrict iy = (const ACM_R *)a->force_ib[1];
+    const ACM_R *restrict iz = (const ACM_R *)a->force_ib[2];
     ACM_R *restrict scratch = (ACM_R *)a->scratch;
     ACM_R *restrict rho = scratch, *restrict u2 = scratch + a->n, *restrict pi = scratch + 2 * a->n;
     ACM_R *restrict fb = scratch + 3 * a->n;
@@ -26,7 +29,7 @@ ACM_SFX(row_model)(const acm_row_args *a, const int model)
 
 #pragma GCC ivdep
     for (int32_t x = 0; x < n; ++x) {
-        ACM_R f[27], o[27], F[3] = {F0x + fx[x], F0y + fy[x], F0z + fz[x]};
+        ACM_R f[27], o[27], F[3] = {F0x + fx[x] + ix[x], F0y + fy[x] + iy[x], F0z + fz[x] + iz[x]};
         ACM_UNROLL
         for (int i = 0; i < 27; ++i)
             f[i] = fin[i * st + x];
@@ -70,9 +73,10 @@ static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
             const ACM_R *fin = (const ACM_R *)a->fin;
             ACM_R *fout = (ACM_R *)a->fout;
             ACM_R f[27], o[27];
-            ACM_R F[3] = {(ACM_R)a->force0[0] + ((const ACM_R *)a->force[0])[x],
-                          (ACM_R)a->force0[1] + ((const ACM_R *)a->force[1])[x],
-                          (ACM_R)a->force0[2] + ((const ACM_R *)a->force[2])[x]};
+            ACM_R F[3];
+            for (int b = 0; b < 3; ++b)
+                F[b] = (ACM_R)a->force0[b] + ((const ACM_R *)a->force[b])[x] +
+                       ((const ACM_R *)a->force_ib[b])[x];
             for (int i = 0; i < 27; ++i)
                 f[i] = fin[i * st + x];
             ACM_SFX(acm_collide_fallback)(a->params, f, F, o);

@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
+#include "solid.h"   /* the immersed solids of the step */
 
 #define ACM_DIM_MIN 1 /* a 1-cell periodic axis makes a 2-D (or 1-D) simulation */
 #define ACM_DIM_MAX 65535
@@ -190,6 +191,19 @@ static acm_csoa choose_layout(const acm_layout *layout, int64_t ncells, acm_back
     return acm_csoa_pow2(shift, ACM_Q);
 }
 
+/* Immersed-boundary settings from a layout (0 = default). */
+static acm_ib_settings ib_settings(const acm_layout *layout)
+{
+    acm_ib_settings ib;
+    ib.sample_block = layout && layout->sample_block ? (int32_t)layout->sample_block
+                                                     : ACM_SAMPLE_BLOCK_DEFAULT;
+    ib.sample_order = layout && layout->sample_order ? (int32_t)layout->sample_order
+                                                     : ACM_SAMPLE_ORDER_MORTON_BLOCK;
+    ib.spread = layout && layout->ib_spread ? (int32_t)layout->ib_spread : ACM_IB_SPREAD_SCATTER;
+    ib.iterations = 1;
+    return ib;
+}
+
 /* ---- lifecycle -------------------------------------------------------- */
 
 static acm_status create_fail(const acm_domain_options *o, acm_status st, const char *msg)
@@ -252,6 +266,7 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
         d->face[f].type = ACM_BOUNDARY_PERIODIC;
     d->max_speed = o.max_speed == 0.0 ? ACM_DEFAULT_MAX_SPEED : o.max_speed;
     d->divergence_interval = 1;
+    d->ib = ib_settings(o.layout);
     d->ops = ops;
 
     st = ops->domain_init(d);
@@ -274,6 +289,7 @@ ACM_API void acm_domain_destroy(acm_domain *domain)
 {
     if (domain == NULL)
         return;
+    acm__solids_destroy_all(domain);
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
     free(domain);
@@ -341,9 +357,33 @@ ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
                         "acm_domain_set_field with ACM_FIELD_POPULATIONS)",
                         (long long)domain->step);
     ACM_TRY(acm__domain_check_faces(domain));
-    if (nsteps == 0)
-        return ACM_OK;
-    return domain->ops->step(domain, nsteps);
+    return acm__step_pipeline(domain, nsteps, true);
+}
+
+/*
+ * One time step, in order (physics-spec 3.4; docs/physics.md "The step"):
+ *   1. immersed boundary: samples placed, rho and u* of their support from the
+ *      populations about to be pulled, penalty forces spread (spec 8);
+ *   2. fluid: pull-stream and collide with the external plus the IB force,
+ *      face layers, divergence check (spec 3-7);
+ *   3. rigid bodies: moved by the force of step 1 (spec 9), re-sorted into the
+ *      Morton-block order when they drifted by a block.
+ */
+acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
+{
+    if (d->ib_dirty)
+        ACM_TRY(d->ops->ib_attach(d));
+    d->ib_dirty = false;
+    for (int64_t s = 0; s < nsteps; ++s) {
+        const acm_check check = !checks ? ACM_CHECK_NONE
+                                        : (s + 1 == nsteps ? ACM_CHECK_NOW : ACM_CHECK_DUE);
+        if (d->nsolids > 0)
+            ACM_TRY(d->ops->ib_forces(d));
+        ACM_TRY(d->ops->advance(d, check));
+        if (d->nsolids > 0)
+            ACM_TRY(acm__solids_after_step(d));
+    }
+    return ACM_OK;
 }
 
 /* ---- configuration ---------------------------------------------------- */
@@ -454,6 +494,10 @@ ACM_API acm_status acm_param_bounds(acm_param param, int64_t *min, int64_t *max)
         *min = 1;
         *max = INT64_C(1) << 40;
         return ACM_OK;
+    case ACM_PARAM_IB_ITERATIONS:
+        *min = 1;
+        *max = 16;
+        return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;
     }
@@ -471,6 +515,8 @@ ACM_API acm_status acm_domain_set_param(acm_domain *domain, acm_param param, int
                         (int)param, (long long)value, (long long)lo, (long long)hi);
     if (param == ACM_PARAM_THREADS)
         domain->threads = value;
+    else if (param == ACM_PARAM_IB_ITERATIONS)
+        domain->ib.iterations = (int32_t)value;
     else
         domain->divergence_interval = value;
     return ACM_OK;
@@ -485,6 +531,7 @@ ACM_API acm_status acm_domain_get_param(acm_domain *domain, acm_param param, int
     switch (param) {
     case ACM_PARAM_THREADS: *value = domain->threads; return ACM_OK;
     case ACM_PARAM_DIVERGENCE_INTERVAL: *value = domain->divergence_interval; return ACM_OK;
+    case ACM_PARAM_IB_ITERATIONS: *value = domain->ib.iterations; return ACM_OK;
     default: return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown parameter %d", (int)param);
     }
 }

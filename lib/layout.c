@@ -6,6 +6,7 @@
 #include <stdlib.h> /* calloc, free */
 
 #include "acm_private.h"
+#include "morton.h" /* ACM_SAMPLE_BLOCK_MAX */
 
 #define ACM_CSOA_GROUP_MAX (INT64_C(1) << 30)
 
@@ -52,6 +53,18 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
         *min = 32;
         *max = 256; /* the register budget of the fused kernel (docs/performance.md) */
         return ACM_OK;
+    case ACM_LAYOUT_SAMPLE_BLOCK:
+        *min = 1;
+        *max = ACM_SAMPLE_BLOCK_MAX;
+        return ACM_OK;
+    case ACM_LAYOUT_SAMPLE_ORDER:
+        *min = ACM_SAMPLE_ORDER_MORTON_BLOCK;
+        *max = ACM_SAMPLE_ORDER_AS_SAMPLED;
+        return ACM_OK;
+    case ACM_LAYOUT_IB_SPREAD:
+        *min = ACM_IB_SPREAD_SCATTER;
+        *max = ACM_IB_SPREAD_GATHER;
+        return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;
     }
@@ -63,6 +76,9 @@ static int64_t *param_slot(acm_layout *l, acm_layout_param param)
     case ACM_LAYOUT_CSOA_GROUP: return &l->csoa_group;
     case ACM_LAYOUT_KERNEL: return &l->kernel;
     case ACM_LAYOUT_BLOCK_SIZE: return &l->block_size;
+    case ACM_LAYOUT_SAMPLE_BLOCK: return &l->sample_block;
+    case ACM_LAYOUT_SAMPLE_ORDER: return &l->sample_order;
+    case ACM_LAYOUT_IB_SPREAD: return &l->ib_spread;
     default: return NULL;
     }
 }

@@ -130,12 +130,23 @@ static void S(moments)(const R *f, size_t st, double *rho, double j[3])
     j[2] = jz;
 }
 
-/* Force density of cell k (uniform part plus the field). */
+/* External force density of cell k (uniform part plus the field). */
 static void S(cell_force)(const acm_domain *d, const cpu_impl *m, int64_t k, double F[3])
 {
     const R *pl = (const R *)m->force;
     for (int a = 0; a < 3; ++a)
         F[a] = d->body_force[a] + (pl ? (double)pl[(size_t)a * (size_t)d->ncells + (size_t)k] : 0.0);
+}
+
+/* Total force density of cell k in the last step: external plus the immersed
+ * boundary's (the force the reported velocity includes half of). */
+static void S(cell_force_total)(const acm_domain *d, const cpu_impl *m, int64_t k, double F[3])
+{
+    S(cell_force)(d, m, k, F);
+    const R *ib = (const R *)m->ib.force;
+    if (ib != NULL)
+        for (int a = 0; a < 3; ++a)
+            F[a] += (double)ib[(size_t)a * (size_t)d->ncells + (size_t)k];
 }
 
 /* ---- per-face equilibrium layers (INLET / OUTLET) --------------------------- */
@@ -235,7 +246,7 @@ static void S(diag_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32
     for (int32_t x = 0; x < nx; ++x) {
         double rho, j[3], F[3];
         S(moments)(f + x, (size_t)nx, &rho, j);
-        S(cell_force)(d, m, row + x, F);
+        S(cell_force_total)(d, m, row + x, F);
         double u[3], u2 = 0.0, pi2 = 0.0;
         for (int a = 0; a < 3; ++a) {
             u[a] = (j[a] + 0.5 * F[a]) / rho;
@@ -274,20 +285,22 @@ static void S(diagnose)(const acm_domain *d, cpu_impl *m, acm_cpu_sums *out)
 
 /* ---- time step ---------------------------------------------------------------- */
 
-static acm_status S(step)(acm_domain *d, cpu_impl *m, int64_t nsteps)
+/* The fluid part of one step: pull-stream, collide with the external and the
+ * immersed-boundary force, face layers. */
+static acm_status S(advance)(acm_domain *d, cpu_impl *m)
 {
     const int32_t nx = d->nx;
     const int64_t rows = (int64_t)d->ny * d->nz;
     const double u2_limit = d->max_speed * d->max_speed;
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(acm_cpu_ensure_tau(d, m));
-    for (int64_t s = 0; s < nsteps; ++s) {
+    {
         acm_collide_params params;
         acm__domain_collide_params(d, &params);
         const R *src = (const R *)m->f[m->cur];
         R *dst = (R *)m->f[1 - m->cur];
         R *tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
-        const R *force = (const R *)m->force;
+        const R *force = (const R *)m->force, *force_ib = (const R *)m->ib.force;
         acm_row_fn kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
                                                        : m->kernels->collide_row_f64;
         for (int t = 0; t < m->nthreads; ++t) /* also those a serial region leaves idle */
@@ -312,6 +325,8 @@ static acm_status S(step)(acm_domain *d, cpu_impl *m, int64_t nsteps)
                 for (int b = 0; b < 3; ++b) {
                     a.force[b] = force ? (const void *)(force + (size_t)b * (size_t)d->ncells + (size_t)row)
                                        : m->zeros;
+                    a.force_ib[b] = force_ib ? (const void *)(force_ib + (size_t)b * (size_t)d->ncells + (size_t)row)
+                                             : m->zeros;
                     a.force0[b] = d->body_force[b];
                 }
                 a.tau = tau ? (void *)(tau + row) : NULL;
@@ -411,7 +426,7 @@ static void S(field_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int3
             acm__store(c->dtype, c->dst, k, rho);
             continue;
         }
-        S(cell_force)(d, m, row + x, F);
+        S(cell_force_total)(d, m, row + x, F);
         for (int a = 0; a < 3; ++a)
             acm__store(c->dtype, c->dst, 3 * k + (size_t)a, (j[a] + 0.5 * F[a]) / rho);
     }
@@ -449,7 +464,7 @@ static void S(probe)(const acm_domain *d, cpu_impl *m, int32_t x, int32_t y, int
     S(stream_row)(d, (const R *)m->f[m->cur], y, z, +1, fin);
     double j[3], F[3];
     S(moments)(fin + x, (size_t)d->nx, rho, j);
-    S(cell_force)(d, m, x + (int64_t)d->nx * (y + (int64_t)d->ny * z), F);
+    S(cell_force_total)(d, m, x + (int64_t)d->nx * (y + (int64_t)d->ny * z), F);
     for (int a = 0; a < 3; ++a)
         u[a] = (j[a] + 0.5 * F[a]) / *rho;
 }

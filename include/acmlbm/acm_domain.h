@@ -68,7 +68,11 @@ typedef enum acm_param {
      *  (a check is always made at its end; each check waits for the device). With
      *  1, the default, a diverged domain keeps the state before the failing step,
      *  as on the CPU, which checks every step whatever this value. */
-    ACM_PARAM_DIVERGENCE_INTERVAL = 2
+    ACM_PARAM_DIVERGENCE_INTERVAL = 2,
+    /** Multi-direct-forcing iterations m of the immersed boundary (spec 8.5), in
+     *  [1, 16]: each one interpolates and spreads once more and divides the slip
+     *  at the surface by about 10. Default 1. */
+    ACM_PARAM_IB_ITERATIONS = 3
 } acm_param;
 
 /* ---------------------------------------------------------------------- */

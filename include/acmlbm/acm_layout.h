@@ -40,8 +40,35 @@ typedef enum acm_layout_param {
      *  (::ACM_KERNEL_FUSED). The CPU backend has one code path and ignores it. */
     ACM_LAYOUT_KERNEL = 2,
     /** GPU threads per block: a multiple of 32 in [32, 256]; 0 = default (128). */
-    ACM_LAYOUT_BLOCK_SIZE = 3
+    ACM_LAYOUT_BLOCK_SIZE = 3,
+    /** Edge l of the blocks of the Morton-block order of immersed-boundary samples
+     *  (paper Sec. 4.1.2), cells, in [1, 64]; 0 = default (2). */
+    ACM_LAYOUT_SAMPLE_BLOCK = 4,
+    /** Order of the samples in memory, an ::acm_sample_order; 0 = default
+     *  (::ACM_SAMPLE_ORDER_MORTON_BLOCK). */
+    ACM_LAYOUT_SAMPLE_ORDER = 5,
+    /** How penalty forces reach the grid, an ::acm_ib_spread; 0 = default
+     *  (::ACM_IB_SPREAD_SCATTER). */
+    ACM_LAYOUT_IB_SPREAD = 6
 } acm_layout_param;
+
+/** Orders of the immersed-boundary samples in memory. */
+typedef enum acm_sample_order {
+    ACM_SAMPLE_ORDER_DEFAULT = 0,      /**< ::ACM_SAMPLE_ORDER_MORTON_BLOCK */
+    ACM_SAMPLE_ORDER_MORTON_BLOCK = 1, /**< by block of l^3 cells (x-y-z order), then by Morton
+                                            code inside the block; moving solids are re-sorted
+                                            when a sample may have drifted by l cells */
+    ACM_SAMPLE_ORDER_AS_SAMPLED = 2    /**< the order of sampling (or of the caller's array) */
+} acm_sample_order;
+
+/** Spreading of the immersed-boundary forces (paper Sec. 4.2). Both give the
+ *  same forces up to the order of floating-point additions. */
+typedef enum acm_ib_spread {
+    ACM_IB_SPREAD_DEFAULT = 0, /**< ::ACM_IB_SPREAD_SCATTER */
+    ACM_IB_SPREAD_SCATTER = 1, /**< one thread per sample adds to its 8 cells (atomics on the GPU) */
+    ACM_IB_SPREAD_GATHER = 2   /**< one thread per cell of a solid's bounding box sums the samples
+                                    around it (the paper's baseline; for comparison) */
+} acm_ib_spread;
 
 /**
  * GPU kernel structures (docs/performance.md). All give the same physics

@@ -1,0 +1,433 @@
+/*
+ * libacmlbm -- the immersed boundary on the GPU (physics-spec 8; paper Sec.
+ * 4.2 and Alg. 3). One thread per sample for placement, support marking,
+ * interpolation and the scatter with atomic additions (the paper's load
+ * balance); one thread per cell of a solid's box for the gather variant.
+ * The per-sample operators are lib/ib.h and lib/rigid.h, shared with the CPU
+ * (lib/ib_cpu_tmpl.h), so both backends compute the same stencils and forces;
+ * only the order of the atomic additions differs.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <cub/device/device_scan.cuh>
+
+#include "kernels.cuh"
+#include "rigid.h"
+
+#define ACM_IB_BLOCK 256u
+
+static_assert(sizeof(acm_coupling) == 16 * sizeof(double), "acm_coupling is read as 16 doubles");
+
+template <typename R>
+__global__ void acm_ib_place_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
+                                    const acm_ib_pose pose)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    const uint64_t l = first + t;
+    double ub[3];
+    acm_rigid_place(pose.x, pose.q, pose.v, pose.w, ib.r + 3 * l, ib.X + 3 * l, ub);
+    R *u = (R *)ib.ub + 3 * l;
+    u[0] = (R)ub[0];
+    u[1] = (R)ub[1];
+    u[2] = (R)ub[2];
+}
+
+/* rho and u* of cell k into the macro planes; its force to zero. */
+template <typename T>
+__device__ void acm_ib_band_cell(const acm_step_args &a, const acm_ib_args &ib, uint32_t k)
+{
+    typedef acm_real<T> R;
+    int32_t x, y, z;
+    acm_coords(a.g, k, x, y, z);
+    R f[27], rho, j[3], F[3];
+    acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
+    acm_moments(f, rho, j);
+    acm_cell_force_ext(a, k, F);
+    R *M = (R *)ib.macro, *Fib = (R *)ib.force;
+    const size_t n = a.g.ncells;
+    M[k] = rho;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        M[(size_t)(d + 1) * n + k] = (j[d] + (R)0.5 * F[d]) / rho;
+        Fib[(size_t)d * n + k] = (R)0;
+    }
+}
+
+template <typename T>
+__global__ void acm_ib_claim_kernel(const acm_step_args a, const acm_ib_args ib)
+{
+    const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= ib.n)
+        return;
+    acm_ib_stencil st;
+    if (!acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st))
+        return;
+    for (int c = 0; c < ACM_IB_NODES; ++c) {
+        if (!(st.w[c] > 0.0))
+            continue;
+        const uint32_t k = (uint32_t)st.cell[c], bit = 1u << (k & 31u);
+        uint32_t *word = ib.mask + (k >> 5);
+        if (*(volatile uint32_t *)word & bit) /* most cells are claimed already */
+            continue;
+        if (atomicOr(word, bit) & bit)
+            continue;
+        acm_ib_band_cell<T>(a, ib, k);
+    }
+}
+
+template <typename R>
+__global__ void acm_ib_penalty_kernel(const acm_ib_args ib, uint64_t ncells)
+{
+    const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= ib.n)
+        return;
+    R *G = (R *)ib.G + 3 * l, *Gs = (R *)ib.Gsum + 3 * l;
+    acm_ib_stencil st;
+    if (!acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st)) {
+        G[0] = G[1] = G[2] = (R)0;
+        return;
+    }
+    const R *M = (const R *)ib.macro, *F = (const R *)ib.force;
+    double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
+    for (int c = 0; c < ACM_IB_NODES; ++c) {
+        const uint64_t k = st.cell[c];
+        const double rk = (double)M[k], w = st.w[c];
+        rho += w * rk;
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            u[d] += w * ((double)M[(uint64_t)(d + 1) * ncells + k] +
+                         0.5 * (double)F[(uint64_t)d * ncells + k] / rk);
+    }
+    const R *ubr = (const R *)ib.ub + 3 * l;
+    const double ub[3] = {(double)ubr[0], (double)ubr[1], (double)ubr[2]};
+    double g[3];
+    acm_ib_penalty((double)((const R *)ib.alpha)[l], rho, ub, u, g);
+    ((R *)ib.rho)[l] = (R)rho;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        G[d] = (R)g[d];
+        Gs[d] += (R)g[d];
+    }
+}
+
+template <typename R>
+__global__ void acm_ib_scatter_kernel(const acm_ib_args ib, uint64_t ncells)
+{
+    const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (l >= ib.n)
+        return;
+    acm_ib_stencil st;
+    if (!acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st))
+        return;
+    const R *G = (const R *)ib.G + 3 * l;
+    const double dv = (double)((const R *)ib.dv)[l], g[3] = {(double)G[0], (double)G[1], (double)G[2]};
+    R *F = (R *)ib.force;
+    for (int c = 0; c < ACM_IB_NODES; ++c) {
+        if (!(st.w[c] > 0.0))
+            continue;
+        const double s = st.w[c] * dv;
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            atomicAdd(F + (uint64_t)d * ncells + st.cell[c], (R)(s * g[d]));
+    }
+}
+
+/* ---- gather ---------------------------------------------------------------------------- */
+
+/* Scratch layout of the gather: start[cells + 1], cursor[cells + 1] (the
+ * counts before the scan), list[samples], then CUB's. */
+struct acm_gather_scratch {
+    uint32_t *start, *cursor, *list;
+    void *cub;
+    size_t cub_bytes;
+};
+
+static acm_gather_scratch acm_gather_split(void *p, uint64_t cells, uint64_t samples,
+                                           size_t cub_bytes)
+{
+    acm_gather_scratch g;
+    g.start = (uint32_t *)p;
+    g.cursor = g.start + cells + 1;
+    g.list = g.cursor + cells + 1;
+    uintptr_t c = (uintptr_t)(g.list + samples);
+    g.cub = (void *)((c + 255u) & ~(uintptr_t)255u);
+    g.cub_bytes = cub_bytes;
+    return g;
+}
+
+static size_t acm_gather_cub_bytes(uint64_t cells)
+{
+    size_t bytes = 0;
+    cub::DeviceScan::ExclusiveSum(NULL, bytes, (uint32_t *)NULL, (uint32_t *)NULL, (int)cells + 1);
+    return bytes;
+}
+
+size_t acm_ib_gather_scratch_bytes(uint64_t region_cells, uint64_t samples)
+{
+    return (size_t)(2 * region_cells + 2 + samples) * sizeof(uint32_t) + 256 +
+           acm_gather_cub_bytes(region_cells);
+}
+
+__global__ void acm_ib_count_kernel(const acm_ib_args ib, const acm_ib_region rg, uint64_t first,
+                                    uint64_t count, uint32_t *counts)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    int64_t b[3];
+    uint64_t slot;
+    acm_ib_base(ib.X + 3 * (first + t), b);
+    if (acm_ib_region_slot(&ib.ig, &rg, b, &slot))
+        atomicAdd(counts + slot, 1u);
+}
+
+__global__ void acm_ib_fill_kernel(const acm_ib_args ib, const acm_ib_region rg, uint64_t first,
+                                   uint64_t count, const uint32_t *start, uint32_t *cursor,
+                                   uint32_t *list)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    int64_t b[3];
+    uint64_t slot;
+    acm_ib_base(ib.X + 3 * (first + t), b);
+    if (acm_ib_region_slot(&ib.ig, &rg, b, &slot))
+        list[start[slot] + atomicAdd(cursor + slot, 1u)] = (uint32_t)(first + t);
+}
+
+template <typename R>
+__global__ void acm_ib_gather_kernel(const acm_ib_args ib, uint64_t ncells, const acm_ib_region rg,
+                                     const uint32_t *start, const uint32_t *list)
+{
+    const uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rg.cells)
+        return;
+    uint64_t node;
+    uint32_t nb[ACM_IB_NODES];
+    const int count = acm_ib_region_node(&ib.ig, &rg, r, &node, nb);
+    double sum[3] = {0.0, 0.0, 0.0};
+    for (int b = 0; b < count; ++b)
+        for (uint32_t j = start[nb[b]]; j < start[nb[b] + 1]; ++j) {
+            const uint64_t l = list[j];
+            acm_ib_stencil st;
+            acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st);
+            double w = 0.0;
+            for (int c = 0; c < ACM_IB_NODES; ++c)
+                w += st.cell[c] == node ? st.w[c] : 0.0;
+            const R *G = (const R *)ib.G + 3 * l;
+            const double s = w * (double)((const R *)ib.dv)[l];
+#pragma unroll
+            for (int d = 0; d < 3; ++d)
+                sum[d] += s * (double)G[d];
+        }
+    if (count == 0)
+        return;
+    R *F = (R *)ib.force;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        F[(uint64_t)d * ncells + node] += (R)sum[d];
+}
+
+/* ---- force and torque of a solid --------------------------------------------------------- */
+
+template <typename R>
+__global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
+                                   double cx, double cy, double cz, acm_gpu_sums *partials)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    acm_gpu_sums a = {0.0, 0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0, 0.0};
+    if (t < count) {
+        const uint64_t l = first + t;
+        const double *X = ib.X + 3 * l;
+        const R *G = (const R *)ib.Gsum + 3 * l;
+        const double dv = (double)((const R *)ib.dv)[l];
+        const double g[3] = {(double)G[0] * dv, (double)G[1] * dv, (double)G[2] * dv};
+        const double r[3] = {X[0] - cx, X[1] - cy, X[2] - cz};
+        a.max_u2 = -g[0];
+        a.sum_rho = -g[1];
+        a.sum_j = -g[2];
+        a.sum_pi = -(r[1] * g[2] - r[2] * g[1]);
+        b.max_u2 = -(r[2] * g[0] - r[0] * g[2]);
+        b.sum_rho = -(r[0] * g[1] - r[1] * g[0]);
+    }
+    acm_block_sums<false>(a, partials + blockIdx.x);
+    acm_block_sums<false>(b, partials + gridDim.x + blockIdx.x);
+}
+
+/* ---- implicit coupling of free bodies ------------------------------------------------------ */
+
+template <typename R>
+__global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
+                                       double cx, double cy, double cz, acm_gpu_sums *partials)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    acm_coupling c;
+    memset(&c, 0, sizeof c);
+    if (t < count) {
+        const uint64_t l = first + t;
+        const double *X = ib.X + 3 * l;
+        const R *G = (const R *)ib.G + 3 * l;
+        const double r[3] = {X[0] - cx, X[1] - cy, X[2] - cz};
+        const double g[3] = {(double)G[0], (double)G[1], (double)G[2]};
+        const double dv = (double)((const R *)ib.dv)[l];
+        const double a = (double)((const R *)ib.alpha)[l] * (double)((const R *)ib.rho)[l] * dv;
+        acm_coupling_add(&c, r, g, dv, a);
+    }
+    const double *v = (const double *)&c; /* 16 doubles: F, T, k, s, J */
+    for (int q = 0; q < 4; ++q) {
+        acm_gpu_sums p = {v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]};
+        acm_block_sums<false>(p, partials + (size_t)q * gridDim.x + blockIdx.x);
+    }
+}
+
+template <typename R>
+__global__ void acm_ib_couple_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
+                                     acm_ib_pose change)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    const uint64_t l = first + t;
+    const double *X = ib.X + 3 * l;
+    const double r[3] = {X[0] - change.x[0], X[1] - change.x[1], X[2] - change.x[2]};
+    double du[3];
+    acm_coupling_target(change.v, change.w, r, du);
+    const double a = (double)((const R *)ib.alpha)[l] * (double)((const R *)ib.rho)[l];
+    R *G = (R *)ib.G + 3 * l, *Gs = (R *)ib.Gsum + 3 * l, *ub = (R *)ib.ub + 3 * l;
+#pragma unroll
+    for (int d = 0; d < 3; ++d) {
+        G[d] += (R)(a * du[d]);
+        Gs[d] += (R)(a * du[d]);
+        ub[d] += (R)du[d];
+    }
+}
+
+/* ---- launchers ------------------------------------------------------------------------------ */
+
+cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                uint64_t count, const acm_ib_pose &pose, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_place_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
+            ib, first, count, pose);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_ib_claim(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
+                                cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_ib_claim_kernel<T><<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(a, ib);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                  cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_penalty_kernel<R><<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib, ncells);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_ib_scatter(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                  cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_scatter_kernel<R><<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib, ncells);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                 const acm_ib_region &rg, uint64_t first, uint64_t count,
+                                 void *scratch, size_t scratch_bytes, cudaStream_t s)
+{
+    if (rg.cells == 0 || count == 0)
+        return cudaSuccess;
+    const size_t cub_bytes = acm_gather_cub_bytes(rg.cells);
+    if (scratch_bytes < acm_ib_gather_scratch_bytes(rg.cells, count))
+        return cudaErrorInvalidValue;
+    acm_gather_scratch g = acm_gather_split(scratch, rg.cells, count, cub_bytes);
+    cudaError_t e = cudaMemsetAsync(g.start, 0, (size_t)(2 * rg.cells + 2) * sizeof(uint32_t), s);
+    if (e != cudaSuccess)
+        return e;
+    const unsigned grid = acm_blocks(count, ACM_IB_BLOCK);
+    acm_ib_count_kernel<<<grid, ACM_IB_BLOCK, 0, s>>>(ib, rg, first, count, g.cursor);
+    size_t bytes = g.cub_bytes;
+    e = cub::DeviceScan::ExclusiveSum(g.cub, bytes, g.cursor, g.start, (int)rg.cells + 1, s);
+    if (e != cudaSuccess)
+        return e;
+    e = cudaMemsetAsync(g.cursor, 0, (size_t)(rg.cells + 1) * sizeof(uint32_t), s);
+    if (e != cudaSuccess)
+        return e;
+    acm_ib_fill_kernel<<<grid, ACM_IB_BLOCK, 0, s>>>(ib, rg, first, count, g.start, g.cursor, g.list);
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_gather_kernel<R><<<acm_blocks(rg.cells, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
+            ib, ncells, rg, g.start, g.list);
+    });
+    return cudaGetLastError();
+}
+
+unsigned acm_ib_sum_blocks(uint64_t count) { return acm_blocks(count, ACM_IB_BLOCK); }
+
+cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                   uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                                   acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
+{
+    const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_coupling_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
+                                                                  xc[2], partials);
+    });
+    cudaError_t e = cudaGetLastError();
+    for (int q = 0; q < 4 && e == cudaSuccess; ++q)
+        e = acm_launch_sum_partials(partials + (size_t)q * blocks, blocks, out + q, false, 1.0,
+                                    sum_scratch, s);
+    return e;
+}
+
+cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                 uint64_t count, const double xc[3], const double dv[3],
+                                 const double dw[3], cudaStream_t s)
+{
+    acm_ib_pose change; /* x: the centre, v and w: the velocity change */
+    memcpy(change.x, xc, sizeof change.x);
+    memcpy(change.v, dv, sizeof change.v);
+    memcpy(change.w, dw, sizeof change.w);
+    change.q[0] = 1.0;
+    change.q[1] = change.q[2] = change.q[3] = 0.0;
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_couple_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
+            ib, first, count, change);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                               uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                               acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
+{
+    const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_ib_sums_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
+                                                               xc[2], partials);
+    });
+    cudaError_t e = cudaGetLastError();
+    if (e == cudaSuccess)
+        e = acm_launch_sum_partials(partials, blocks, out, false, 1.0, sum_scratch, s);
+    if (e == cudaSuccess)
+        e = acm_launch_sum_partials(partials + blocks, blocks, out + 1, false, 1.0, sum_scratch, s);
+    return e;
+}

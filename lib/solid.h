@@ -1,0 +1,53 @@
+/*
+ * libacmlbm -- the private side of acm_solid: what the domain pipeline and
+ * the backends read. SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_SOLID_H
+#define ACMLBM_SOLID_H
+
+#include "acm_private.h"
+#include "ib.h"    /* acm_ib_grid */
+#include "rigid.h" /* acm_body */
+
+ACM_BEGIN_DECLS
+
+#define ACM_SOLID_DEFAULT_MAX_SAMPLES (UINT64_C(1) << 24)
+#define ACM_SAMPLE_BLOCK_DEFAULT 2 /* the paper's most frequent choice (its Table 2) */
+
+struct acm_solid {
+    acm_domain *domain;
+    uint64_t count;       /* samples */
+    uint64_t offset;      /* first sample in the domain's concatenated arrays */
+    double *r;            /* 3 per sample: body-frame offset from the centre of mass */
+    double *dv;           /* per sample: volume weight dV = area x 1 cell (spec 8.1) */
+    double alpha;         /* penalty gain */
+    acm_body body;        /* pose and velocities the next step uses */
+    bool has_mass;        /* mass properties known: may move freely */
+    bool moved;           /* pose changed since the backend placed the samples */
+    double force[3], torque[3]; /* fluid on the solid, last step (spec 9.1) */
+    double sort_x[3], sort_q[4]; /* pose at the last Morton-block sort */
+    int64_t resorts;
+    double area, spacing;
+    /* body-frame surface for inside tests (closed meshes only) */
+    double *mv;
+    uint32_t *mt;
+    size_t mnv, mnt;
+    char error[ACM_ERROR_SIZE];
+};
+
+/* The stencil grid of a domain: its size and periodic axes. */
+acm_ib_grid acm__ib_grid(const acm_domain *d);
+
+/* After the fluid part of a step: move the bodies with their forces (spec
+ * 9.2), refuse runaway speeds, re-sort samples that drifted by a block. */
+acm_status acm__solids_after_step(acm_domain *d);
+
+/* Destroy every solid of a domain (acm_domain_destroy). */
+void acm__solids_destroy_all(acm_domain *d);
+
+/* Fetch the solids' forces from the backend if the last step's are not in. */
+acm_status acm__solids_fetch(acm_domain *d);
+
+ACM_END_DECLS
+
+#endif /* ACMLBM_SOLID_H */

@@ -1,0 +1,101 @@
+/*
+ * libacmlbm tests -- helpers of the immersed-solid tests: layouts, fields,
+ * interpolation, fits, sample sets of simple shapes.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_TEST_SOLID_COMMON_H
+#define ACMLBM_TEST_SOLID_COMMON_H
+
+#include "test-common.h"
+
+/* A layout with one parameter set (caller destroys). */
+static inline acm_layout *acm_test_layout(acm_layout_param param, int64_t value)
+{
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    ck_assert_msg(acm_layout_set(l, param, value) == ACM_OK, "%s", acm_layout_last_error(l));
+    return l;
+}
+
+/* The velocity field of a domain (caller frees). */
+static inline double *acm_test_velocity(acm_domain *d)
+{
+    acm_domain_info info;
+    memset(&info, 0, sizeof info);
+    info.version = ACM_DOMAIN_INFO_VERSION;
+    ACM_CK_OK(d, acm_domain_get_info(d, &info));
+    const size_t cells = (size_t)info.nx * (size_t)info.ny * (size_t)info.nz;
+    double *u = acm_test_alloc(3 * cells * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u,
+                                      3 * cells * sizeof(double)));
+    return u;
+}
+
+/* u_x at (x, y) of an nx x ny x 1 velocity field, bilinear, x periodic. */
+static inline double acm_test_interp_x(const double *u, int nx, int ny, double x, double y)
+{
+    const int x0 = (int)floor(x), y0 = (int)floor(y);
+    const double fx = x - x0, fy = y - y0;
+    double v = 0.0;
+    for (int dy = 0; dy < 2; ++dy)
+        for (int dx = 0; dx < 2; ++dx) {
+            const int xi = ((x0 + dx) % nx + nx) % nx, yi = y0 + dy;
+            if (yi < 0 || yi >= ny)
+                continue;
+            v += (dx ? fx : 1 - fx) * (dy ? fy : 1 - fy) * u[3 * (xi + nx * yi)];
+        }
+    return v;
+}
+
+/* Least-squares line y = slope x + icpt. */
+static inline void acm_test_line_fit(const double *x, const double *y, int n, double *slope,
+                                     double *icpt)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < n; ++i) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+    }
+    *slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    *icpt = (sy - *slope * sx) / n;
+}
+
+/* n points spread evenly over a sphere of radius R (Fibonacci lattice), each
+ * with the area 4 pi R^2 / n (caller frees both arrays). */
+static inline void acm_test_sphere_points(int n, double R, double **pts, double **areas)
+{
+    *pts = acm_test_alloc(3 * (size_t)n * sizeof(double));
+    *areas = acm_test_alloc((size_t)n * sizeof(double));
+    const double golden = M_PI * (3.0 - sqrt(5.0));
+    for (int l = 0; l < n; ++l) {
+        const double z = 1.0 - (2.0 * l + 1.0) / n, r = sqrt(1.0 - z * z), phi = golden * l;
+        (*pts)[3 * l] = R * r * cos(phi);
+        (*pts)[3 * l + 1] = R * r * sin(phi);
+        (*pts)[3 * l + 2] = R * z;
+        (*areas)[l] = 4.0 * M_PI * R * R / n;
+    }
+}
+
+/* Total momentum sum f c of the populations (without any half force). */
+static inline void acm_test_raw_momentum(acm_domain *d, size_t cells, double j[3])
+{
+    double *f = acm_test_alloc(27 * cells * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,
+                                      27 * cells * sizeof(double)));
+    static const int c[27][3] = {{0, 0, 0},   {1, 0, 0},   {-1, 0, 0}, {0, 1, 0},  {0, -1, 0},
+                                 {0, 0, 1},   {0, 0, -1},  {1, 1, 0},  {-1, -1, 0}, {1, 0, 1},
+                                 {-1, 0, -1}, {0, 1, 1},   {0, -1, -1}, {1, -1, 0}, {-1, 1, 0},
+                                 {1, 0, -1},  {-1, 0, 1},  {0, 1, -1}, {0, -1, 1}, {1, 1, 1},
+                                 {-1, -1, -1}, {1, 1, -1}, {-1, -1, 1}, {1, -1, 1}, {-1, 1, -1},
+                                 {-1, 1, 1},  {1, -1, -1}};
+    j[0] = j[1] = j[2] = 0.0;
+    for (size_t k = 0; k < cells; ++k)
+        for (int i = 0; i < 27; ++i)
+            for (int a = 0; a < 3; ++a)
+                j[a] += c[i][a] * f[27 * k + (size_t)i];
+    free(f);
+}
+
+#endif /* ACMLBM_TEST_SOLID_COMMON_H */
