@@ -91,6 +91,8 @@ __global__ void acm_ib_penalty_kernel(const acm_ib_args ib, uint64_t ncells)
     const R *M = (const R *)ib.macro, *F = (const R *)ib.force;
     double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < ACM_IB_NODES; ++c) {
+        if (!(st.w[c] > 0.0)) /* not in the band: no rho there */
+            continue;
         const uint64_t k = st.cell[c];
         const double rk = (double)M[k], w = st.w[c];
         rho += w * rk;

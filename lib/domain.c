@@ -322,6 +322,15 @@ acm_status acm__domain_check_faces(acm_domain *d)
     return ACM_OK;
 }
 
+/* The safety net's bound on the adaptive high-order rates at viscosity nu:
+ * an artificial high-order viscosity of at least nu / 8, i.e. rates at most
+ * 1 / (3 nu / 8 + 1/2) (never below 1). Rates near 2 with a slow shear rate
+ * grow a noise that the positivity fallback cannot stop: measured stable
+ * limits of the grouped rate (docs/physics.md) were 1.9-1.95 at nu = 0.06,
+ * 1.85-1.9 at 0.16, under 1.8 at 0.5. Below nu = 0.026 the bound exceeds the
+ * default clamp of 1.95 and changes nothing. */
+static double acm__rate_cap(double nu) { return fmax(1.0, 1.0 / (0.375 * nu + 0.5)); }
+
 void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
 {
     const acm_collision_options *c = &d->coll;
@@ -332,7 +341,7 @@ void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
     p->rate_h = c->high_order_rate;
     p->rate_b = c->bulk_follows_high_order ? c->high_order_rate : c->bulk_rate;
     p->rate_min = c->safety_net ? 1.0 : 0.0;
-    p->rate_max = c->safety_net ? c->max_high_order_rate : 2.0;
+    p->rate_max = c->safety_net ? fmin(c->max_high_order_rate, acm__rate_cap(d->viscosity)) : 2.0;
     for (int o = 0; o < 4; ++o) {
         p->li2018_nu0[o] = c->li2018_nu0[o];
         p->li2020_theta[o] = c->li2020_theta[o];

@@ -114,6 +114,8 @@ static void S(ib_penalty)(const acm_domain *d, cpu_ib *ib, const acm_ib_grid *g,
     }
     double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < ACM_IB_NODES; ++c) {
+        if (!(st.w[c] > 0.0)) /* not in the band: no rho there */
+            continue;
         const uint64_t k = st.cell[c];
         const double rk = (double)M[k], w = st.w[c];
         rho += w * rk;

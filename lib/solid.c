@@ -91,6 +91,9 @@ static acm_status check_options(acm_domain *d, const acm_solid_options *o)
     if (o->mesh != NULL && !(o->samples_per_cell >= 1.0 && o->samples_per_cell <= 400.0))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "samples_per_cell=%g must lie in [1, 400]",
                         o->samples_per_cell);
+    if (!(o->surface_inset >= 0.0 && o->surface_inset <= 2.0))
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "surface_inset=%g must lie in [0, 2]",
+                        o->surface_inset);
     if (!(o->ib_alpha > 0.0 && o->ib_alpha <= 2.0))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "ib_alpha=%g must lie in (0, 2]", o->ib_alpha);
     if (!(isfinite(o->density) && o->density >= 0.0) || !(isfinite(o->mass) && o->mass >= 0.0) ||
@@ -127,6 +130,10 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
     s->count = smp.count;
     s->r = smp.pos;
     smp.pos = NULL;
+    if (mesh->info.closed && mesh->info.volume > 0.0) /* outward normals: move inside */
+        for (uint64_t l = 0; l < s->count; ++l)
+            for (int a = 0; a < 3; ++a)
+                s->r[3 * l + (uint64_t)a] -= o->surface_inset * smp.normal[3 * l + (uint64_t)a];
     s->dv = malloc(smp.count * sizeof(double));
     s->area = smp.area * (double)smp.count;
     s->spacing = smp.min_distance;

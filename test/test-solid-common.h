@@ -99,3 +99,67 @@ static inline void acm_test_raw_momentum(acm_domain *d, size_t cells, double j[3
 }
 
 #endif /* ACMLBM_TEST_SOLID_COMMON_H */
+
+/* ---- spheres of caller samples ------------------------------------------------------- */
+
+/* What a test sphere is and how it moves. */
+typedef struct acm_test_sphere {
+    double R;          /* hydrodynamic radius */
+    double inset;      /* samples lie this far inside R (docs/physics.md, "effective surface") */
+    double per_area;   /* samples per cell^2 */
+    double x[3];       /* centre */
+    acm_motion motion;
+    double v[3], w[3];
+    double density;    /* FREE: density ratio */
+    double g[3];       /* FREE: gravity */
+} acm_test_sphere;
+
+static inline acm_test_sphere acm_test_sphere_default(double R, double x, double y, double z)
+{
+    acm_test_sphere s;
+    memset(&s, 0, sizeof s);
+    s.R = R;
+    s.inset = 0.3;
+    s.per_area = 4.0;
+    s.x[0] = x;
+    s.x[1] = y;
+    s.x[2] = z;
+    s.motion = ACM_MOTION_STATIC;
+    return s;
+}
+
+/* Put a sphere into a domain. */
+static inline acm_solid *acm_test_add_sphere(acm_domain *d, const acm_test_sphere *sp)
+{
+    const double r = sp->R - sp->inset;
+    const int n = (int)ceil(sp->per_area * 4.0 * M_PI * r * r);
+    double *pts, *areas;
+    acm_test_sphere_points(n, r, &pts, &areas);
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.sample_count = (size_t)n;
+    so.sample_points = pts;
+    so.sample_areas = areas;
+    memcpy(so.position, sp->x, sizeof so.position);
+    so.motion = sp->motion;
+    memcpy(so.velocity, sp->v, sizeof so.velocity);
+    memcpy(so.angular_velocity, sp->w, sizeof so.angular_velocity);
+    if (sp->motion == ACM_MOTION_FREE) {
+        so.volume = 4.0 / 3.0 * M_PI * sp->R * sp->R * sp->R;
+        so.density = sp->density;
+        for (int a = 0; a < 3; ++a)
+            so.inertia[a] = 0.4 * sp->density * so.volume * sp->R * sp->R;
+        memcpy(so.gravity, sp->g, sizeof so.gravity);
+    }
+    acm_solid *s = NULL;
+    ACM_CK_OK(d, acm_solid_create(&s, d, &so));
+    free(pts);
+    free(areas);
+    return s;
+}
+
+/* Full-size validation runs: on the GPU, or with ACM_TEST_FULL=1. */
+static inline int acm_test_full(void)
+{
+    const char *e = getenv("ACM_TEST_FULL");
+    return acm_test_backend() == ACM_BACKEND_CUDA || (e != NULL && atoi(e) > 0);
+}

@@ -86,6 +86,10 @@ typedef struct acm_solid_options {
     double orientation[4];     /**< unit quaternion w, x, y, z, body -> world (default identity) */
     double samples_per_cell;   /**< mesh sampling density: samples per unit area (cell^2) of
                                     surface, in [1, 400]; default 16 (the paper: 10-100) */
+    double surface_inset;      /**< closed meshes: samples are moved this far inside along the
+                                    surface normal, cells, in [0, 2]; default 0.3, which puts
+                                    the effective no-slip surface of the 2-point kernel on the
+                                    mesh (docs/physics.md, "Effective surface") */
     uint64_t seed;             /**< sampling seed (default 1): same seed, same samples */
     double ib_alpha;           /**< penalty gain alpha of G = alpha rho (U_b - U), in (0, 2];
                                     default 2 (docs/physics.md) */
@@ -109,7 +113,7 @@ typedef struct acm_solid_options {
 #define ACM_SOLID_OPTIONS_INIT                                                             \
     {                                                                                      \
         ACM_SOLID_OPTIONS_VERSION, NULL, 0, NULL, NULL, 1.0, {0.0, 0.0, 0.0},             \
-            {1.0, 0.0, 0.0, 0.0}, 16.0, 1, 2.0, ACM_MOTION_STATIC, {0.0, 0.0, 0.0},        \
+            {1.0, 0.0, 0.0, 0.0}, 16.0, 0.3, 1, 2.0, ACM_MOTION_STATIC, {0.0, 0.0, 0.0},   \
             {0.0, 0.0, 0.0}, 0.0, 0.0, 0.0, {0.0, 0.0, 0.0, 0.0, 0.0, 0.0},               \
             {0.0, 0.0, 0.0}, 0                                                             \
     }

@@ -1,0 +1,392 @@
+/*
+ * libacmlbm -- immersed-boundary benchmark (GPU): the cost of the IB phase of
+ * a step for spheres and a knotted tube (many concavities) of 50K to 2M
+ * samples, scatter vs gather, unsorted vs Morton-block order for several block
+ * edges l; the loop counts of gather and scatter (the paper's Table 1); the
+ * paper's scene class (a jet over a ball, 400 x 200 x 400, ~48K samples).
+ *
+ * The IB cost is the step time with the solid minus the step time of the same
+ * domain without it, both the best of several timed chunks taken in turns.
+ * Every line also gives MLUPS, bytes per cell and the fraction of the copy
+ * bandwidth measured at the start.
+ *
+ *   acm-bench-ib [--size 400x200x400] [--samples 50000,500000,1000000,2000000]
+ *                [--shapes sphere,knot] [--seconds S] [--quick]
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime.h>
+
+#include <acmlbm/acm_cuda.h>
+#include <acmlbm/acmlbm.h>
+
+#include "shapes.h"
+
+#define MAX_ITEMS 8
+#define ROUNDS 5 /* timed chunks per configuration, taken in turns with the fluid-only run */
+
+typedef struct bench_opts {
+    int n[3];
+    long samples[MAX_ITEMS];
+    int nsamples;
+    int sphere, knot;
+    double seconds;
+    int quick;
+} bench_opts;
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Device-to-device copy bandwidth (bytes read + written per second), best of 10. */
+static double copy_bandwidth(void)
+{
+    const size_t bytes = (size_t)1 << 30;
+    void *a = NULL, *b = NULL;
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+        fprintf(stderr, "copy bandwidth: cannot allocate 2 x 1 GiB\n");
+        exit(1);
+    }
+    cudaMemset(a, 1, bytes);
+    cudaMemset(b, 2, bytes);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    double best = 0;
+    for (int rep = 0; rep < 12; ++rep) {
+        cudaEventRecord(e0, 0);
+        cudaMemcpyAsync(rep % 2 ? a : b, rep % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2 && 2.0 * (double)bytes / (ms * 1e-3) > best)
+            best = 2.0 * (double)bytes / (ms * 1e-3);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(b);
+    return best;
+}
+
+static void die(const char *what, acm_status st, const char *msg)
+{
+    fprintf(stderr, "%s: %s: %s\n", what, acm_status_string(st), msg);
+    exit(1);
+}
+
+/* A domain of the benchmark: flow along x from an inlet to an outlet, walls
+ * on y, periodic z; FP32, the default model and kernel. */
+static acm_domain *make_domain(const int n[3], acm_sample_order order, int block,
+                               acm_ib_spread spread)
+{
+    acm_layout *l = NULL;
+    acm_layout_create(&l);
+    acm_layout_set(l, ACM_LAYOUT_SAMPLE_ORDER, order);
+    acm_layout_set(l, ACM_LAYOUT_SAMPLE_BLOCK, block);
+    acm_layout_set(l, ACM_LAYOUT_IB_SPREAD, spread);
+    char err[256] = "";
+    acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
+    o.nx = n[0];
+    o.ny = n[1];
+    o.nz = n[2];
+    o.viscosity = 1e-4;
+    o.backend = ACM_BACKEND_CUDA;
+    o.layout = l;
+    o.initial_velocity[0] = 0.05;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    acm_status st = acm_domain_create(&d, &o);
+    acm_layout_destroy(l);
+    if (st != ACM_OK)
+        die("acm_domain_create", st, err);
+    const double inflow[3] = {0.05, 0, 0};
+    acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, inflow);
+    acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL);
+    acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL);
+    acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, NULL);
+    return d;
+}
+
+/* Seconds per step of `steps` asynchronous steps. */
+static double time_steps(acm_domain *d, int steps)
+{
+    double t0 = now();
+    acm_status st = acm_cuda_step_async(d, steps);
+    if (st == ACM_OK)
+        st = acm_cuda_domain_synchronize(d);
+    if (st != ACM_OK)
+        die("acm_step", st, acm_domain_last_error(d));
+    return (now() - t0) / steps;
+}
+
+/* Steps of one timed chunk: about `seconds` for a step of `t` seconds. */
+static int chunk_steps(double t, double seconds)
+{
+    int s = (int)(seconds / fmax(t, 1e-6));
+    return s < 5 ? 5 : (s > 20000 ? 20000 : s);
+}
+
+/* Best step times of two domains measured in turns. */
+static void time_pair(acm_domain *a, acm_domain *b, double seconds, double *ta, double *tb)
+{
+    time_steps(a, 5);
+    time_steps(b, 5);
+    const int sa = chunk_steps(time_steps(a, 5), seconds / ROUNDS);
+    const int sb = chunk_steps(time_steps(b, 5), seconds / ROUNDS);
+    *ta = *tb = INFINITY;
+    for (int r = 0; r < ROUNDS; ++r) {
+        *ta = fmin(*ta, time_steps(a, sa));
+        *tb = fmin(*tb, time_steps(b, sb));
+    }
+}
+
+typedef struct shape {
+    const char *name;
+    shapes_mesh mesh;
+    double extent; /* largest half-extent of the mesh about its centroid */
+} shape;
+
+/* The mesh scaled to `size` cells across, centred at (0.35 nx, ny / 2, nz / 2),
+ * sampled to about `samples` samples. */
+static acm_solid *add_shape(acm_domain *d, const int n[3], const shape *sh, double size,
+                            long samples)
+{
+    acm_mesh *mesh = NULL;
+    char err[256] = "";
+    acm_mesh_options mo = ACM_MESH_OPTIONS_INIT;
+    mo.error_buffer = err;
+    mo.error_buffer_size = sizeof err;
+    acm_status st = acm_mesh_create(&mesh, sh->mesh.v, sh->mesh.nv, sh->mesh.t, sh->mesh.nt, &mo);
+    if (st != ACM_OK)
+        die("acm_mesh_create", st, err);
+    acm_mesh_info info = {ACM_MESH_INFO_VERSION};
+    acm_mesh_get_info(mesh, &info);
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.mesh = mesh;
+    so.scale = 0.5 * size / sh->extent;
+    so.position[0] = 0.35 * n[0];
+    so.position[1] = 0.5 * (n[1] - 1);
+    so.position[2] = 0.5 * (n[2] - 1);
+    so.samples_per_cell = (double)samples / (info.area * so.scale * so.scale);
+    so.max_samples = 1u << 26;
+    acm_solid *s = NULL;
+    st = acm_solid_create(&s, d, &so);
+    acm_mesh_destroy(mesh);
+    if (st != ACM_OK)
+        die("acm_solid_create", st, acm_domain_last_error(d));
+    return s;
+}
+
+static uint64_t sample_count(acm_solid *s)
+{
+    acm_solid_info si;
+    memset(&si, 0, sizeof si);
+    si.version = ACM_SOLID_INFO_VERSION;
+    acm_solid_get_info(s, &si);
+    return si.sample_count;
+}
+
+/* Loop counts of the paper's Table 1 from the sample positions: gather visits,
+ * for each cell of the solid's support, the samples of the 8 cells below it;
+ * scatter visits the 8 cells of each sample. */
+static void loop_counts(acm_solid *s, const int n[3], long *gmin, long *gmax, double *gmean)
+{
+    const uint64_t count = sample_count(s);
+    double *X = malloc(3 * count * sizeof(double));
+    acm_solid_get_samples(s, X, count);
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (uint64_t l = 0; l < count; ++l)
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = fmin(lo[a], floor(X[3 * l + a]));
+            hi[a] = fmax(hi[a], floor(X[3 * l + a]));
+        }
+    const long e[3] = {(long)(hi[0] - lo[0]) + 2, (long)(hi[1] - lo[1]) + 2, (long)(hi[2] - lo[2]) + 2};
+    const size_t cells = (size_t)e[0] * e[1] * e[2];
+    unsigned *per = calloc(cells, sizeof *per);
+    for (uint64_t l = 0; l < count; ++l) {
+        size_t c = 0, stride = 1;
+        for (int a = 0; a < 3; ++a) {
+            c += (size_t)((long)(floor(X[3 * l + a]) - lo[a])) * stride;
+            stride *= (size_t)e[a];
+        }
+        per[c]++;
+    }
+    *gmin = -1;
+    *gmax = 0;
+    double sum = 0;
+    long nodes = 0;
+    for (long z = 0; z < e[2]; ++z)
+        for (long y = 0; y < e[1]; ++y)
+            for (long x = 0; x < e[0]; ++x) {
+                long visits = 0;
+                for (int c = 0; c < 8; ++c) {
+                    const long bx = x - (c & 1), by = y - ((c >> 1) & 1), bz = z - (c >> 2);
+                    if (bx >= 0 && by >= 0 && bz >= 0)
+                        visits += per[(size_t)bx + (size_t)e[0] * ((size_t)by + (size_t)e[1] * (size_t)bz)];
+                }
+                if (visits == 0)
+                    continue;
+                *gmin = *gmin < 0 || visits < *gmin ? visits : *gmin;
+                *gmax = visits > *gmax ? visits : *gmax;
+                sum += (double)visits;
+                nodes++;
+            }
+    *gmean = nodes ? sum / (double)nodes : 0.0;
+    (void)n;
+    free(per);
+    free(X);
+}
+
+static void print_row(const char *shape_name, uint64_t samples, const char *variant, double t,
+                      double t0, const int n[3], double bw)
+{
+    const double cells = (double)n[0] * n[1] * n[2], ib = t - t0;
+    const double mlups = cells / t / 1e6, bytes = 216.0; /* the fused FP32 step's traffic */
+    printf("%-6s %9llu %-16s %8.3f %8.3f %6.1f%% %9.1f %7.0f %6.1f%%\n", shape_name,
+           (unsigned long long)samples, variant, 1e3 * t, 1e3 * ib, 100.0 * ib / t,
+           (double)samples / fmax(ib, 1e-9) / 1e6, mlups, 100.0 * mlups * 1e6 * bytes / bw);
+    fflush(stdout);
+}
+
+static void bench_shape(const bench_opts *o, const shape *sh, double size, double bw)
+{
+    static const struct {
+        const char *name;
+        acm_sample_order order;
+        int block;
+        acm_ib_spread spread;
+    } variants[] = {
+        {"scatter unsorted", ACM_SAMPLE_ORDER_AS_SAMPLED, 0, ACM_IB_SPREAD_SCATTER},
+        {"scatter l=1", ACM_SAMPLE_ORDER_MORTON_BLOCK, 1, ACM_IB_SPREAD_SCATTER},
+        {"scatter l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER},
+        {"scatter l=4", ACM_SAMPLE_ORDER_MORTON_BLOCK, 4, ACM_IB_SPREAD_SCATTER},
+        {"scatter l=8", ACM_SAMPLE_ORDER_MORTON_BLOCK, 8, ACM_IB_SPREAD_SCATTER},
+        {"gather l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_GATHER},
+    };
+    const int nv = o->quick ? 3 : (int)(sizeof variants / sizeof variants[0]);
+    for (int k = 0; k < o->nsamples; ++k) {
+        double t_scatter = 0, t_gather = 0;
+        for (int v = 0; v < nv; ++v) {
+            const int vi = o->quick ? (v == 0 ? 0 : v == 1 ? 2 : 5) : v;
+            acm_domain *fluid = make_domain(o->n, variants[vi].order, variants[vi].block,
+                                            variants[vi].spread);
+            acm_domain *d = make_domain(o->n, variants[vi].order, variants[vi].block,
+                                        variants[vi].spread);
+            acm_solid *s = add_shape(d, o->n, sh, size, o->samples[k]);
+            double t0, t;
+            time_pair(fluid, d, o->seconds, &t0, &t);
+            print_row(sh->name, sample_count(s), variants[vi].name, t, t0, o->n, bw);
+            if (variants[vi].block == 2)
+                *(variants[vi].spread == ACM_IB_SPREAD_GATHER ? &t_gather : &t_scatter) = t - t0;
+            if (vi == 5) {
+                long gmin, gmax;
+                double gmean;
+                loop_counts(s, o->n, &gmin, &gmax, &gmean);
+                printf("       loop counts: gather %ld to %ld samples per cell (mean %.1f); "
+                       "scatter 8 cells per sample; gather/scatter IB time %.1fx\n",
+                       gmin, gmax, gmean, t_gather / fmax(t_scatter, 1e-9));
+            }
+            acm_domain_destroy(d);
+            acm_domain_destroy(fluid);
+        }
+    }
+}
+
+/* The paper's Fig. 15(a) scene class: a ball in a jet, 400 x 200 x 400, ~48K samples. */
+static void bench_paper_scene(const bench_opts *o, const shape *ball, double bw)
+{
+    const int n[3] = {400, 200, 400};
+    acm_domain *fluid = make_domain(n, ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER);
+    acm_domain *d = make_domain(n, ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER);
+    acm_solid *s = add_shape(d, n, ball, 32.0, 48336);
+    double t0, t;
+    time_pair(fluid, d, o->seconds, &t0, &t);
+    printf("\npaper scene (ball of D = 32 in a jet, 400x200x400, FP32, ACM default):\n");
+    print_row("ball", sample_count(s), "scatter l=2", t, t0, n, bw);
+    printf("       %.3f ms per step (the paper: 560 ms on a TITAN Xp)\n", 1e3 * t);
+    acm_domain_destroy(d);
+    acm_domain_destroy(fluid);
+}
+
+static void parse_args(int argc, char **argv, bench_opts *o)
+{
+    const char *samples = "50000,500000,1000000,2000000", *shapes = "sphere,knot";
+    o->n[0] = 400;
+    o->n[1] = 200;
+    o->n[2] = 400;
+    o->seconds = 1.0;
+    o->quick = 0;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--quick"))
+            o->quick = 1;
+        else if (i + 1 < argc && !strcmp(argv[i], "--size"))
+            sscanf(argv[++i], "%dx%dx%d", &o->n[0], &o->n[1], &o->n[2]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--samples"))
+            samples = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--shapes"))
+            shapes = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--seconds"))
+            o->seconds = atof(argv[++i]);
+    }
+    o->nsamples = 0;
+    for (const char *p = samples; *p && o->nsamples < MAX_ITEMS;) {
+        o->samples[o->nsamples++] = atol(p);
+        p += strcspn(p, ",");
+        p += *p == ',';
+    }
+    o->sphere = strstr(shapes, "sphere") != NULL;
+    o->knot = strstr(shapes, "knot") != NULL;
+}
+
+int main(int argc, char **argv)
+{
+    bench_opts o;
+    parse_args(argc, argv, &o);
+    if (!acm_backend_available(ACM_BACKEND_CUDA)) {
+        printf("SKIP: no usable CUDA device\n");
+        return 77;
+    }
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    time_t tt = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&tt));
+    const double bw = copy_bandwidth();
+    printf("device: %s, libacmlbm %s, %s; copy bandwidth %.0f GB/s\n", prop.name,
+           acm_version_string(), date, bw / 1e9);
+    printf("domain %dx%dx%d FP32, inlet/outlet along x, walls on y; IB ms = step with the "
+           "solid - step without\n\n",
+           o.n[0], o.n[1], o.n[2]);
+    printf("%-6s %9s %-16s %8s %8s %7s %9s %7s %7s\n", "shape", "samples", "variant", "ms/step",
+           "IB ms", "IB %", "Msmp/s", "MLUPS", "of copy");
+    shape ball = {"sphere", {0}, 1.0}, knot = {"knot", {0}, 0.0};
+    if (shapes_sphere(&ball.mesh, 5, 1.0) != 0 || shapes_trefoil(&knot.mesh, 240, 24) != 0) {
+        fprintf(stderr, "cannot build the meshes\n");
+        return 1;
+    }
+    for (size_t i = 0; i < knot.mesh.nv; ++i) /* half-extent about the origin */
+        for (int a = 0; a < 3; ++a)
+            knot.extent = fmax(knot.extent, fabs(knot.mesh.v[3 * i + a]));
+    const double size = 0.6 * o.n[1]; /* across, in cells */
+    if (o.sphere)
+        bench_shape(&o, &ball, size, bw);
+    if (o.knot)
+        bench_shape(&o, &knot, size, bw);
+    bench_paper_scene(&o, &ball, bw);
+    printf("\nMsmp/s: million samples per second of IB time. MLUPS and 'of copy' count the "
+           "fluid traffic only (216 B/cell).\n");
+    shapes_free(&ball.mesh);
+    shapes_free(&knot.mesh);
+    return 0;
+}
