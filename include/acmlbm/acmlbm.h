@@ -27,6 +27,7 @@
 #include "acm_common.h" /* status, enums, version */
 #include "acm_domain.h" /* acm_domain */
 #include "acm_layout.h" /* acm_layout */
+#include "acm_mesh.h"   /* acm_mesh */
 #include "acm_solid.h"  /* acm_solid (declared only) */
 
 #endif /* ACMLBM_ACMLBM_H */
