@@ -67,6 +67,21 @@ int main()
         std::printf("unexpected density field: %zu cells, mass %g\n", rho.size(), mass);
         return 1;
     }
+    static const double v[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    static const uint32_t t[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+    acm_mesh_options mo = ACM_MESH_OPTIONS_INIT;
+    mo.error_buffer = err;
+    mo.error_buffer_size = sizeof err;
+    acm_mesh *m = nullptr;
+    acm_mesh_info info = acm_mesh_info();
+    info.version = ACM_MESH_INFO_VERSION;
+    if (acm_mesh_create(&m, v, 4, t, 4, &mo) != ACM_OK || acm_mesh_get_info(m, &info) != ACM_OK ||
+        info.closed != 1) {
+        std::printf("mesh: %s\n", err);
+        acm_mesh_destroy(m);
+        return 1;
+    }
+    acm_mesh_destroy(m);
     std::printf("C++ build of libacmlbm %s headers: ok\n", acm_version_string());
     return 0;
 }

@@ -33,6 +33,21 @@ int main(void)
         return 1;
     }
     acm_domain_destroy(d);
+    {
+        static const double v[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+        static const uint32_t t[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+        acm_mesh_options mo = ACM_MESH_OPTIONS_INIT;
+        acm_mesh_info info;
+        acm_mesh *m = NULL;
+        info.version = ACM_MESH_INFO_VERSION;
+        if (acm_mesh_create(&m, v, 4, t, 4, &mo) != ACM_OK ||
+            acm_mesh_get_info(m, &info) != ACM_OK || info.closed != 1) {
+            printf("mesh failed\n");
+            acm_mesh_destroy(m);
+            return 1;
+        }
+        acm_mesh_destroy(m);
+    }
     printf("C99 build of libacmlbm %s headers: ok\n", acm_version_string());
     return 0;
 }

@@ -1,9 +1,10 @@
 /*
  * libacmlbm tests -- the binary interface of version 1, pinned.
  *
- * The numbers below are what libacmlbm 1.0 shipped with. THEY MUST NEVER
- * CHANGE: a caller compiled against 1.0 passes structs of exactly these sizes
- * and layouts, and enum values of exactly these numbers. A new field goes at
+ * The numbers below are what libacmlbm 1.0 shipped with, and those that 1.1
+ * added (marked as such). THEY MUST NEVER CHANGE: a caller compiled against
+ * 1.0 or 1.1 passes structs of exactly these sizes and layouts, and enum
+ * values of exactly these numbers. A new field goes at
  * the end of its struct together with a new *_VERSION (docs/abi.md); the
  * version-1 numbers stay here unchanged, and the new version gets its own
  * line. If a check here fails, the change broke the ABI: undo it.
@@ -102,6 +103,35 @@ PIN(acm_domain_info, block_size, 60);
 PIN(acm_domain_info, step, 64);
 PIN(acm_domain_info, memory_bytes, 72);
 
+/* ---- 1.1: meshes, version 1 of their structs ------------------------------------ */
+
+#define ACM_V1_MESH_OPTIONS_SIZE 32
+#define ACM_V1_MESH_INFO_SIZE 176
+
+_Static_assert(ACM_MESH_OPTIONS_VERSION == 1 && ACM_MESH_INFO_VERSION == 1,
+               "a new struct version needs its own pinned sizes here");
+_Static_assert(sizeof(acm_mesh_options) == ACM_V1_MESH_OPTIONS_SIZE, "acm_mesh_options v1 size");
+_Static_assert(sizeof(acm_mesh_info) == ACM_V1_MESH_INFO_SIZE, "acm_mesh_info v1 size");
+_Static_assert(sizeof(acm_mesh_format) == 4, "4-byte enums");
+
+PIN(acm_mesh_options, version, 0);
+PIN(acm_mesh_options, format, 4);
+PIN(acm_mesh_options, max_triangles, 8);
+PIN(acm_mesh_options, error_buffer, 16);
+PIN(acm_mesh_options, error_buffer_size, 24);
+
+PIN(acm_mesh_info, version, 0);
+PIN(acm_mesh_info, vertex_count, 8);
+PIN(acm_mesh_info, triangle_count, 16);
+PIN(acm_mesh_info, degenerate_triangles, 24);
+PIN(acm_mesh_info, bbox_min, 32);
+PIN(acm_mesh_info, bbox_max, 56);
+PIN(acm_mesh_info, area, 80);
+PIN(acm_mesh_info, volume, 88);
+PIN(acm_mesh_info, centroid, 96);
+PIN(acm_mesh_info, inertia, 120);
+PIN(acm_mesh_info, closed, 168);
+
 /* ---- enumeration values ------------------------------------------------------------ */
 
 #define PIN_VALUE(name, value) _Static_assert((name) == (value), #name " changed value")
@@ -111,6 +141,7 @@ PIN_VALUE(ACM_ERR_NO_MEMORY, 101);
 PIN_VALUE(ACM_ERR_DEVICE, 102);
 PIN_VALUE(ACM_ERR_NO_DEVICE, 103);
 PIN_VALUE(ACM_ERR_DEVICE_MEMORY, 104);
+PIN_VALUE(ACM_ERR_IO, 105); /* 1.1 */
 PIN_VALUE(ACM_ERR_INVALID_ARG, 201);
 PIN_VALUE(ACM_ERR_BAD_STATE, 202);
 PIN_VALUE(ACM_ERR_BAD_VERSION, 203);
@@ -118,6 +149,8 @@ PIN_VALUE(ACM_ERR_NULL_POINTER, 204);
 PIN_VALUE(ACM_ERR_OUT_OF_RANGE, 205);
 PIN_VALUE(ACM_ERR_BAD_ENUM, 206);
 PIN_VALUE(ACM_ERR_BUFFER_SIZE, 207);
+PIN_VALUE(ACM_ERR_BAD_FORMAT, 208); /* 1.1 */
+PIN_VALUE(ACM_ERR_LIMIT, 209);      /* 1.1 */
 PIN_VALUE(ACM_ERR_UNSUPPORTED, 301);
 PIN_VALUE(ACM_ERR_NOT_BUILT, 302);
 PIN_VALUE(ACM_ERR_DIVERGED, 401);
@@ -162,6 +195,9 @@ PIN_VALUE(ACM_FIELD_FORCE, 3);
 PIN_VALUE(ACM_FIELD_POPULATIONS, 4);
 PIN_VALUE(ACM_PARAM_THREADS, 1);
 PIN_VALUE(ACM_PARAM_DIVERGENCE_INTERVAL, 2);
+PIN_VALUE(ACM_MESH_FORMAT_AUTO, 0); /* 1.1 */
+PIN_VALUE(ACM_MESH_FORMAT_STL, 1);
+PIN_VALUE(ACM_MESH_FORMAT_OBJ, 2);
 
 /* ---- run-time checks --------------------------------------------------------------- */
 
@@ -173,6 +209,8 @@ START_TEST(struct_sizes_are_version_1)
     ck_assert_uint_eq(sizeof(acm_collision_options), ACM_V1_COLLISION_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_domain_stats), ACM_V1_DOMAIN_STATS_SIZE);
     ck_assert_uint_eq(sizeof(acm_domain_info), ACM_V1_DOMAIN_INFO_SIZE);
+    ck_assert_uint_eq(sizeof(acm_mesh_options), ACM_V1_MESH_OPTIONS_SIZE);
+    ck_assert_uint_eq(sizeof(acm_mesh_info), ACM_V1_MESH_INFO_SIZE);
 }
 END_TEST
 
@@ -212,12 +250,32 @@ START_TEST(library_reads_only_version_1_bytes)
 }
 END_TEST
 
+START_TEST(mesh_structs_are_version_1)
+{
+    static const double v[12] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1};
+    static const uint32_t t[12] = {0, 2, 1, 0, 1, 3, 0, 3, 2, 1, 2, 3};
+    acm_mesh_options *o = acm_test_alloc(sizeof *o);
+    ck_assert_int_eq(acm_mesh_options_init(o, 1), ACM_OK);
+    acm_mesh *m = NULL;
+    ck_assert_int_eq(acm_mesh_create(&m, v, 4, t, 4, o), ACM_OK);
+    free(o);
+    acm_mesh_info *i = acm_test_alloc(sizeof *i);
+    i->version = 1;
+    ck_assert_int_eq(acm_mesh_get_info(m, i), ACM_OK);
+    ck_assert_uint_eq(i->version, 1);
+    ck_assert_uint_eq(i->triangle_count, 4);
+    free(i);
+    acm_mesh_destroy(m);
+}
+END_TEST
+
 TEST_SUITE(abi_suite)
 {
     Suite *s = suite_create("abi");
     TCase *tc = acm_tcase("v1", 30);
     tcase_add_test(tc, struct_sizes_are_version_1);
     tcase_add_test(tc, library_reads_only_version_1_bytes);
+    tcase_add_test(tc, mesh_structs_are_version_1);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -20,10 +20,13 @@
  * Vertices (3 doubles each) and triangles (3 vertex indices each, counter-
  * clockwise seen from outside for a closed surface). OBJ polygons are split
  * into triangle fans; STL facets are welded at exactly equal vertices.
- * Degenerate triangles (zero area, or repeated vertex indices) are dropped and
- * counted in ::acm_mesh_info::degenerate_triangles; a mesh that keeps none is
- * refused. Units are the caller's: acm_solid_options::scale converts them to
- * lattice cells.
+ * Degenerate triangles (repeated vertex indices, or an area of at most 1e-12
+ * times the squared diagonal of the bounding box) are dropped and counted in
+ * ::acm_mesh_info::degenerate_triangles; a mesh that keeps none is refused.
+ * Vertices that no kept triangle uses are dropped too; the others keep their
+ * order. Units are the caller's: acm_solid_options::scale converts them to
+ * lattice cells. The text formats are read with strtod(), so numbers use a
+ * '.' as long as the program keeps the C locale for LC_NUMERIC.
  *
  * ### Creation errors
  * A failed creation has no handle to carry the message: it is written to
@@ -46,7 +49,8 @@ typedef struct acm_mesh acm_mesh;
 /** File formats of acm_mesh_load(). */
 typedef enum acm_mesh_format {
     ACM_MESH_FORMAT_AUTO = 0, /**< from the contents: binary STL (size matches its count),
-                                   ASCII STL ("solid" then "facet"), else OBJ */
+                                   ASCII STL ("solid", then "facet" or "endsolid" on the
+                                   next non-blank line), else OBJ */
     ACM_MESH_FORMAT_STL = 1,  /**< STL, binary or ASCII (told apart by the contents) */
     ACM_MESH_FORMAT_OBJ = 2   /**< Wavefront OBJ: v and f records (others are skipped) */
 } acm_mesh_format;
@@ -88,8 +92,11 @@ ACM_API acm_status acm_mesh_options_init(acm_mesh_options *opts, uint32_t versio
  * @param opts            options, or NULL for the defaults
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION;
  *         ::ACM_ERR_OUT_OF_RANGE (a non-finite coordinate, an index >= vertex_count,
- *         too few vertices or triangles); ::ACM_ERR_INVALID_ARG (every triangle
- *         degenerate); ::ACM_ERR_LIMIT (more than max_triangles); ::ACM_ERR_NO_MEMORY
+ *         too few vertices or triangles, coordinates so large or small that the
+ *         area, volume or inertia leaves the range of a double);
+ *         ::ACM_ERR_INVALID_ARG (every triangle degenerate; error_buffer NULL with a
+ *         non-zero error_buffer_size); ::ACM_ERR_LIMIT (more than max_triangles,
+ *         more than 2^32 - 2 vertices); ::ACM_ERR_NO_MEMORY
  * @since 1.1
  */
 ACM_API acm_status acm_mesh_create(acm_mesh **out, const double *vertices, size_t vertex_count,
@@ -105,15 +112,18 @@ ACM_API acm_status acm_mesh_create(acm_mesh **out, const double *vertices, size_
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION; ::ACM_ERR_BAD_ENUM;
  *         ::ACM_ERR_IO (cannot open or read the file); ::ACM_ERR_BAD_FORMAT (malformed,
  *         truncated, a NaN/inf coordinate, a bad OBJ index, no usable triangle;
- *         the message gives the line or byte offset); ::ACM_ERR_LIMIT;
- *         ::ACM_ERR_NO_MEMORY
+ *         the message gives the line or byte offset); ::ACM_ERR_LIMIT (more
+ *         triangles than max_triangles, or a file larger than 1 MiB + 1 KiB per
+ *         allowed triangle); ::ACM_ERR_INVALID_ARG (error_buffer NULL with a
+ *         non-zero size); ::ACM_ERR_NO_MEMORY
  * @since 1.1
  */
 ACM_API acm_status acm_mesh_load(acm_mesh **out, const char *path, const acm_mesh_options *opts);
 
 /**
  * Read a mesh from a buffer holding the contents of a mesh file (same rules
- * and statuses as acm_mesh_load(), without ::ACM_ERR_IO).
+ * and statuses as acm_mesh_load(), without ::ACM_ERR_IO and the file-size
+ * bound).
  *
  * @param[out] out  receives the mesh on success
  * @param data      the file contents (need not be NUL-terminated)
@@ -141,8 +151,11 @@ typedef struct acm_mesh_info {
     double centroid[3];            /**< centre of the enclosed volume when closed and volume > 0,
                                         else the area-weighted centre of the surface */
     double inertia[6];             /**< inertia tensor of the enclosed volume at unit density about
-                                        the centroid: xx, yy, zz, xy, xz, yz (0 if not closed) */
-    int32_t closed;                /**< 1 when every edge is shared by exactly two triangles */
+                                        the centroid: xx, yy, zz, xy, xz, yz, the off-diagonal
+                                        entries being the tensor's (I_xy = -integral of x y dV);
+                                        0 unless closed with volume > 0 */
+    int32_t closed;                /**< 1 when every edge is shared by exactly two triangles
+                                        (vertices at equal positions count as one) */
 } acm_mesh_info;
 
 /** Current version of ::acm_mesh_info. */
