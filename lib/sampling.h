@@ -10,6 +10,12 @@
 
 ACM_BEGIN_DECLS
 
+/* Lower bound of min_distance / radius that the tests check. The measured
+ * ratios lie between 1.07 and 2.2, near 1.26 for large counts (sampling.c
+ * gives the cases); not a guarantee of the method, which keeps no hard
+ * distance. Two samples at the packing limit are 2 radii apart. */
+#define ACM_SAMPLE_MIN_DISTANCE_RATIO 1.0
+
 /* Samples of a surface; free with acm__surface_samples_free(). */
 typedef struct acm_surface_samples {
     size_t count;
@@ -30,6 +36,14 @@ typedef struct acm_surface_samples {
 acm_status acm__sample_surface(const double *v, const uint32_t *t, size_t ntris, double density,
                                uint64_t seed, uint64_t max_samples, acm_surface_samples *out,
                                char *msg, size_t msg_size);
+
+/*
+ * The same samples, every elimination made through the heap alone (no
+ * bands): slower, for the tests to check that both agree bit for bit.
+ */
+acm_status acm__sample_surface_reference(const double *v, const uint32_t *t, size_t ntris,
+                                         double density, uint64_t seed, uint64_t max_samples,
+                                         acm_surface_samples *out, char *msg, size_t msg_size);
 
 void acm__surface_samples_free(acm_surface_samples *s);
 
