@@ -170,7 +170,9 @@ static acm_solid *add_shape(acm_domain *d, const int n[3], const shape *sh, doub
     acm_status st = acm_mesh_create(&mesh, sh->mesh.v, sh->mesh.nv, sh->mesh.t, sh->mesh.nt, &mo);
     if (st != ACM_OK)
         die("acm_mesh_create", st, err);
-    acm_mesh_info info = {ACM_MESH_INFO_VERSION};
+    acm_mesh_info info;
+    memset(&info, 0, sizeof info);
+    info.version = ACM_MESH_INFO_VERSION;
     acm_mesh_get_info(mesh, &info);
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
     so.mesh = mesh;

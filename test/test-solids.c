@@ -7,6 +7,8 @@
 #include "test-common.h"
 #include "test-solid-common.h"
 
+#include "shapes.h"
+
 /* ---- 11.7 immersed-boundary plane in Couette flow ------------------------------------ */
 
 typedef struct plane_result {
@@ -367,6 +369,93 @@ TEST_SUITE(solids_sphere)
     tcase_add_test(tc, moving_solid_resorts_without_changing_forces);
     tcase_add_loop_test(tc, spreading_conserves_momentum, 0, 2);
     tcase_add_test(tc, free_body_conserves_total_momentum);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+/* ---- solids from meshes ----------------------------------------------------------------- */
+
+static acm_mesh *icosphere(double radius)
+{
+    shapes_mesh m;
+    ck_assert_int_eq(shapes_sphere(&m, 4, radius), 0);
+    acm_mesh *mesh = NULL;
+    ck_assert_int_eq(acm_mesh_create(&mesh, m.v, m.nv, m.t, m.nt, NULL), ACM_OK);
+    shapes_free(&m);
+    return mesh;
+}
+
+START_TEST(mesh_solid_is_sampled_inset_and_knows_its_inside)
+{
+    const int n = 24;
+    acm_domain_options o = acm_test_options(n, n, n, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    acm_domain *d = acm_test_domain(&o);
+    acm_mesh *mesh = icosphere(1.0);
+    acm_mesh_info mi;
+    memset(&mi, 0, sizeof mi);
+    mi.version = ACM_MESH_INFO_VERSION;
+    ck_assert_int_eq(acm_mesh_get_info(mesh, &mi), ACM_OK);
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.mesh = mesh;
+    so.scale = 6.0; /* radius 6 cells */
+    so.position[0] = 11.3;
+    so.position[1] = 12.1;
+    so.position[2] = 11.7;
+    so.motion = ACM_MOTION_FREE;
+    so.density = 2.0;
+    acm_solid *s = NULL;
+    ACM_CK_OK(d, acm_solid_create(&s, d, &so));
+    acm_mesh_destroy(mesh); /* the solid keeps what it needs */
+    acm_solid_info info = {ACM_SOLID_INFO_VERSION, 0, 0, 0, 0, 0, 0, {0}, 0, 0};
+    ACM_CK_OK(d, acm_solid_get_info(s, &info));
+    const double area = mi.area * 36.0, volume = mi.volume * 216.0;
+    /* count = round(density x area); the samples' areas add up to the area */
+    ck_assert_msg(fabs((double)info.sample_count - 16.0 * area) <= 1.0, "%llu samples for area %g",
+                  (unsigned long long)info.sample_count, area);
+    ck_assert_double_eq_tol(info.area, area, 1e-9 * area);
+    ck_assert_msg(info.sample_spacing > 0.1, "spacing %g", info.sample_spacing);
+    ck_assert_double_eq_tol(info.volume, volume, 1e-9 * volume);
+    ck_assert_double_eq_tol(info.mass, 2.0 * volume, 1e-9 * volume);
+    /* a sphere's inertia 2/5 m r^2 (the icosphere's, within its faceting) */
+    ck_assert_msg(fabs(info.inertia[0] / (0.4 * info.mass * 36.0) - 1.0) < 0.02, "inertia %g",
+                  info.inertia[0]);
+    /* samples lie surface_inset = 0.3 inside the mesh surface (within the faceting) */
+    double *X = acm_test_alloc(3 * info.sample_count * sizeof(double));
+    ACM_CK_OK(d, acm_solid_get_samples(s, X, info.sample_count));
+    for (uint64_t l = 0; l < info.sample_count; ++l) {
+        const double dx = X[3 * l] - 11.3, dy = X[3 * l + 1] - 12.1, dz = X[3 * l + 2] - 11.7;
+        const double r = sqrt(dx * dx + dy * dy + dz * dz);
+        ck_assert_msg(r > 5.6 && r < 5.71, "sample %llu at radius %g", (unsigned long long)l, r);
+    }
+    free(X);
+    int inside = -1;
+    const double centre[3] = {11.3, 12.1, 11.7}, near_out[3] = {11.3, 12.1, 17.9},
+                 near_in[3] = {11.3, 12.1, 17.5};
+    ACM_CK_OK(d, acm_solid_is_inside(s, centre, &inside));
+    ck_assert_int_eq(inside, 1);
+    ACM_CK_OK(d, acm_solid_is_inside(s, near_out, &inside));
+    ck_assert_int_eq(inside, 0);
+    ACM_CK_OK(d, acm_solid_is_inside(s, near_in, &inside));
+    ck_assert_int_eq(inside, 1);
+    /* occupancy: as many cells as the volume, give or take a shell */
+    uint8_t *occ = acm_test_alloc((size_t)n * n * n);
+    ACM_CK_OK(d, acm_solid_mark_occupancy(s, occ, (size_t)n * n * n));
+    size_t cells = 0;
+    for (size_t k = 0; k < (size_t)n * n * n; ++k)
+        cells += occ[k];
+    ck_assert_msg(fabs((double)cells - volume) < 0.05 * volume, "%zu cells inside, volume %g",
+                  cells, volume);
+    free(occ);
+    ACM_CK_OK(d, acm_step(d, 5));
+    acm_domain_destroy(d);
+}
+END_TEST
+
+TEST_SUITE(solids_mesh)
+{
+    Suite *s = suite_create("solids_mesh");
+    TCase *tc = acm_tcase("mesh", 120);
+    tcase_add_test(tc, mesh_solid_is_sampled_inset_and_knows_its_inside);
     suite_add_tcase(s, tc);
     return s;
 }
