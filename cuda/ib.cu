@@ -54,17 +54,73 @@ __device__ void acm_ib_band_cell(const acm_step_args &a, const acm_ib_args &ib, 
     }
 }
 
+/*
+ * Runs of a warp. Samples with the same stencil (the same 8 cells) that sit in
+ * neighbouring lanes form a run; in the Morton-block order the 10-100 samples
+ * of a cell are contiguous, so runs are long and one lane per run can mark the
+ * support and add the run's force: far fewer atomics on the same addresses.
+ * (Unsorted samples make short runs: the order matters, as the paper found.)
+ */
+struct acm_warp_run {
+    unsigned lane, start; /* this lane; the first lane of its run */
+    bool tail;            /* the last lane of its run */
+    unsigned mask;        /* tail lanes: the lanes of the run */
+};
+
+/* Every lane of the warp calls it; key identifies the stencil (unique per lane
+ * for lanes without one). */
+__device__ __forceinline__ acm_warp_run acm_warp_runs(unsigned long long key)
+{
+    const unsigned full = 0xffffffffu;
+    acm_warp_run r;
+    r.lane = threadIdx.x & 31u;
+    const unsigned long long prev = __shfl_up_sync(full, key, 1), next = __shfl_down_sync(full, key, 1);
+    unsigned start = (r.lane == 0 || prev != key) ? r.lane : 0u;
+#pragma unroll
+    for (unsigned off = 1; off < 32; off <<= 1) {
+        const unsigned s = __shfl_up_sync(full, start, off);
+        if (r.lane >= off)
+            start = max(start, s);
+    }
+    r.start = start;
+    r.tail = r.lane == 31 || next != key;
+    r.mask = (r.lane == 31 ? full : ((2u << r.lane) - 1u)) & ~((1u << start) - 1u);
+    return r;
+}
+
+/* Sum of v over the lanes of each run, complete in its tail lane. */
+__device__ __forceinline__ double acm_warp_run_sum(const acm_warp_run &r, double v)
+{
+#pragma unroll
+    for (unsigned off = 1; off < 32; off <<= 1) {
+        const double y = __shfl_up_sync(0xffffffffu, v, off);
+        if (r.lane >= off && r.lane - off >= r.start)
+            v += y;
+    }
+    return v;
+}
+
+/* Stencil of sample l (if it has one) and its run key: the corner cells 0 and 7
+ * fix all eight. */
+__device__ __forceinline__ bool acm_ib_lane_stencil(const acm_ib_args &ib, uint64_t l,
+                                                    acm_ib_stencil &st, unsigned long long &key)
+{
+    const bool ok = l < ib.n && acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st);
+    key = ok ? (st.cell[0] | st.cell[7] << 32) : ~0ull - (threadIdx.x & 31u);
+    return ok;
+}
+
 template <typename T>
 __global__ void acm_ib_claim_kernel(const acm_step_args a, const acm_ib_args ib)
 {
     const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= ib.n)
-        return;
     acm_ib_stencil st;
-    if (!acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st))
-        return;
+    unsigned long long key;
+    const bool ok = acm_ib_lane_stencil(ib, l, st, key);
+    const acm_warp_run run = acm_warp_runs(key);
     for (int c = 0; c < ACM_IB_NODES; ++c) {
-        if (!(st.w[c] > 0.0))
+        const unsigned used = __ballot_sync(0xffffffffu, ok && st.w[c] > 0.0) & run.mask;
+        if (!run.tail || used == 0)
             continue;
         const uint32_t k = (uint32_t)st.cell[c], bit = 1u << (k & 31u);
         uint32_t *word = ib.mask + (k >> 5);
@@ -117,21 +173,27 @@ template <typename R>
 __global__ void acm_ib_scatter_kernel(const acm_ib_args ib, uint64_t ncells)
 {
     const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= ib.n)
-        return;
     acm_ib_stencil st;
-    if (!acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st))
-        return;
-    const R *G = (const R *)ib.G + 3 * l;
-    const double dv = (double)((const R *)ib.dv)[l], g[3] = {(double)G[0], (double)G[1], (double)G[2]};
+    unsigned long long key;
+    const bool ok = acm_ib_lane_stencil(ib, l, st, key);
+    const acm_warp_run run = acm_warp_runs(key);
+    double g[3] = {0.0, 0.0, 0.0}, dv = 0.0;
+    if (ok) {
+        const R *G = (const R *)ib.G + 3 * l;
+        dv = (double)((const R *)ib.dv)[l];
+        g[0] = (double)G[0];
+        g[1] = (double)G[1];
+        g[2] = (double)G[2];
+    }
     R *F = (R *)ib.force;
     for (int c = 0; c < ACM_IB_NODES; ++c) {
-        if (!(st.w[c] > 0.0))
-            continue;
-        const double s = st.w[c] * dv;
+        const double s = ok ? st.w[c] * dv : 0.0;
 #pragma unroll
-        for (int d = 0; d < 3; ++d)
-            atomicAdd(F + (uint64_t)d * ncells + st.cell[c], (R)(s * g[d]));
+        for (int d = 0; d < 3; ++d) {
+            const double v = acm_warp_run_sum(run, s * g[d]);
+            if (run.tail && ok && v != 0.0)
+                atomicAdd(F + (uint64_t)d * ncells + st.cell[c], (R)v);
+        }
     }
 }
 
