@@ -903,13 +903,19 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
     const acm_ib_args a = ib_args(d);
     CU_TRY(d, cudaMemsetAsync(m->ib.mask, 0, acm_redo_words(d->ncells) * sizeof(uint32_t),
                               m->stream));
-    CU_TRY(d, cudaMemsetAsync(m->ib.Gsum, 0, 3 * (size_t)m->ib.n * m->real, m->stream));
     CU_TRY(d, acm_launch_ib_claim(step_args(d), a, m->elem, m->stream));
+    /* without free bodies the first iteration scatters in the same pass */
+    bool free_bodies = false;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        free_bodies |= d->solids[i]->body.motion == ACM_MOTION_FREE;
+    const bool fused = !free_bodies && d->ib.spread != ACM_IB_SPREAD_GATHER;
     for (int it = 0; it < d->ib.iterations; ++it) {
-        CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, m->stream));
+        CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, it == 0, fused && it == 0,
+                                        m->stream));
         if (it == 0)
             ACM_TRY(ib_couple(d, a));
-        ACM_TRY(ib_spread(d, a));
+        if (!(fused && it == 0))
+            ACM_TRY(ib_spread(d, a));
     }
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];

@@ -110,8 +110,8 @@ __device__ __forceinline__ bool acm_ib_lane_stencil(const acm_ib_args &ib, uint6
     return ok;
 }
 
-template <typename T>
-__global__ void acm_ib_claim_kernel(const acm_step_args a, const acm_ib_args ib)
+/* Mark the support of every sample: one lane per run sets the bits. */
+__global__ void acm_ib_mark_kernel(const acm_ib_args ib)
 {
     const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     acm_ib_stencil st;
@@ -124,26 +124,51 @@ __global__ void acm_ib_claim_kernel(const acm_step_args a, const acm_ib_args ib)
             continue;
         const uint32_t k = (uint32_t)st.cell[c], bit = 1u << (k & 31u);
         uint32_t *word = ib.mask + (k >> 5);
-        if (*(volatile uint32_t *)word & bit) /* most cells are claimed already */
-            continue;
-        if (atomicOr(word, bit) & bit)
-            continue;
-        acm_ib_band_cell<T>(a, ib, k);
+        if (!(*(volatile uint32_t *)word & bit)) /* most cells are marked already */
+            atomicOr(word, bit);
     }
 }
 
-template <typename R>
-__global__ void acm_ib_penalty_kernel(const acm_ib_args ib, uint64_t ncells)
+/* rho and u* of every marked cell: one thread per mask word, the set bits of a
+ * warp's 32 words shared out evenly among its lanes (in cell order, so that
+ * neighbouring lanes read neighbouring cells). */
+template <typename T>
+__global__ void acm_ib_band_kernel(const acm_step_args a, const acm_ib_args ib)
 {
-    const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (l >= ib.n)
-        return;
-    R *G = (R *)ib.G + 3 * l, *Gs = (R *)ib.Gsum + 3 * l;
-    acm_ib_stencil st;
-    if (!acm_ib_make_stencil(&ib.ig, ib.X + 3 * l, &st)) {
-        G[0] = G[1] = G[2] = (R)0;
-        return;
+    const unsigned lane = threadIdx.x & 31u, full = 0xffffffffu;
+    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t word = w < acm_redo_words(a.g.ncells) ? ib.mask[w] : 0u;
+    unsigned incl = (unsigned)__popc(word);
+#pragma unroll
+    for (unsigned off = 1; off < 32; off <<= 1) {
+        const unsigned v = __shfl_up_sync(full, incl, off);
+        if (lane >= off)
+            incl += v;
     }
+    const unsigned total = __shfl_sync(full, incl, 31), first_word = w - lane;
+    for (unsigned base = 0; base < total; base += 32) { /* every lane shuffles */
+        const unsigned j = base + lane;
+        unsigned src = 0; /* the lane whose word holds item j: the first with incl > j */
+#pragma unroll
+        for (unsigned step = 16; step > 0; step >>= 1)
+            if (__shfl_sync(full, incl, src + step - 1) <= j)
+                src += step;
+        src = src > 31u ? 31u : src;
+        const unsigned before = __shfl_sync(full, incl, src > 0 ? src - 1 : 0);
+        const uint32_t bits = __shfl_sync(full, word, src);
+        if (j < total)
+            acm_ib_band_cell<T>(a, ib, (first_word + src) * 32u +
+                                           (unsigned)__fns(bits, 0, (int)(j - (src > 0 ? before : 0u) + 1)));
+    }
+}
+
+/* Interpolate at sample l and compute its penalty force density; false
+ * without a stencil. FIRST: the first iteration, whose IB force is still 0. */
+template <typename R, bool FIRST>
+__device__ __forceinline__ void acm_ib_penalty_sample(const acm_ib_args &ib, uint64_t ncells,
+                                                      uint64_t l, const acm_ib_stencil &st,
+                                                      double g[3])
+{
     const R *M = (const R *)ib.macro, *F = (const R *)ib.force;
     double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
     for (int c = 0; c < ACM_IB_NODES; ++c) {
@@ -152,21 +177,66 @@ __global__ void acm_ib_penalty_kernel(const acm_ib_args ib, uint64_t ncells)
         const uint64_t k = st.cell[c];
         const double rk = (double)M[k], w = st.w[c];
         rho += w * rk;
+        const double half = FIRST ? 0.0 : 0.5 / rk;
 #pragma unroll
         for (int d = 0; d < 3; ++d)
             u[d] += w * ((double)M[(uint64_t)(d + 1) * ncells + k] +
-                         0.5 * (double)F[(uint64_t)d * ncells + k] / rk);
+                         (FIRST ? 0.0 : half * (double)F[(uint64_t)d * ncells + k]));
     }
     const R *ubr = (const R *)ib.ub + 3 * l;
     const double ub[3] = {(double)ubr[0], (double)ubr[1], (double)ubr[2]};
-    double g[3];
     acm_ib_penalty((double)((const R *)ib.alpha)[l], rho, ub, u, g);
     ((R *)ib.rho)[l] = (R)rho;
+    R *G = (R *)ib.G + 3 * l, *Gs = (R *)ib.Gsum + 3 * l;
 #pragma unroll
     for (int d = 0; d < 3; ++d) {
         G[d] = (R)g[d];
-        Gs[d] += (R)g[d];
+        Gs[d] = FIRST ? (R)g[d] : Gs[d] + (R)g[d];
     }
+}
+
+/* Add the run sums of w G dV of the samples to their cells (one atomic per
+ * run, cell and component). */
+template <typename R>
+__device__ __forceinline__ void acm_ib_spread_runs(const acm_ib_args &ib, uint64_t ncells,
+                                                   const acm_warp_run &run, bool ok,
+                                                   const acm_ib_stencil &st, double dv,
+                                                   const double g[3])
+{
+    R *F = (R *)ib.force;
+    for (int c = 0; c < ACM_IB_NODES; ++c) {
+        const double s = ok ? st.w[c] * dv : 0.0;
+#pragma unroll
+        for (int d = 0; d < 3; ++d) {
+            const double v = acm_warp_run_sum(run, s * g[d]);
+            if (run.tail && ok && v != 0.0)
+                atomicAdd(F + (uint64_t)d * ncells + st.cell[c], (R)v);
+        }
+    }
+}
+
+/* One iteration's penalty forces; SPREAD also scatters them (the first
+ * iteration without free bodies: nothing reads the force field meanwhile). */
+template <typename R, bool FIRST, bool SPREAD>
+__global__ void acm_ib_penalty_kernel(const acm_ib_args ib, uint64_t ncells)
+{
+    const uint64_t l = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    acm_ib_stencil st;
+    unsigned long long key;
+    const bool ok = acm_ib_lane_stencil(ib, l, st, key);
+    double g[3] = {0.0, 0.0, 0.0};
+    if (ok)
+        acm_ib_penalty_sample<R, FIRST>(ib, ncells, l, st, g);
+    else if (l < ib.n)
+        for (int d = 0; d < 3; ++d) {
+            ((R *)ib.G)[3 * l + d] = (R)0;
+            if (FIRST)
+                ((R *)ib.Gsum)[3 * l + d] = (R)0;
+        }
+    if (!SPREAD)
+        return;
+    const acm_warp_run run = acm_warp_runs(key); /* every lane of the warp is here */
+    acm_ib_spread_runs<R>(ib, ncells, run, ok, st, ok ? (double)((const R *)ib.dv)[l] : 0.0, g);
 }
 
 template <typename R>
@@ -185,16 +255,7 @@ __global__ void acm_ib_scatter_kernel(const acm_ib_args ib, uint64_t ncells)
         g[1] = (double)G[1];
         g[2] = (double)G[2];
     }
-    R *F = (R *)ib.force;
-    for (int c = 0; c < ACM_IB_NODES; ++c) {
-        const double s = ok ? st.w[c] * dv : 0.0;
-#pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            const double v = acm_warp_run_sum(run, s * g[d]);
-            if (run.tail && ok && v != 0.0)
-                atomicAdd(F + (uint64_t)d * ncells + st.cell[c], (R)v);
-        }
-    }
+    acm_ib_spread_runs<R>(ib, ncells, run, ok, st, dv, g);
 }
 
 /* ---- gather ---------------------------------------------------------------------------- */
@@ -383,19 +444,27 @@ cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64
 cudaError_t acm_launch_ib_claim(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
                                 cudaStream_t s)
 {
+    acm_ib_mark_kernel<<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib);
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_ib_claim_kernel<T><<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(a, ib);
+        acm_ib_band_kernel<T><<<acm_blocks(acm_redo_words(a.g.ncells), ACM_IB_BLOCK), ACM_IB_BLOCK,
+                                0, s>>>(a, ib);
     });
     return cudaGetLastError();
 }
 
 cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
-                                  cudaStream_t s)
+                                  bool first, bool spread, cudaStream_t s)
 {
+    const unsigned grid = acm_blocks(ib.n, ACM_IB_BLOCK);
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
-        acm_ib_penalty_kernel<R><<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib, ncells);
+        if (first && spread)
+            acm_ib_penalty_kernel<R, true, true><<<grid, ACM_IB_BLOCK, 0, s>>>(ib, ncells);
+        else if (first)
+            acm_ib_penalty_kernel<R, true, false><<<grid, ACM_IB_BLOCK, 0, s>>>(ib, ncells);
+        else
+            acm_ib_penalty_kernel<R, false, false><<<grid, ACM_IB_BLOCK, 0, s>>>(ib, ncells);
     });
     return cudaGetLastError();
 }

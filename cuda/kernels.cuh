@@ -157,15 +157,16 @@ struct acm_ib_pose {
 /* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r. */
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                 uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
-/* Mark the support of every sample in ib.mask (cleared before) and, for each
- * cell marked first, compute rho and u* from a.src (pulled as the fluid step
- * will pull it) and zero its force. */
+/* Mark the support of every sample in ib.mask (cleared before), then compute
+ * rho and u* of every marked cell from a.src (pulled as the fluid step will
+ * pull it) and zero its force. */
 cudaError_t acm_launch_ib_claim(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
                                 cudaStream_t s);
 /* One multi-direct-forcing iteration's interpolation: G = alpha rho (U_b - U)
- * with U from u* + F / 2 rho; Gsum += G. */
+ * with U from u* + F / 2 rho (first: F = 0, and Gsum = G instead of += G);
+ * spread: also scatter G dV (first iteration only). */
 cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
-                                  cudaStream_t s);
+                                  bool first, bool spread, cudaStream_t s);
 /* Scatter: each sample adds w G dV to its 8 cells with atomics. */
 cudaError_t acm_launch_ib_scatter(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
                                   cudaStream_t s);
