@@ -13,8 +13,8 @@
  *   4. the heaviest candidate is removed and its weight subtracted from its
  *      neighbours, until N remain: a binary max-heap with decrease-key,
  *      preceded by "bands" that make most of the same removals in spatial
- *      order (see there). O(M log M) time, O(M) memory (about 70 bytes a
- *      candidate, 350 a sample).
+ *      order (see there). O(M log M) time, O(M) memory (about 80 bytes a
+ *      candidate with the output, 400 a sample; docs/performance.md).
  *
  * r_max is the radius of N equal disks packed hexagonally on area A (the
  * paper's 2-D bound): r_max = sqrt(A / (2 sqrt(3) N)); two such samples are
@@ -769,12 +769,26 @@ static uint32_t band_visit(band_state *b, uint32_t i)
     return removed;
 }
 
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
 /* k-th smallest of a[0..n-1] (0-based; a is reordered): quickselect with a
- * median-of-three pivot, deterministic. */
+ * median-of-three pivot, deterministic; after 2 log2(n) + 8 rounds (bad
+ * pivots) it sorts what is left, so it stays O(n log n). */
 static uint64_t select_kth(uint64_t *a, size_t n, size_t k)
 {
     size_t lo = 0, hi = n - 1;
+    int budget = 8;
+    for (size_t x = n; x > 1; x >>= 1)
+        budget += 2;
     while (lo < hi) {
+        if (budget-- == 0) {
+            qsort(a + lo, hi - lo + 1, sizeof *a, compare_u64);
+            return a[k];
+        }
         size_t mid = lo + (hi - lo) / 2;
         uint64_t x = a[lo], y = a[mid], z = a[hi];
         uint64_t pivot = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
