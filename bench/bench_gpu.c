@@ -20,6 +20,8 @@
 #include <acmlbm/acm_cuda.h>
 #include <acmlbm/acmlbm.h>
 
+#include "bench_gpu_common.h"
+
 #define MAX_ITEMS 16
 
 typedef struct bench_opts {
@@ -36,13 +38,6 @@ typedef struct bench_opts {
     long alpha;
     int device;
 } bench_opts;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
 
 static const char *variant_name(acm_kernel k)
 {
@@ -75,39 +70,6 @@ static double traffic(acm_kernel k, acm_precision p, acm_collision m)
     default: /* pull 27e, write 27e */
         return 54 * e + tau;
     }
-}
-
-/* Device-to-device copy bandwidth (bytes read + written per second), best of 10. */
-static double copy_bandwidth(int device)
-{
-    const size_t bytes = (size_t)2 << 30;
-    void *a = NULL, *b = NULL;
-    cudaSetDevice(device);
-    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
-        fprintf(stderr, "copy bandwidth: cannot allocate 2 x 2 GiB\n");
-        exit(1);
-    }
-    cudaMemset(a, 1, bytes);
-    cudaMemset(b, 2, bytes);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    double best = 0;
-    for (int rep = 0; rep < 12; ++rep) {
-        cudaEventRecord(e0, 0);
-        cudaMemcpyAsync(rep % 2 ? a : b, rep % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0);
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (rep >= 2 && 2.0 * (double)bytes / (ms * 1e-3) > best)
-            best = 2.0 * (double)bytes / (ms * 1e-3);
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaFree(a);
-    cudaFree(b);
-    return best;
 }
 
 /* MLUPS of one configuration, or a negative number with a message. */
@@ -152,11 +114,11 @@ static double run_one(const bench_opts *o, const int n[3], acm_kernel k, acm_pre
         st = acm_cuda_domain_synchronize(d);
     int steps = 10;
     while (st == ACM_OK) {
-        double t0 = now();
+        double t0 = bench_now();
         st = acm_cuda_step_async(d, steps);
         if (st == ACM_OK)
             st = acm_cuda_domain_synchronize(d);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t >= o->seconds || st != ACM_OK) {
             mlups = (double)n[0] * n[1] * n[2] * steps / t / 1e6;
             break;
@@ -242,7 +204,7 @@ int main(int argc, char **argv)
     time_t t = time(NULL);
     char date[32];
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&t));
-    double bw = copy_bandwidth(o.device);
+    double bw = bench_copy_bandwidth(o.device, (size_t)2 << 30);
     printf("device: %s (%d SMs), libacmlbm %s, %s\n", prop.name, prop.multiProcessorCount,
            acm_version_string(), date);
     printf("measured device-to-device copy bandwidth: %.0f GB/s (bytes read + written)\n",

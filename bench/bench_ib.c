@@ -25,6 +25,7 @@
 #include <acmlbm/acm_cuda.h>
 #include <acmlbm/acmlbm.h>
 
+#include "bench_gpu_common.h"
 #include "shapes.h"
 
 #define MAX_ITEMS 8
@@ -38,45 +39,6 @@ typedef struct bench_opts {
     double seconds;
     int quick;
 } bench_opts;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-/* Device-to-device copy bandwidth (bytes read + written per second), best of 10. */
-static double copy_bandwidth(void)
-{
-    const size_t bytes = (size_t)1 << 30;
-    void *a = NULL, *b = NULL;
-    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
-        fprintf(stderr, "copy bandwidth: cannot allocate 2 x 1 GiB\n");
-        exit(1);
-    }
-    cudaMemset(a, 1, bytes);
-    cudaMemset(b, 2, bytes);
-    cudaEvent_t e0, e1;
-    cudaEventCreate(&e0);
-    cudaEventCreate(&e1);
-    double best = 0;
-    for (int rep = 0; rep < 12; ++rep) {
-        cudaEventRecord(e0, 0);
-        cudaMemcpyAsync(rep % 2 ? a : b, rep % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0);
-        cudaEventRecord(e1, 0);
-        cudaEventSynchronize(e1);
-        float ms = 0;
-        cudaEventElapsedTime(&ms, e0, e1);
-        if (rep >= 2 && 2.0 * (double)bytes / (ms * 1e-3) > best)
-            best = 2.0 * (double)bytes / (ms * 1e-3);
-    }
-    cudaEventDestroy(e0);
-    cudaEventDestroy(e1);
-    cudaFree(a);
-    cudaFree(b);
-    return best;
-}
 
 static void die(const char *what, acm_status st, const char *msg)
 {
@@ -122,13 +84,13 @@ static acm_domain *make_domain(const int n[3], acm_sample_order order, int block
 /* Seconds per step of `steps` asynchronous steps. */
 static double time_steps(acm_domain *d, int steps)
 {
-    double t0 = now();
+    double t0 = bench_now();
     acm_status st = acm_cuda_step_async(d, steps);
     if (st == ACM_OK)
         st = acm_cuda_domain_synchronize(d);
     if (st != ACM_OK)
         die("acm_step", st, acm_domain_last_error(d));
-    return (now() - t0) / steps;
+    return (bench_now() - t0) / steps;
 }
 
 /* Steps of one timed chunk: about `seconds` for a step of `t` seconds. */
@@ -365,7 +327,7 @@ int main(int argc, char **argv)
     time_t tt = time(NULL);
     char date[32];
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&tt));
-    const double bw = copy_bandwidth();
+    const double bw = bench_copy_bandwidth(0, (size_t)1 << 30);
     printf("device: %s, libacmlbm %s, %s; copy bandwidth %.0f GB/s\n", prop.name,
            acm_version_string(), date, bw / 1e9);
     printf("domain %dx%dx%d FP32, nu = 1e-3, inlet/outlet along z, periodic x and y; IB ms = "

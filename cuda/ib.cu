@@ -512,6 +512,17 @@ cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint6
 
 unsigned acm_ib_sum_blocks(uint64_t count) { return acm_blocks(count, ACM_IB_BLOCK); }
 
+/* After a kernel that wrote `sets` sets of `blocks` partial sums: each set into out[set]. */
+static cudaError_t sum_sets(const acm_gpu_sums *partials, unsigned blocks, int sets,
+                            acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
+{
+    cudaError_t e = cudaGetLastError();
+    for (int q = 0; q < sets && e == cudaSuccess; ++q)
+        e = acm_launch_sum_partials(partials + (size_t)q * blocks, blocks, out + q, false, 1.0,
+                                    sum_scratch, s);
+    return e;
+}
+
 cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                    uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                    acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
@@ -522,11 +533,7 @@ cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uin
         acm_ib_coupling_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
                                                                   xc[2], partials);
     });
-    cudaError_t e = cudaGetLastError();
-    for (int q = 0; q < 4 && e == cudaSuccess; ++q)
-        e = acm_launch_sum_partials(partials + (size_t)q * blocks, blocks, out + q, false, 1.0,
-                                    sum_scratch, s);
-    return e;
+    return sum_sets(partials, blocks, 4, out, sum_scratch, s);
 }
 
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
@@ -557,10 +564,5 @@ cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_
         acm_ib_sums_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
                                                                xc[2], partials);
     });
-    cudaError_t e = cudaGetLastError();
-    if (e == cudaSuccess)
-        e = acm_launch_sum_partials(partials, blocks, out, false, 1.0, sum_scratch, s);
-    if (e == cudaSuccess)
-        e = acm_launch_sum_partials(partials + blocks, blocks, out + 1, false, 1.0, sum_scratch, s);
-    return e;
+    return sum_sets(partials, blocks, 2, out, sum_scratch, s);
 }

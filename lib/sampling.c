@@ -53,6 +53,7 @@
 #include <stdlib.h> /* malloc, aligned_alloc, free, qsort */
 #include <string.h> /* memset, memcpy */
 
+#include "morton.h" /* acm_morton3 */
 #include "sampling.h"
 
 /* Candidates per sample: the paper's recommended M = 5N (Sec. 5). */
@@ -392,23 +393,11 @@ static uint64_t grid_local(int64_t x, int64_t y, int64_t z)
            (uint64_t)(z & GRID_BLOCK_MASK) << 4;
 }
 
-/* Spreads the low 21 bits of x to every third bit. */
-static uint64_t spread3(uint64_t x)
-{
-    x &= UINT64_C(0x1fffff);
-    x = (x | x << 32) & UINT64_C(0x1f00000000ffff);
-    x = (x | x << 16) & UINT64_C(0x1f0000ff0000ff);
-    x = (x | x << 8) & UINT64_C(0x100f00f00f00f00f);
-    x = (x | x << 4) & UINT64_C(0x10c30c30c30c30c3);
-    x = (x | x << 2) & UINT64_C(0x1249249249249249);
-    return x;
-}
-
-/* Z-order key of a block (21 bits an axis; beyond, keys repeat and only the
- * locality of the order suffers). */
+/* Z-order key of a block (21 bits an axis, lib/morton.h; beyond, keys repeat and
+ * only the locality of the order suffers). */
 static uint64_t morton(int64_t x, int64_t y, int64_t z)
 {
-    return spread3((uint64_t)x) | spread3((uint64_t)y) << 1 | spread3((uint64_t)z) << 2;
+    return acm_morton3((uint32_t)x, (uint32_t)y, (uint32_t)z);
 }
 
 /* Bucket of a point: its slot's stride plus its place in the block. */

@@ -1,0 +1,55 @@
+/*
+ * libacmlbm -- what the GPU benchmarks share: a clock and the device's copy
+ * bandwidth, the yardstick every table is given against.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_BENCH_GPU_COMMON_H
+#define ACMLBM_BENCH_GPU_COMMON_H
+
+#include <stdio.h>  /* fprintf */
+#include <stdlib.h> /* exit */
+#include <time.h>   /* clock_gettime */
+
+#include <cuda_runtime.h>
+
+static inline double bench_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Device-to-device copy bandwidth (bytes read + written per second) of two
+ * buffers of `bytes`, best of 10 copies after 2 warm-ups. */
+static inline double bench_copy_bandwidth(int device, size_t bytes)
+{
+    void *a = NULL, *b = NULL;
+    cudaSetDevice(device);
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess) {
+        fprintf(stderr, "copy bandwidth: cannot allocate 2 x %zu bytes\n", bytes);
+        exit(1);
+    }
+    cudaMemset(a, 1, bytes);
+    cudaMemset(b, 2, bytes);
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    double best = 0;
+    for (int rep = 0; rep < 12; ++rep) {
+        cudaEventRecord(e0, 0);
+        cudaMemcpyAsync(rep % 2 ? a : b, rep % 2 ? b : a, bytes, cudaMemcpyDeviceToDevice, 0);
+        cudaEventRecord(e1, 0);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (rep >= 2 && 2.0 * (double)bytes / (ms * 1e-3) > best)
+            best = 2.0 * (double)bytes / (ms * 1e-3);
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    cudaFree(a);
+    cudaFree(b);
+    return best;
+}
+
+#endif /* ACMLBM_BENCH_GPU_COMMON_H */
