@@ -132,6 +132,56 @@ PIN(acm_mesh_info, centroid, 96);
 PIN(acm_mesh_info, inertia, 120);
 PIN(acm_mesh_info, closed, 168);
 
+/* ---- 1.1: immersed solids, version 1 of their structs --------------------------- */
+
+#define ACM_V1_SOLID_OPTIONS_SIZE 296
+#define ACM_V1_SOLID_STATE_SIZE 112
+#define ACM_V1_SOLID_INFO_SIZE 120
+
+_Static_assert(ACM_SOLID_OPTIONS_VERSION == 1 && ACM_SOLID_STATE_VERSION == 1 &&
+                   ACM_SOLID_INFO_VERSION == 1,
+               "a new struct version needs its own pinned sizes here");
+_Static_assert(sizeof(acm_solid_options) == ACM_V1_SOLID_OPTIONS_SIZE, "acm_solid_options v1 size");
+_Static_assert(sizeof(acm_solid_state) == ACM_V1_SOLID_STATE_SIZE, "acm_solid_state v1 size");
+_Static_assert(sizeof(acm_solid_info) == ACM_V1_SOLID_INFO_SIZE, "acm_solid_info v1 size");
+
+PIN(acm_solid_options, version, 0);
+PIN(acm_solid_options, mesh, 8);
+PIN(acm_solid_options, sample_count, 16);
+PIN(acm_solid_options, sample_points, 24);
+PIN(acm_solid_options, sample_areas, 32);
+PIN(acm_solid_options, scale, 40);
+PIN(acm_solid_options, position, 48);
+PIN(acm_solid_options, orientation, 72);
+PIN(acm_solid_options, samples_per_cell, 104);
+PIN(acm_solid_options, surface_inset, 112);
+PIN(acm_solid_options, seed, 120);
+PIN(acm_solid_options, ib_alpha, 128);
+PIN(acm_solid_options, motion, 136);
+PIN(acm_solid_options, velocity, 144);
+PIN(acm_solid_options, angular_velocity, 168);
+PIN(acm_solid_options, density, 192);
+PIN(acm_solid_options, mass, 200);
+PIN(acm_solid_options, volume, 208);
+PIN(acm_solid_options, inertia, 216);
+PIN(acm_solid_options, gravity, 264);
+PIN(acm_solid_options, max_samples, 288);
+PIN(acm_solid_state, version, 0);
+PIN(acm_solid_state, position, 8);
+PIN(acm_solid_state, orientation, 32);
+PIN(acm_solid_state, velocity, 64);
+PIN(acm_solid_state, angular_velocity, 88);
+PIN(acm_solid_info, version, 0);
+PIN(acm_solid_info, sample_count, 8);
+PIN(acm_solid_info, area, 16);
+PIN(acm_solid_info, sample_spacing, 24);
+PIN(acm_solid_info, motion, 32);
+PIN(acm_solid_info, volume, 40);
+PIN(acm_solid_info, mass, 48);
+PIN(acm_solid_info, inertia, 56);
+PIN(acm_solid_info, ib_alpha, 104);
+PIN(acm_solid_info, resorts, 112);
+
 /* ---- enumeration values ------------------------------------------------------------ */
 
 #define PIN_VALUE(name, value) _Static_assert((name) == (value), #name " changed value")
@@ -198,6 +248,19 @@ PIN_VALUE(ACM_PARAM_DIVERGENCE_INTERVAL, 2);
 PIN_VALUE(ACM_MESH_FORMAT_AUTO, 0); /* 1.1 */
 PIN_VALUE(ACM_MESH_FORMAT_STL, 1);
 PIN_VALUE(ACM_MESH_FORMAT_OBJ, 2);
+PIN_VALUE(ACM_PARAM_IB_ITERATIONS, 3);
+PIN_VALUE(ACM_LAYOUT_SAMPLE_BLOCK, 4);
+PIN_VALUE(ACM_LAYOUT_SAMPLE_ORDER, 5);
+PIN_VALUE(ACM_LAYOUT_IB_SPREAD, 6);
+PIN_VALUE(ACM_SAMPLE_ORDER_DEFAULT, 0);
+PIN_VALUE(ACM_SAMPLE_ORDER_MORTON_BLOCK, 1);
+PIN_VALUE(ACM_SAMPLE_ORDER_AS_SAMPLED, 2);
+PIN_VALUE(ACM_IB_SPREAD_DEFAULT, 0);
+PIN_VALUE(ACM_IB_SPREAD_SCATTER, 1);
+PIN_VALUE(ACM_IB_SPREAD_GATHER, 2);
+PIN_VALUE(ACM_MOTION_STATIC, 0);
+PIN_VALUE(ACM_MOTION_PRESCRIBED, 1);
+PIN_VALUE(ACM_MOTION_FREE, 2);
 
 /* ---- run-time checks --------------------------------------------------------------- */
 
@@ -211,6 +274,9 @@ START_TEST(struct_sizes_are_version_1)
     ck_assert_uint_eq(sizeof(acm_domain_info), ACM_V1_DOMAIN_INFO_SIZE);
     ck_assert_uint_eq(sizeof(acm_mesh_options), ACM_V1_MESH_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_mesh_info), ACM_V1_MESH_INFO_SIZE);
+    ck_assert_uint_eq(sizeof(acm_solid_options), ACM_V1_SOLID_OPTIONS_SIZE);
+    ck_assert_uint_eq(sizeof(acm_solid_state), ACM_V1_SOLID_STATE_SIZE);
+    ck_assert_uint_eq(sizeof(acm_solid_info), ACM_V1_SOLID_INFO_SIZE);
 }
 END_TEST
 
