@@ -28,7 +28,9 @@ static acm_domain *box(int nx, int ny, int nz, double nu, const double u0[3])
 
 /* C_D of a sphere of diameter D at Reynolds number Re: inlet and outlet along x
  * (length `len` D, the sphere `up` D from the inlet), periodic sides of `side`
- * D; stepped until C_D changes by less than 5e-4 over D/U steps. */
+ * D. Inlet and outlet reflect sound, so the box rings with the period 4 nx / c_s
+ * and the force with it: C_D is the mean over one such period, sampled every
+ * D/50U steps, repeated until two periods agree to 5e-4 (at most 60 D/U). */
 static double sphere_cd(int D, double Re, double len, double up, double side, double U)
 {
     const int nx = (int)(len * D), ny = (int)(side * D), nz = ny;
@@ -38,20 +40,27 @@ static double sphere_cd(int D, double Re, double len, double up, double side, do
     ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
     acm_test_sphere sp = acm_test_sphere_default(0.5 * D, up * D, 0.5 * (ny - 1), 0.5 * (nz - 1));
     acm_solid *s = acm_test_add_sphere(d, &sp);
-    const int window = (int)(D / U), most = (int)(60.0 * D / U);
-    double cd = 0.0, last = 0.0, F[3];
-    int steps = 0;
-    while (steps < most) {
-        ACM_CK_OK(d, acm_step(d, window));
-        steps += window;
-        ACM_CK_OK(d, acm_solid_get_force(s, F, NULL));
-        cd = 2.0 * F[0] / (U * U * M_PI * 0.25 * D * D);
-        if (steps >= 10 * window && fabs(cd - last) < 5e-4 * cd)
+    const int sample = (int)fmax(1.0, D / (50.0 * U));
+    const int period = sample * (int)ceil(4.0 * nx * sqrt(3.0) / sample);
+    const int most = (int)(60.0 * D / U);
+    ACM_CK_OK(d, acm_step(d, (int)(10.0 * D / U)));
+    int steps = (int)(10.0 * D / U);
+    double cd = 0.0, last = 0.0;
+    while (steps + period <= most) {
+        double sum = 0.0, F[3];
+        for (int t = 0; t < period; t += sample) {
+            ACM_CK_OK(d, acm_step(d, sample));
+            ACM_CK_OK(d, acm_solid_get_force(s, F, NULL));
+            sum += F[0];
+        }
+        steps += period;
+        cd = 2.0 * sum / (period / sample) / (U * U * M_PI * 0.25 * D * D);
+        if (fabs(cd - last) < 5e-4 * cd)
             break;
         last = cd;
     }
-    printf("sphere D=%d Re=%g in %dx%dx%d, U=%g: C_D = %.4f after %d steps\n", D, Re, nx, ny, nz,
-           U, cd, steps);
+    printf("sphere D=%d Re=%g in %dx%dx%d, U=%g: C_D = %.4f (mean over %d steps) after %d steps\n",
+           D, Re, nx, ny, nz, U, cd, period, steps);
     acm_domain_destroy(d);
     return cd;
 }
@@ -60,27 +69,26 @@ START_TEST(sphere_drag_re25_re100)
 {
     const double re[2] = {25.0, 100.0}, ref[2] = {JP_CD_RE25, JP_CD_RE100};
     if (!acm_test_full()) {
-        /* CPU: D = 8 in 12 D x 5 D x 5 D. The periodic sides at 5 D raise C_D by
-         * about 13 % at Re = 25 (the blockage study of docs/physics.md), so this
-         * run checks the machinery against the reference within 15 %. */
+        /* CPU: D = 8 in 12 D x 5 D x 5 D. At D = 8 the drag is about 8 % high at
+         * Re = 25 (the resolution study of docs/physics.md) and the periodic sides
+         * at 5 D and the inlet at 4 D add about as much, so this run checks the
+         * machinery against the reference within 20 %. */
         const double cd = sphere_cd(8, re[0], 12.0, 4.0, 5.0, 0.1);
-        printf("  reference %.4f, error %+.2f %% (periodic blockage at 5 D included)\n", ref[0],
+        printf("  reference %.4f, error %+.2f %% (D = 8, small box)\n", ref[0],
                100.0 * (cd / ref[0] - 1.0));
-        ck_assert_msg(fabs(cd / ref[0] - 1.0) < 0.15, "C_D %g, reference %g", cd, ref[0]);
+        ck_assert_msg(fabs(cd / ref[0] - 1.0) < 0.20, "C_D %g, reference %g", cd, ref[0]);
         return;
     }
-    /* GPU: D = 16, 25 D long with the inlet 10 D upstream, periodic sides at
-     * 8 D and 12 D. The velocity inlet and the periodic images both raise the
-     * drag at low Re (with the inlet 6 D upstream, Re = 25 gave +4.4 % at sides
-     * of 8 D, +1.8 % at 12 D and +3.5 % at 16 D: docs/physics.md); the wider
-     * box must lie within 3 % of Johnson & Patel. */
+    /* GPU: 25 D long with the inlet 10 D upstream, periodic sides at 12 D, at
+     * the resolution where the study of docs/physics.md comes within 3 % of
+     * Johnson & Patel: D = 16 at Re = 25, D = 24 at Re = 100. */
+    const int diameter[2] = {16, 24};
     for (int i = 0; i < 2; ++i) {
-        const double c8 = sphere_cd(16, re[i], 25.0, 10.0, 8.0, 0.05);
-        const double c12 = sphere_cd(16, re[i], 25.0, 10.0, 12.0, 0.05);
-        printf("  Re = %g: C_D %.4f (sides 8 D), %.4f (12 D); reference %.4f, error %+.2f %%\n",
-               re[i], c8, c12, ref[i], 100.0 * (c12 / ref[i] - 1.0));
-        ck_assert_msg(fabs(c12 / ref[i] - 1.0) < 0.03, "Re = %g: C_D %g, reference %g", re[i],
-                      c12, ref[i]);
+        const double cd = sphere_cd(diameter[i], re[i], 25.0, 10.0, 12.0, 0.05);
+        printf("  Re = %g, D = %d: C_D %.4f; reference %.4f, error %+.2f %%\n", re[i],
+               diameter[i], cd, ref[i], 100.0 * (cd / ref[i] - 1.0));
+        ck_assert_msg(fabs(cd / ref[i] - 1.0) < 0.03, "Re = %g: C_D %g, reference %g", re[i],
+                      cd, ref[i]);
     }
 }
 END_TEST
