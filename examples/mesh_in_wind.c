@@ -74,12 +74,7 @@ static int parse(int argc, char **argv, wind_args *a)
          "turn about x, first (-90 stands a z-up model upright; default 0)"},
         {"--clearance", "C", SC_REAL, &a->clearance, 0, 1e4, 0, NULL, 0,
          "gap between the floor and the object, cells (default 1)"},
-        {"--backend", "B", SC_CHOICE, &a->backend, 0, 0, 0, sc_backends, SC_COUNT_OF(sc_backends),
-         "auto|cpu|cuda (default auto)"},
-        {"--precision", "P", SC_CHOICE, &a->precision, 0, 0, 0, sc_precisions,
-         SC_COUNT_OF(sc_precisions), "fp32|fp64 population storage (default fp32)"},
-        {"--model", "M", SC_CHOICE, &a->model, 0, 0, 0, sc_models, SC_COUNT_OF(sc_models),
-         "acm|cm|bgk|rm|acm-li2020 collision model (default cm: see the top of the file)"},
+        SC_RUN_OPTIONS(a, "cm: see the top of the file"),
         {"--out", "PREFIX", SC_TEXT, &a->out, 0, 0, 0, NULL, 0,
          "write PREFIX.png and PREFIX.vti (default wind)"},
     };

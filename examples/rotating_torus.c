@@ -65,12 +65,7 @@ static int parse(int argc, char **argv, torus_args *a)
          "kinematic viscosity, cells^2 per step (default 1e-4)"},
         {"--density", "N", SC_REAL, &a->density, 1, 400, 0, NULL, 0,
          "surface samples per cell^2 (default 16)"},
-        {"--backend", "B", SC_CHOICE, &a->backend, 0, 0, 0, sc_backends, SC_COUNT_OF(sc_backends),
-         "auto|cpu|cuda (default auto)"},
-        {"--precision", "P", SC_CHOICE, &a->precision, 0, 0, 0, sc_precisions,
-         SC_COUNT_OF(sc_precisions), "fp32|fp64 population storage (default fp32)"},
-        {"--model", "M", SC_CHOICE, &a->model, 0, 0, 0, sc_models, SC_COUNT_OF(sc_models),
-         "acm|cm|bgk|rm|acm-li2020 collision model (default acm)"},
+        SC_RUN_OPTIONS(a, "acm"),
         {"--out", "PREFIX", SC_TEXT, &a->out, 0, 0, 0, NULL, 0,
          "PREFIX-0000.png ... and PREFIX.vti (default torus)"},
     };

@@ -16,6 +16,16 @@
 
 #define SC_COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The option rows every example shares: backend, precision and model of the
+ * struct `a` points to, the model's default named in `model_default`. */
+#define SC_RUN_OPTIONS(a, model_default)                                                     \
+    {"--backend", "B", SC_CHOICE, &(a)->backend, 0, 0, 0, sc_backends,                        \
+     SC_COUNT_OF(sc_backends), "auto|cpu|cuda (default auto)"},                              \
+    {"--precision", "P", SC_CHOICE, &(a)->precision, 0, 0, 0, sc_precisions,                  \
+     SC_COUNT_OF(sc_precisions), "fp32|fp64 population storage (default fp32)"},             \
+    {"--model", "M", SC_CHOICE, &(a)->model, 0, 0, 0, sc_models, SC_COUNT_OF(sc_models),      \
+     "acm|cm|bgk|rm|acm-li2020 collision model (default " model_default ")"}
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif

@@ -59,12 +59,7 @@ static int parse(int argc, char **argv, drag_args *a)
         {"--steps", "MAX", SC_INT, &a->steps, 1, 1e12, 0, NULL, 0, "most steps (default 60 D/U)"},
         {"--tol", "T", SC_REAL, &a->tol, 0, 1, 1, NULL, 0,
          "stop when C_D changes by less than T (relative) over D/U steps (default 2e-4)"},
-        {"--backend", "B", SC_CHOICE, &a->backend, 0, 0, 0, sc_backends, SC_COUNT_OF(sc_backends),
-         "auto|cpu|cuda (default auto)"},
-        {"--precision", "P", SC_CHOICE, &a->precision, 0, 0, 0, sc_precisions,
-         SC_COUNT_OF(sc_precisions), "fp32|fp64 population storage (default fp32)"},
-        {"--model", "M", SC_CHOICE, &a->model, 0, 0, 0, sc_models, SC_COUNT_OF(sc_models),
-         "acm|cm|bgk|rm|acm-li2020 collision model (default acm)"},
+        SC_RUN_OPTIONS(a, "acm"),
         {"--out", "PREFIX", SC_TEXT, &a->out, 0, 0, 0, NULL, 0,
          "write PREFIX.png and PREFIX.vti at the end (default: no files)"},
     };
