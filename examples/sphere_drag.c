@@ -301,8 +301,8 @@ static void report(const drag_args *a, const drag_run *r, double cd)
         printf("%s (Johnson & Patel cover 25 to 300, Clift-Grace-Weber 20 to 260)\n", source);
     printf("blockage ratio (pi D^2/4) / (S D)^2 = %.2f %%\n", 100.0 * blockage);
     printf("note: the periodic sides make this an array of spheres %g D apart, whose images add "
-           "drag\n      (about +13 %% at Re = 25 with S = 5, test/test-validation.c); it falls "
-           "as the sides grow (try --side 12)\n", a->side);
+           "drag\n      (test/test-validation.c quotes about +13 %% at Re = 25 with S = 5);\n      it "
+           "falls as the sides grow: try a larger --side\n", a->side);
     if (r->D < 16.0)
         printf("note: D = %g cells is coarse; the project's validation uses D = 16\n", r->D);
 }
