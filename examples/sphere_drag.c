@@ -301,10 +301,11 @@ static void report(const drag_args *a, const drag_run *r, double cd)
         printf("%s (Johnson & Patel cover 25 to 300, Clift-Grace-Weber 20 to 260)\n", source);
     printf("blockage ratio (pi D^2/4) / (S D)^2 = %.2f %%\n", 100.0 * blockage);
     printf("note: the periodic sides make this an array of spheres %g D apart, whose images add "
-           "drag\n      (test/test-validation.c quotes about +13 %% at Re = 25 with S = 5);\n      it "
-           "falls as the sides grow: try a larger --side\n", a->side);
-    if (r->D < 16.0)
-        printf("note: D = %g cells is coarse; the project's validation uses D = 16\n", r->D);
+           "drag\n      (+8 %% at Re = 100 with S = 8 against S = 12, docs/physics.md); it falls "
+           "as the sides grow: try a larger --side\n", a->side);
+    if (r->D < 20.0)
+        printf("note: D = %g cells is coarse; the resolution study of docs/physics.md reaches 3 %% "
+               "at D = 16 (Re = 25) and D = 24 (Re = 100)\n", r->D);
 }
 
 static int write_outputs(const drag_args *a, const drag_run *r)
