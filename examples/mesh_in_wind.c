@@ -221,14 +221,8 @@ static int create_tunnel(const wind_args *a, wind_run *w)
     so.samples_per_cell = a->density;
     memcpy(so.position, w->position, sizeof so.position);
     memcpy(so.orientation, w->q, sizeof so.orientation);
-    acm_status st = acm_solid_create(&w->s, w->d, &so);
-    if (sc_failed(prog, st, "acm_solid_create", acm_domain_last_error(w->d)))
-        return -1;
     acm_solid_info si;
-    memset(&si, 0, sizeof si);
-    si.version = ACM_SOLID_INFO_VERSION;
-    st = acm_solid_get_info(w->s, &si);
-    if (sc_failed(prog, st, "acm_solid_get_info", acm_solid_last_error(w->s)))
+    if (sc_add_solid(prog, w->d, &so, &w->s, &si) != 0)
         return -1;
     printf("object: %llu surface samples (%g per cell^2), area %.1f cells^2\n",
            (unsigned long long)si.sample_count, a->density, si.area);

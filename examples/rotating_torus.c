@@ -150,15 +150,10 @@ static int create_torus(const torus_args *a, torus_run *t)
     t->omega[0] = t->omega[2] = 0.0;
     t->omega[1] = a->tip / (t->R + t->r); /* the outermost points are R + r off the axis */
     memcpy(so.angular_velocity, t->omega, sizeof t->omega);
-    st = acm_solid_create(&t->s, t->d, &so);
-    acm_mesh_destroy(mesh);
-    if (sc_failed(prog, st, "acm_solid_create", acm_domain_last_error(t->d)))
-        return -1;
     acm_solid_info si;
-    memset(&si, 0, sizeof si);
-    si.version = ACM_SOLID_INFO_VERSION;
-    st = acm_solid_get_info(t->s, &si);
-    if (sc_failed(prog, st, "acm_solid_get_info", acm_solid_last_error(t->s)))
+    const int added = sc_add_solid(prog, t->d, &so, &t->s, &si);
+    acm_mesh_destroy(mesh);
+    if (added != 0)
         return -1;
     printf("torus: R = %.2f, r = %.2f cells (%ux%u mesh), axis %g deg from the spin axis y; "
            "%llu samples (%.1f per cell^2), area %.0f cells^2\n",

@@ -411,3 +411,15 @@ int sc_write_vti(const char *prog, const char *path, const sc_fields *f)
     free(occ);
     return rc;
 }
+
+int sc_add_solid(const char *prog, acm_domain *d, const acm_solid_options *so, acm_solid **out,
+                 acm_solid_info *info)
+{
+    acm_status st = acm_solid_create(out, d, so);
+    if (sc_failed(prog, st, "acm_solid_create", acm_domain_last_error(d)))
+        return -1;
+    memset(info, 0, sizeof *info);
+    info->version = ACM_SOLID_INFO_VERSION;
+    st = acm_solid_get_info(*out, info);
+    return sc_failed(prog, st, "acm_solid_get_info", acm_solid_last_error(*out)) ? -1 : 0;
+}

@@ -84,6 +84,11 @@ int sc_runs_on_gpu(acm_backend backend);
 /** Report a failed call: "prog: what: status text: message". Returns nonzero on failure. */
 int sc_failed(const char *prog, acm_status st, const char *what, const char *message);
 
+/* Create a solid in d and read its info; 0, or -1 after printing the library's
+ * message. */
+int sc_add_solid(const char *prog, acm_domain *d, const acm_solid_options *so, acm_solid **out,
+                 acm_solid_info *info);
+
 /** Create a domain, reporting a failure; NULL on failure. */
 acm_domain *sc_domain_create(const char *prog, acm_domain_options *opts);
 

@@ -162,15 +162,10 @@ static int create_sphere(const drag_args *a, drag_run *r)
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT; /* static, 16 samples per cell^2 */
     so.mesh = mesh;
     memcpy(so.position, r->centre, sizeof so.position);
-    st = acm_solid_create(&r->s, r->d, &so);
-    acm_mesh_destroy(mesh);
-    if (sc_failed(prog, st, "acm_solid_create", acm_domain_last_error(r->d)))
-        return -1;
     acm_solid_info si;
-    memset(&si, 0, sizeof si);
-    si.version = ACM_SOLID_INFO_VERSION;
-    st = acm_solid_get_info(r->s, &si);
-    if (sc_failed(prog, st, "acm_solid_get_info", acm_solid_last_error(r->s)))
+    const int added = sc_add_solid(prog, r->d, &so, &r->s, &si);
+    acm_mesh_destroy(mesh);
+    if (added != 0)
         return -1;
     printf("sphere: icosphere of %zu triangles, D = %g cells at (%g, %g, %g); %llu surface "
            "samples, %.2f apart at least, sampled area %.1f cells^2 (4 pi (D/2)^2 = %.1f)\n",
