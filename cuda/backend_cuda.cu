@@ -22,8 +22,12 @@ struct cuda_ib {
     void *ub, *dv, *alpha, *G, *Gsum, *rho;
     void *macro, *force;
     uint32_t *mask;
+    uint32_t *band;       /* the marked cells, then their count (band[band_cap]) */
+    uint64_t band_cap;
+    bool band_valid;      /* mask and band hold the support of the samples' positions */
     acm_gpu_sums *partials, *ft, *host_ft; /* ft: 2 per solid, then 4 of coupling */
     size_t partial_bytes, ft_bytes;
+    double *centre;       /* host, 3 per solid: the torque centres of the last step */
     void *scratch;        /* gather cell lists */
     size_t scratch_bytes;
 };
@@ -131,6 +135,8 @@ static void dev_free(acm_domain *d, void **p, size_t bytes)
     }
     *p = NULL;
 }
+
+static void ib_release(acm_domain *d, bool cells);
 
 /* ---- sizes ------------------------------------------------------------------ */
 
@@ -282,16 +288,12 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         if (m->stream != NULL)
             cudaStreamSynchronize(m->stream);
     }
-    cuda_ib *ib = &m->ib;
+    ib_release(d, true);
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
                      (void **)&m->partials, &m->sum_scratch, (void **)&m->counters,
-                     &m->staging,       (void **)&m->vis,  (void **)&ib->X,
-                     (void **)&ib->r,   &ib->ub,           &ib->dv,
-                     &ib->alpha,        &ib->G,            &ib->Gsum,         &ib->rho,
-                     &ib->macro,        &ib->force,        (void **)&ib->mask,
-                     (void **)&ib->partials, (void **)&ib->ft, &ib->scratch};
+                     &m->staging,       (void **)&m->vis};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);
@@ -299,8 +301,6 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->host_counters);
     if (m->host_sums != NULL)
         cudaFreeHost(m->host_sums);
-    if (ib->host_ft != NULL)
-        cudaFreeHost(ib->host_ft);
     if (m->own_stream && m->stream != NULL)
         cudaStreamDestroy(m->stream);
     (void)cudaGetLastError();
@@ -697,6 +697,8 @@ static acm_ib_args ib_args(const acm_domain *d)
     a.macro = ib->macro;
     a.force = ib->force;
     a.mask = ib->mask;
+    a.band = ib->band;
+    a.band_count = ib->band + ib->band_cap;
     return a;
 }
 
@@ -717,10 +719,14 @@ static void ib_release(acm_domain *d, bool cells)
     dev_free(d, (void **)&ib->partials, ib->partial_bytes);
     dev_free(d, (void **)&ib->ft, ib->ft_bytes);
     dev_free(d, &ib->scratch, ib->scratch_bytes);
+    dev_free(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t));
     if (ib->host_ft != NULL)
         cudaFreeHost(ib->host_ft);
     ib->host_ft = NULL;
-    ib->n = 0;
+    free(ib->centre);
+    ib->centre = NULL;
+    ib->n = ib->band_cap = 0;
+    ib->band_valid = false;
     ib->partial_bytes = ib->ft_bytes = ib->scratch_bytes = 0;
     if (cells) {
         dev_free(d, &ib->macro, 4 * plane_bytes(d));
@@ -813,6 +819,12 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     ib_extents(d, &region, &most);
     ib->partial_bytes = 4 * (size_t)acm_ib_sum_blocks(most) * sizeof(acm_gpu_sums);
     ACM_TRY(dev_alloc(d, (void **)&ib->partials, ib->partial_bytes, "force sums"));
+    ib->band_cap = acm_ib_band_bound(n, (uint32_t)d->ncells);
+    ACM_TRY(dev_alloc(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t),
+                      "IB band list"));
+    ib->centre = (double *)calloc(3 * (size_t)d->nsolids, sizeof(double));
+    if (ib->centre == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d torque centres", (int)d->nsolids);
     ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
     ACM_TRY(dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
     CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
@@ -897,13 +909,19 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        if (d->solids[i]->moved || d->solids[i]->body.motion != ACM_MOTION_STATIC)
-            ACM_TRY(ib_place(d, d->solids[i]));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        if (s->moved || s->body.motion != ACM_MOTION_STATIC) {
+            ACM_TRY(ib_place(d, s));
+            m->ib.band_valid = false;
+        }
+        memcpy(m->ib.centre + 3 * i, s->body.x, 3 * sizeof(double));
+    }
     const acm_ib_args a = ib_args(d);
-    CU_TRY(d, cudaMemsetAsync(m->ib.mask, 0, acm_redo_words(d->ncells) * sizeof(uint32_t),
-                              m->stream));
-    CU_TRY(d, acm_launch_ib_claim(step_args(d), a, m->elem, m->stream));
+    if (!m->ib.band_valid) /* static samples keep their support */
+        CU_TRY(d, acm_launch_ib_mark(a, (uint32_t)d->ncells, m->stream));
+    m->ib.band_valid = true;
+    CU_TRY(d, acm_launch_ib_band(step_args(d), a, m->elem, m->stream));
     /* without free bodies the first iteration scatters in the same pass */
     bool free_bodies = false;
     for (int32_t i = 0; i < d->nsolids; ++i)
@@ -917,19 +935,22 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
         if (!(fused && it == 0))
             ACM_TRY(ib_spread(d, a));
     }
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_solid *s = d->solids[i];
-        CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, s->body.x, m->ib.partials,
-                                     m->ib.ft + 2 * i, m->sum_scratch, m->stream));
-    }
-    d->forces_stale = true;
+    d->forces_stale = true; /* summed when asked for (acm_cuda_ib_fetch) */
     return ACM_OK;
 }
 
+/* Force and torque of every solid for the last step, from the samples' forces
+ * and positions of that step (still on the device) and its torque centres. */
 extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
+                                     m->ib.partials, m->ib.ft + 2 * i, m->sum_scratch, m->stream));
+    }
     CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
                               m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));

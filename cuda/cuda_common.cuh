@@ -390,13 +390,21 @@ __device__ __forceinline__ void acm_cell_force_ext(const acm_step_args &a, uint3
         F[d] = (R)a.force0[d] + (pl ? __ldg(pl + (size_t)d * a.g.ncells + k) : (R)0);
 }
 
+/* The immersed-boundary mask word of cell k (0 without one). Per-cell kernels
+ * load it before their pull, so that its latency hides behind the pull's. */
+__device__ __forceinline__ uint32_t acm_ib_word(const acm_step_args &a, uint32_t k)
+{
+    return a.ib_mask != NULL ? __ldg(a.ib_mask + (k >> 5)) : 0u;
+}
+
 /* Total force density on cell k: external plus the immersed boundary's of this
- * step (cells outside the IB band read one mask word, shared by their warp). */
+ * step, read where the cell's bit of ib_word (acm_ib_word) is set. */
 template <typename R>
-__device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t k, R F[3])
+__device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t k,
+                                               uint32_t ib_word, R F[3])
 {
     acm_cell_force_ext(a, k, F);
-    if (a.ib_mask != NULL && ((__ldg(a.ib_mask + (k >> 5)) >> (k & 31u)) & 1u)) {
+    if ((ib_word >> (k & 31u)) & 1u) {
         const R *ib = (const R *)a.ib_force;
 #pragma unroll
         for (int d = 0; d < 3; ++d)

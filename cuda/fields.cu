@@ -49,7 +49,7 @@ __global__ void acm_field_kernel(const acm_step_args a, const T *__restrict__ cu
         acm_store_any(dst, dst_elem, t, (double)rho);
         return;
     }
-    acm_cell_force(a, k, F);
+    acm_cell_force(a, k, acm_ib_word(a, k), F);
     for (int d = 0; d < 3; ++d)
         acm_store_any(dst, dst_elem, (size_t)t * 3 + d, (double)((j[d] + (R)0.5 * F[d]) / rho));
 }
@@ -120,7 +120,7 @@ __global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restric
         R f[27], rho, j[3], F[3];
         acm_pull<T, 1>(a.g, cur, x, y, z, f);
         acm_moments(f, rho, j);
-        acm_cell_force(a, k, F);
+        acm_cell_force(a, k, acm_ib_word(a, k), F);
         double u[3], u2 = 0.0, r = (double)rho;
         for (int d = 0; d < 3; ++d) {
             u[d] = ((double)j[d] + 0.5 * (double)F[d]) / r;

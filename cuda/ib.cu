@@ -33,15 +33,20 @@ __global__ void acm_ib_place_kernel(const acm_ib_args ib, uint64_t first, uint64
     u[2] = (R)ub[2];
 }
 
-/* rho and u* of cell k into the macro planes; its force to zero. */
-template <typename T>
+/* rho and u* of cell k into the macro planes, from the populations pulled as
+ * the fused kernel will pull them; its IB force to zero. */
+template <typename T, typename IDX>
 __device__ void acm_ib_band_cell(const acm_step_args &a, const acm_ib_args &ib, uint32_t k)
 {
     typedef acm_real<T> R;
     int32_t x, y, z;
     acm_coords(a.g, k, x, y, z);
     R f[27], rho, j[3], F[3];
-    acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
+    const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+    if (s.edge)
+        acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
+    else
+        acm_pull_interior<T, IDX>(a, k, s, f);
     acm_moments(f, rho, j);
     acm_cell_force_ext(a, k, F);
     R *M = (R *)ib.macro, *Fib = (R *)ib.force;
@@ -89,11 +94,12 @@ __device__ __forceinline__ acm_warp_run acm_warp_runs(unsigned long long key)
 }
 
 /* Sum of v over the lanes of each run, complete in its tail lane. */
-__device__ __forceinline__ double acm_warp_run_sum(const acm_warp_run &r, double v)
+template <typename V>
+__device__ __forceinline__ V acm_warp_run_sum(const acm_warp_run &r, V v)
 {
 #pragma unroll
     for (unsigned off = 1; off < 32; off <<= 1) {
-        const double y = __shfl_up_sync(0xffffffffu, v, off);
+        const V y = __shfl_up_sync(0xffffffffu, v, off);
         if (r.lane >= off && r.lane - off >= r.start)
             v += y;
     }
@@ -129,15 +135,14 @@ __global__ void acm_ib_mark_kernel(const acm_ib_args ib)
     }
 }
 
-/* rho and u* of every marked cell: one thread per mask word, the set bits of a
- * warp's 32 words shared out evenly among its lanes (in cell order, so that
- * neighbouring lanes read neighbouring cells). */
-template <typename T>
-__global__ void acm_ib_band_kernel(const acm_step_args a, const acm_ib_args ib)
+/* The list of marked cells: one thread per mask word, the set bits of a
+ * warp's 32 words shared out evenly among its lanes in cell order, written to
+ * a segment of the list that the warp claims. */
+__global__ void acm_ib_compact_kernel(const acm_ib_args ib, uint32_t words)
 {
     const unsigned lane = threadIdx.x & 31u, full = 0xffffffffu;
     const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    const uint32_t word = w < acm_redo_words(a.g.ncells) ? ib.mask[w] : 0u;
+    const uint32_t word = w < words ? ib.mask[w] : 0u;
     unsigned incl = (unsigned)__popc(word);
 #pragma unroll
     for (unsigned off = 1; off < 32; off <<= 1) {
@@ -146,6 +151,10 @@ __global__ void acm_ib_band_kernel(const acm_step_args a, const acm_ib_args ib)
             incl += v;
     }
     const unsigned total = __shfl_sync(full, incl, 31), first_word = w - lane;
+    if (total == 0)
+        return;
+    uint32_t at = lane == 31 ? atomicAdd(ib.band_count, total) : 0u;
+    at = __shfl_sync(full, at, 31);
     for (unsigned base = 0; base < total; base += 32) { /* every lane shuffles */
         const unsigned j = base + lane;
         unsigned src = 0; /* the lane whose word holds item j: the first with incl > j */
@@ -157,9 +166,19 @@ __global__ void acm_ib_band_kernel(const acm_step_args a, const acm_ib_args ib)
         const unsigned before = __shfl_sync(full, incl, src > 0 ? src - 1 : 0);
         const uint32_t bits = __shfl_sync(full, word, src);
         if (j < total)
-            acm_ib_band_cell<T>(a, ib, (first_word + src) * 32u +
-                                           (unsigned)__fns(bits, 0, (int)(j - (src > 0 ? before : 0u) + 1)));
+            ib.band[at + j] = (first_word + src) * 32u +
+                              (unsigned)__fns(bits, 0, (int)(j - (src > 0 ? before : 0u) + 1));
     }
+}
+
+/* rho and u* of every cell of the band list (a grid-stride loop: the list's
+ * length is only known on the device). */
+template <typename T, typename IDX>
+__global__ void acm_ib_band_kernel(const acm_step_args a, const acm_ib_args ib)
+{
+    const uint32_t count = *ib.band_count, stride = gridDim.x * blockDim.x;
+    for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride)
+        acm_ib_band_cell<T, IDX>(a, ib, ib.band[i]);
 }
 
 /* Interpolate at sample l and compute its penalty force density; false
@@ -207,10 +226,10 @@ __device__ __forceinline__ void acm_ib_spread_runs(const acm_ib_args &ib, uint64
     for (int c = 0; c < ACM_IB_NODES; ++c) {
         const double s = ok ? st.w[c] * dv : 0.0;
 #pragma unroll
-        for (int d = 0; d < 3; ++d) {
-            const double v = acm_warp_run_sum(run, s * g[d]);
-            if (run.tail && ok && v != 0.0)
-                atomicAdd(F + (uint64_t)d * ncells + st.cell[c], (R)v);
+        for (int d = 0; d < 3; ++d) { /* summed in R: the field's type, half the shuffles */
+            const R v = acm_warp_run_sum<R>(run, (R)(s * g[d]));
+            if (run.tail && ok && v != (R)0)
+                atomicAdd(F + (uint64_t)d * ncells + st.cell[c], v);
         }
     }
 }
@@ -441,14 +460,37 @@ cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64
     return cudaGetLastError();
 }
 
-cudaError_t acm_launch_ib_claim(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
-                                cudaStream_t s)
+cudaError_t acm_launch_ib_mark(const acm_ib_args &ib, uint32_t ncells, cudaStream_t s)
 {
+    const uint32_t words = acm_redo_words(ncells);
+    cudaError_t e = cudaMemsetAsync(ib.mask, 0, (size_t)words * sizeof(uint32_t), s);
+    if (e == cudaSuccess)
+        e = cudaMemsetAsync(ib.band_count, 0, sizeof(uint32_t), s);
+    if (e != cudaSuccess)
+        return e;
     acm_ib_mark_kernel<<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib);
+    acm_ib_compact_kernel<<<acm_blocks(words, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib, words);
+    return cudaGetLastError();
+}
+
+uint64_t acm_ib_band_bound(uint64_t samples, uint32_t ncells)
+{
+    const uint64_t most = (uint64_t)ACM_IB_NODES * samples;
+    return most < ncells ? most : ncells;
+}
+
+cudaError_t acm_launch_ib_band(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
+                               cudaStream_t s)
+{
+    const unsigned blocks = acm_blocks(acm_ib_band_bound(ib.n, a.g.ncells), ACM_IB_BLOCK);
+    const unsigned grid = blocks < 2048u ? blocks : 2048u; /* a few waves; the rest loops */
+    const bool narrow = acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_ib_band_kernel<T><<<acm_blocks(acm_redo_words(a.g.ncells), ACM_IB_BLOCK), ACM_IB_BLOCK,
-                                0, s>>>(a, ib);
+        if (narrow)
+            acm_ib_band_kernel<T, uint32_t><<<grid, ACM_IB_BLOCK, 0, s>>>(a, ib);
+        else
+            acm_ib_band_kernel<T, uint64_t><<<grid, ACM_IB_BLOCK, 0, s>>>(a, ib);
     });
     return cudaGetLastError();
 }
@@ -523,17 +565,27 @@ static cudaError_t sum_sets(const acm_gpu_sums *partials, unsigned blocks, int s
     return e;
 }
 
+/* A per-sample sums kernel over `count` samples writing `sets` sets of
+ * partials (launch(elem tag, blocks) starts it), each set then added into out[set]. */
+template <typename L>
+static cudaError_t launch_sums(acm_gpu_elem elem, uint64_t count, int sets,
+                               const acm_gpu_sums *partials, acm_gpu_sums *out, void *sum_scratch,
+                               cudaStream_t s, L launch)
+{
+    const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
+    acm_with_elem(elem, [&](auto t) { launch(t, blocks); });
+    return sum_sets(partials, blocks, sets, out, sum_scratch, s);
+}
+
 cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                    uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                    acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
 {
-    const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
-    acm_with_elem(elem, [&](auto t) {
+    return launch_sums(elem, count, 4, partials, out, sum_scratch, s, [&](auto t, unsigned blocks) {
         typedef acm_real<decltype(t)> R;
         acm_ib_coupling_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
                                                                   xc[2], partials);
     });
-    return sum_sets(partials, blocks, 4, out, sum_scratch, s);
 }
 
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
@@ -558,11 +610,9 @@ cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_
                                uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
 {
-    const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
-    acm_with_elem(elem, [&](auto t) {
+    return launch_sums(elem, count, 2, partials, out, sum_scratch, s, [&](auto t, unsigned blocks) {
         typedef acm_real<decltype(t)> R;
         acm_ib_sums_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
                                                                xc[2], partials);
     });
-    return sum_sets(partials, blocks, 2, out, sum_scratch, s);
 }

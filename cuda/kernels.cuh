@@ -147,6 +147,8 @@ struct acm_ib_args {
     void *macro;       /* 4 planes of ncells: rho, u* */
     void *force;       /* 3 planes of ncells: the IB force of this step */
     uint32_t *mask;    /* a bit per cell: the support of this step */
+    uint32_t *band;    /* the marked cells (acm_ib_band_bound of them at most) */
+    uint32_t *band_count; /* how many */
 };
 
 /* Pose and velocities of a solid, passed by value to the placement kernel. */
@@ -157,11 +159,16 @@ struct acm_ib_pose {
 /* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r. */
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                 uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
-/* Mark the support of every sample in ib.mask (cleared before), then compute
- * rho and u* of every marked cell from a.src (pulled as the fluid step will
- * pull it) and zero its force. */
-cudaError_t acm_launch_ib_claim(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
-                                cudaStream_t s);
+/* Mark the support of every sample in ib.mask (cleared first) and list the
+ * marked cells in ib.band (their count in *ib.band_count). Only needed when
+ * samples moved: the support of static samples stays marked and listed. */
+cudaError_t acm_launch_ib_mark(const acm_ib_args &ib, uint32_t ncells, cudaStream_t s);
+/* Most cells the band list can hold: 8 per sample, ncells at most. */
+uint64_t acm_ib_band_bound(uint64_t samples, uint32_t ncells);
+/* rho and u* of every listed cell from a.src, pulled as the fluid step will
+ * pull it, and its IB force zeroed. */
+cudaError_t acm_launch_ib_band(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
+                               cudaStream_t s);
 /* One multi-direct-forcing iteration's interpolation: G = alpha rho (U_b - U)
  * with U from u* + F / 2 rho (first: F = 0, and Gsum = G instead of += G);
  * spread: also scatter G dV (first iteration only). */

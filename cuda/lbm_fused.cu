@@ -29,6 +29,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
     if (k < a.g.ncells) {
         const T *src = (const T *)a.src;
         R f[27], o[27], F[3];
+        const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
         if (!PULL) {
             acm_load_cell(a.g, src, k, f);
         } else {
@@ -40,7 +41,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
             else
                 acm_pull_interior<T, IDX>(a, k, s, f);
         }
-        acm_cell_force(a, k, F);
+        acm_cell_force(a, k, ib_word, F);
         acm_collide_params p = a.p;
         if (acm)
             acm_params_from_sums(p, a.prev);

@@ -57,11 +57,12 @@ __global__ void acm_macro_kernel(const acm_step_args a, const T *__restrict__ tm
     acm_gpu_sums sums = {0.0, 0.0, 0.0, 0.0};
     if (k < a.g.ncells) {
         R f[27], fa[27], F[3], drho, u[3];
+        const uint32_t ib_word = acm_ib_word(a, k);
         acm_load_cell(a.g, tmp, k, f);
 #pragma unroll
         for (int i = 0; i < 27; ++i)
             fa[acm_abc(i)] = f[i];
-        acm_cell_force(a, k, F);
+        acm_cell_force(a, k, ib_word, F);
         acm_math<R>::macro(fa, F, &drho, u);
         macro[k] = drho;
 #pragma unroll
@@ -88,8 +89,9 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
     if (k >= a.g.ncells)
         return;
     R f[27], F[3], e[27], m[27], ut[3], tau_unused = 0;
+    const uint32_t ib_word = acm_ib_word(a, k);
     acm_load_cell(a.g, tmp, k, f);
-    acm_cell_force(a, k, F);
+    acm_cell_force(a, k, ib_word, F);
     acm_collide_params p = a.p;
     if (acm_is_adaptive(MODEL))
         acm_params_from_sums(p, a.prev);

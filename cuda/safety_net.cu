@@ -29,7 +29,7 @@ __global__ void acm_redo_kernel(const acm_step_args a)
         } else {
             acm_load_cell(a.g, (const T *)a.src, k, f);
         }
-        acm_cell_force(a, k, F);
+        acm_cell_force(a, k, acm_ib_word(a, k), F);
         acm_math<R>::fallback(&a.p, f, F, o);
 #pragma unroll
         for (int i = 0; i < 27; ++i)

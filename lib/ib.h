@@ -39,8 +39,9 @@ ACM_HD int acm_ib_axis_node(const acm_ib_grid *g, int a, double base, int d, int
     int64_t i = (int64_t)base + d;
     const int64_t n = g->n[a];
     if (g->periodic[a]) {
-        i %= n;
-        *node = (int32_t)(i < 0 ? i + n : i);
+        if (i < -n || i >= 2 * n) /* far away: a division; near the grid (always, for */
+            i %= n;               /* samples of a solid inside it) a compare suffices */
+        *node = (int32_t)(i < 0 ? i + n : (i >= n ? i - n : i));
         return 1;
     }
     *node = (int32_t)(i < 0 ? 0 : (i >= n ? n - 1 : i)); /* a valid address either way */
