@@ -6,11 +6,22 @@
 #ifndef ACMLBM_BENCH_GPU_COMMON_H
 #define ACMLBM_BENCH_GPU_COMMON_H
 
-#include <stdio.h>  /* fprintf */
-#include <stdlib.h> /* exit */
+#include <stdio.h>  /* fprintf, printf */
+#include <stdlib.h> /* exit, getenv */
 #include <time.h>   /* clock_gettime */
 
 #include <cuda_runtime.h>
+
+/* Exit status without a usable GPU: 77 ("skipped"), or 1 when
+ * ACM_REQUIRE_GPU=1 is set (bench/device-check.sh sets it). */
+static inline int bench_no_gpu(const char *program)
+{
+    const char *require = getenv("ACM_REQUIRE_GPU");
+    const int fail = require != NULL && require[0] == '1' && require[1] == '\0';
+    printf("%s: %s runs on the GPU and no usable CUDA device was found\n",
+           fail ? "FAIL (ACM_REQUIRE_GPU=1)" : "SKIP", program);
+    return fail ? 1 : 77;
+}
 
 static inline double bench_now(void)
 {

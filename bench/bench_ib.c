@@ -335,10 +335,8 @@ int main(int argc, char **argv)
 {
     bench_opts o;
     parse_args(argc, argv, &o);
-    if (!acm_backend_available(ACM_BACKEND_CUDA)) {
-        printf("SKIP: no usable CUDA device\n");
-        return 77;
-    }
+    if (!acm_backend_available(ACM_BACKEND_CUDA))
+        return bench_no_gpu(argv[0]);
     struct cudaDeviceProp prop;
     cudaGetDeviceProperties(&prop, 0);
     time_t tt = time(NULL);

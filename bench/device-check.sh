@@ -5,7 +5,8 @@
 # ./device-logs). Used to produce docs/performance.md and docs/physics.md.
 out=${OUT:-device-logs}
 mkdir -p "$out"
-export CK_FORK=no ACM_TEST_BACKEND=cuda OMP_WAIT_POLICY=PASSIVE
+# ACM_REQUIRE_GPU=1: a GPU test or benchmark that finds no device fails instead of skipping
+export CK_FORK=no ACM_TEST_BACKEND=cuda OMP_WAIT_POLICY=PASSIVE ACM_REQUIRE_GPU=1
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 run_test() { # name, seconds
     timeout "$2" ./test/"$1" > "$out/$1.log" 2>&1
@@ -15,7 +16,7 @@ run_test test-cuda 200
 grep -E "^solids GPU" "$out/test-cuda.log"
 run_test test-solids 60
 run_test test-validation 200
-grep -E "C_D|Galilean|spinning|heavy" "$out/test-validation.log"
+grep -E "C_D|Galilean|spinning|heavy|cavity" "$out/test-validation.log"
 CK_RUN_SUITE=solids_sphere timeout 120 compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 9 ./test/test-solids > "$out/memcheck-solids.log" 2>&1
 echo "memcheck (test-solids): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-solids.log" | tr '\n' ' ')"
