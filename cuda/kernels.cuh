@@ -16,7 +16,8 @@
 enum acm_gpu_elem { ACM_ELEM_HALF = 2, ACM_ELEM_FLOAT = 4, ACM_ELEM_DOUBLE = 8 };
 
 /* Call f(T()) with T the storage type of elem: the one place that maps the
- * run-time precision to kernel template instances. */
+ * run-time precision to kernel template instances (also of the files compiled
+ * once per storage type, through elem_dispatch.cu). */
 template <typename F> static inline void acm_with_elem(acm_gpu_elem elem, F &&f)
 {
     if (elem == ACM_ELEM_HALF)
@@ -26,6 +27,21 @@ template <typename F> static inline void acm_with_elem(acm_gpu_elem elem, F &&f)
     else
         f(double());
 }
+
+/* The storage type of an elem known at compile time. */
+template <acm_gpu_elem E> struct acm_elem_type;
+template <> struct acm_elem_type<ACM_ELEM_HALF> { typedef __half type; };
+template <> struct acm_elem_type<ACM_ELEM_FLOAT> { typedef float type; };
+template <> struct acm_elem_type<ACM_ELEM_DOUBLE> { typedef double type; };
+
+/* lbm_fused.cu instantiates its kernel for every storage type x model x index
+ * width x PULL, the longest compilation of the backend: it is compiled once
+ * per storage type instead, in parallel (cuda/meson.build passes
+ * -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE). Each compilation defines
+ * the per-type launcher (acm_launch_lbm_elem<T>) of its type only. */
+#ifdef ACM_TU_ELEM
+typedef acm_elem_type<ACM_TU_ELEM>::type acm_tu_elem;
+#endif
 
 /* Call f(std::integral_constant<int, model>()) for a run-time model. */
 template <typename F> static inline void acm_with_model(int model, F &&f)
@@ -55,6 +71,11 @@ __host__ __device__ constexpr bool acm_is_adaptive(int model)
  * ACM modes also write one acm_gpu_sums per block (pull = true only). */
 cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                            cudaStream_t s);
+/* elem_dispatch.cu calls this one for storage type T: defined by the
+ * compilation of lbm_fused.cu for T (ACM_TU_ELEM) and only there. */
+template <typename T>
+cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block,
+                                cudaStream_t s);
 
 /* safety_net.cu: the fallback collision of the cells marked in a.redo (by
  * acm_launch_lbm or acm_launch_outputs), from a.src into a.dst; pull: a.src

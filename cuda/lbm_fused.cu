@@ -8,6 +8,10 @@
  */
 #include "kernels.cuh"
 
+#ifndef ACM_TU_ELEM
+#  error "compiled once per storage type: -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE"
+#endif
+
 /* Register budget: blocks of up to ACM_FUSED_MAX_THREADS threads, at least
  * ACM_FUSED_MIN_BLOCKS of them resident per multiprocessor (docs/performance.md). */
 #ifndef ACM_FUSED_MIN_BLOCKS
@@ -76,24 +80,24 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
         acm_block_max(u2max, &a.partials[blockIdx.x].max_u2);
 }
 
-cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
-                           cudaStream_t s)
+/* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
+template <typename T>
+cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
 {
     const unsigned grid = acm_blocks(a.g.ncells, block);
     /* 32-bit element indices when the population array allows them */
     const bool narrow = acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
-    acm_with_elem(elem, [&](auto t) {
-        typedef decltype(t) T;
-        acm_with_model(a.p.model, [&](auto m) {
-            constexpr int M = decltype(m)::value;
-            if (!pull)
-                acm_lbm_kernel<T, uint64_t, M, false><<<grid, block, 0, s>>>(a);
-            else if (narrow)
-                acm_lbm_kernel<T, uint32_t, M, true><<<grid, block, 0, s>>>(a);
-            else
-                acm_lbm_kernel<T, uint64_t, M, true><<<grid, block, 0, s>>>(a);
-        });
+    acm_with_model(a.p.model, [&](auto m) {
+        constexpr int M = decltype(m)::value;
+        if (!pull)
+            acm_lbm_kernel<T, uint64_t, M, false><<<grid, block, 0, s>>>(a);
+        else if (narrow)
+            acm_lbm_kernel<T, uint32_t, M, true><<<grid, block, 0, s>>>(a);
+        else
+            acm_lbm_kernel<T, uint64_t, M, true><<<grid, block, 0, s>>>(a);
     });
     return cudaGetLastError();
 }
 
+template cudaError_t acm_launch_lbm_elem<acm_tu_elem>(const acm_step_args &, bool, unsigned,
+                                                      cudaStream_t);
