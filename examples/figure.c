@@ -44,11 +44,10 @@ int fig_image_create(fig_image *img, uint32_t width, uint32_t height,
 
 void fig_image_destroy(fig_image *img)
 {
-    if (img == NULL)
-        return;
-    free(img->rgb);
-    img->rgb = NULL;
-    img->width = img->height = 0;
+    if (img != NULL) {
+        free(img->rgb);
+        *img = (fig_image){0, 0, NULL};
+    }
 }
 
 /* Fill the part of [x, x + w) x [y, y + h) that lies inside the image. */
