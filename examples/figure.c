@@ -361,13 +361,13 @@ static void mask_flush(canvas *c, const uint8_t rgb[3], double opacity)
 {
     const size_t n = (size_t)c->img.width * c->img.height;
     for (size_t k = 0; k < n; ++k) {
-        const double a = c->mask[k] * opacity;
+        const double a = clamp01(c->mask[k] * opacity);
+        c->mask[k] = 0.0f;
         if (a <= 0.0)
             continue;
         uint8_t *p = c->img.rgb + 3 * k;
         for (int ch = 0; ch < 3; ++ch)
             p[ch] = (uint8_t)(p[ch] + (rgb[ch] - p[ch]) * a + 0.5);
-        c->mask[k] = 0.0f;
     }
 }
 
@@ -383,19 +383,19 @@ typedef struct sl_point {
 
 typedef struct streamlines {
     const fig_grid *vx, *vy;
-    double w, h;         /* the plot, pixels; x right, y up */
+    double w, h;           /* the plot, pixels; x right, y up */
     double x0, x1, y0, y1; /* lines stay between the outermost samples */
-    double dsep, dtest;  /* seed and stop distances, pixels */
-    double step;         /* RK4 step, pixels of arc length */
-    double slow;         /* an in-plane speed below this is a stagnation point */
-    double min_len;      /* shorter lines are dropped, pixels */
-    int32_t self_gap;    /* points of the same line fewer steps away never stop it */
-    int32_t max_steps;   /* per direction */
-    uint32_t gx, gy;     /* buckets */
-    int32_t *head;       /* first point of each bucket, -1 when empty */
+    double dsep, dtest;    /* seed and stop distances, pixels */
+    double step;           /* RK4 step, pixels of arc length */
+    double slow;           /* an in-plane speed below this is a stagnation point */
+    double min_len;        /* shorter lines are dropped, pixels */
+    int32_t self_gap;      /* points of the same line fewer steps away never stop it */
+    int32_t max_steps;     /* per direction */
+    uint32_t gx, gy;       /* buckets */
+    int32_t *head;         /* first point of each bucket, -1 when empty */
     sl_point *pts;
     size_t count, cap;
-    double *path;        /* the line being traced: x, y pairs */
+    double *path;          /* the line being traced: x, y pairs */
     size_t path_len, path_cap;
 } streamlines;
 
@@ -749,10 +749,11 @@ static int64_t tick_pos(int64_t start, uint32_t n, double f)
     return start - 1 + (int64_t)floor((n + 1.0) * f + 0.5);
 }
 
-/* Ticks and labels of the axis lo..hi: along x under the plot (vertical = 0),
- * or along y left of it, or along the colour bar right of it. */
+/* Where an axis's ticks and labels go: under the plot (x), left of it (y),
+ * right of the colour bar. */
 typedef enum axis_side { AXIS_BOTTOM, AXIS_LEFT, AXIS_BAR } axis_side;
 
+/* Ticks and labels of the axis lo..hi on the given side. */
 static void draw_ticks(canvas *c, const layout *L, axis_side side, double lo, double hi)
 {
     const ticks t = make_ticks(lo, hi);
