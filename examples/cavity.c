@@ -45,8 +45,10 @@ typedef struct cavity_args {
     acm_collision model;
 } cavity_args;
 
-/* Defaults: about 4.4e8 cell updates, 20-25 s at 20 MLUPS on two CPU cores;
- * 4000 steps are 6.7 lid travel times N/U, enough for the primary vortex. */
+/* Defaults: about 4.4e8 cell updates: 15.6 s measured on two CPU cores
+ * (30-45 MLUPS, 0.5 s of it the output), 40 s while another build shared
+ * them; 4000 steps are 6.7 lid travel times N/U, enough for the primary
+ * vortex and the lower corner eddy. */
 static const cavity_args cavity_defaults = {
     48, 4000, 400.0, 0.08, "cavity", ACM_BACKEND_AUTO, ACM_COLLISION_ACM_LI2018,
 };
