@@ -45,7 +45,7 @@ typedef struct cavity_args {
     acm_collision model;
 } cavity_args;
 
-/* Defaults: about 4.4e8 cell updates: 15.6 s measured on two CPU cores
+/* Defaults: about 4.4e8 cell updates: 14-16 s measured on two CPU cores
  * (30-45 MLUPS, 0.5 s of it the output), 40 s while another build shared
  * them; 4000 steps are 6.7 lid travel times N/U, enough for the primary
  * vortex and the lower corner eddy. */
