@@ -30,6 +30,7 @@
 
 #include <acmlbm/acmlbm.h>
 
+#include "cavity_reference.h"
 #include "figure.h"
 #include "vti_writer.h"
 
@@ -451,63 +452,45 @@ static int write_png(const cavity_args *a, const cavity_fields *f)
 
 /* ---- Re = 1000 centreline comparison ------------------------------------------- */
 
-/* Albensoeder & Kuhlmann, J. Comput. Phys. 206 (2005) 536, Table 5: u/U on
- * the centreline x = z = 1/2 of the unit cube, lid at y = 1 moving in +x
- * (the project's validation data cavity3d_re1000, converted to these axes;
- * a single transcription of the table, spot-check before a hard gate). */
-static const double ak_re1000[][2] = {
-    {0.0000, 0.00000},  {0.0547, -0.20623}, {0.0625, -0.22283}, {0.0703, -0.23696},
-    {0.1016, -0.27293}, {0.1719, -0.25160}, {0.2813, -0.10999}, {0.4531, -0.00612},
-    {0.5000, 0.00802},  {0.6172, 0.03905},  {0.7344, 0.07334},  {0.8516, 0.12183},
-    {0.9531, 0.33171},  {0.9609, 0.39821},  {0.9688, 0.48443},  {0.9766, 0.58964},
-    {1.0000, 1.00000},
-};
-
-/* u_x / U on the vertical centreline at cell row y: the mean of the cells
- * around x = z = N/2 (four cells for even N, one for odd N). */
-static double centreline_u(const cavity_fields *f, int32_t y, double lid)
+/* u_x / U at the N cell rows of the vertical centreline x = z = N/2: the mean
+ * of the cells around it (four cells for even N, one for odd N). */
+static int centreline_rows(const cavity_fields *f, double lid, double **rows)
 {
     const int32_t c[2] = {(f->n - 1) / 2, f->n / 2};
-    double sum = 0.0;
-    for (int a = 0; a < 2; ++a)
-        for (int b = 0; b < 2; ++b)
-            sum += f->velocity[3 * cell_index(f->n, c[a], y, c[b])];
-    return sum / 4.0 / lid;
+    *rows = malloc((size_t)f->n * sizeof **rows);
+    if (*rows == NULL) {
+        fprintf(stderr, "cavity: cannot allocate the centreline\n");
+        return -1;
+    }
+    for (int32_t y = 0; y < f->n; ++y) {
+        double sum = 0.0;
+        for (int a = 0; a < 2; ++a)
+            for (int b = 0; b < 2; ++b)
+                sum += f->velocity[3 * cell_index(f->n, c[a], y, c[b])];
+        (*rows)[y] = sum / 4.0 / lid;
+    }
+    return 0;
 }
 
-/* The profile at height s in [0, 1]: linear between cell centres
- * (j + 1/2) / N, with the walls (u = 0 at s = 0, u = U at s = 1) as ends. */
-static double profile_at(const cavity_fields *f, double lid, double s)
+/* The vertical centreline against Albensoeder & Kuhlmann (2005), the table of
+ * cavity_reference.h (shared with the validation test). */
+static int compare_centreline(const cavity_args *a, const cavity_fields *f)
 {
-    const int32_t n = f->n;
-    double pos = s * n - 0.5; /* in cell-row units */
-    if (pos < 0.0) {
-        double w = (pos + 0.5) / 0.5; /* 0 at the wall, 1 at the first centre */
-        return w * centreline_u(f, 0, lid);
-    }
-    if (pos >= n - 1) {
-        double w = (pos - (n - 1)) / 0.5; /* 0 at the last centre, 1 at the lid */
-        return (1.0 - w) * centreline_u(f, n - 1, lid) + w;
-    }
-    int32_t j = (int32_t)pos;
-    double w = pos - j;
-    return (1.0 - w) * centreline_u(f, j, lid) + w * centreline_u(f, j + 1, lid);
-}
-
-static void compare_centreline(const cavity_args *a, const cavity_fields *f)
-{
-    double sum2 = 0.0;
+    double *rows = NULL;
+    if (centreline_rows(f, a->lid, &rows) != 0)
+        return -1;
     printf("\nvertical centreline x = z = N/2, Re = 1000\n");
     printf("%8s  %12s  %12s  %10s\n", "y/N", "u/U (A&K)", "u/U (here)", "diff");
-    for (size_t k = 0; k < COUNT_OF(ak_re1000); ++k) {
-        const double y = ak_re1000[k][0], ref = ak_re1000[k][1];
-        const double u = profile_at(f, a->lid, y) + 0.0; /* + 0.0: print -0 as 0 */
+    for (size_t k = 0; k < AK2005_POINTS; ++k) {
+        const double y = ak2005_re1000[k][0], ref = ak2005_re1000[k][1];
+        const double u = ak2005_profile_at(rows, f->n, y) + 0.0; /* + 0.0: print -0 as 0 */
         printf("%8.4f  %12.5f  %12.5f  %10.5f\n", y, ref, u, u - ref);
-        sum2 += (u - ref) * (u - ref);
     }
     printf("rms difference %.4f after %.1f lid travel times N/U (the reference is the "
            "steady state)\n",
-           sqrt(sum2 / COUNT_OF(ak_re1000)), (double)a->steps * a->lid / a->size);
+           ak2005_rms(rows, f->n), (double)a->steps * a->lid / a->size);
+    free(rows);
+    return 0;
 }
 
 static int write_outputs(acm_domain *d, const cavity_args *a)
@@ -519,7 +502,7 @@ static int write_outputs(acm_domain *d, const cavity_args *a)
     if (rc == 0)
         rc = write_png(a, &f);
     if (rc == 0 && a->re == 1000.0)
-        compare_centreline(a, &f);
+        rc = compare_centreline(a, &f);
     fields_free(&f);
     return rc;
 }
