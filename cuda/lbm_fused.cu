@@ -13,14 +13,20 @@
 #endif
 
 /* Register budget: blocks of up to ACM_FUSED_MAX_THREADS threads, at least
- * ACM_FUSED_MIN_BLOCKS of them resident per multiprocessor (docs/performance.md). */
-#ifndef ACM_FUSED_MIN_BLOCKS
-#  define ACM_FUSED_MIN_BLOCKS 2
-#endif
+ * acm_fused_min_blocks<T> of them resident per multiprocessor: 2 (at most 128
+ * registers a thread) for FP32 and FP16 storage; 1 for FP64, whose kernels
+ * need 158-212 registers: capped at 128 they spilled up to 544 bytes a thread
+ * and ran 30-50 % slower on an H200 (docs/performance.md, "Register spills"). */
 #define ACM_FUSED_MAX_THREADS 256
+template <typename T> struct acm_fused_min_blocks {
+    static constexpr int value = 2;
+};
+template <> struct acm_fused_min_blocks<double> {
+    static constexpr int value = 1;
+};
 
 template <typename T, typename IDX, int MODEL, bool PULL>
-__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, ACM_FUSED_MIN_BLOCKS)
+__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>::value)
     acm_lbm_kernel(const acm_step_args a)
 {
     typedef typename acm_io<T>::R R;
