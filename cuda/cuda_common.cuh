@@ -244,20 +244,12 @@ __device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid 
                                                             int f2)
 {
     typedef typename acm_io<T>::R R;
-    acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+    acm_crossing cr = acm_no_crossing();
     const int crossed[3] = {f0, f1, f2};
 #pragma unroll
-    for (int axis = 0; axis < 3; ++axis) {
-        if (crossed[axis] < 0)
-            continue;
-        const acm_face_bc &fb = g.face[crossed[axis]];
-        cr.n++;
-        if (fb.type == ACM_BOUNDARY_WALL) {
-            cr.u[0] += fb.u[0];
-            cr.u[1] += fb.u[1];
-            cr.u[2] += fb.u[2];
-        }
-    }
+    for (int axis = 0; axis < 3; ++axis)
+        if (crossed[axis] >= 0)
+            acm_cross_face(&g.face[crossed[axis]], &cr);
     return acm_io<T>::ld(src, acm_idx(g, own, acm_opp(i))) + (R)acm_bounce_term(i, &cr);
 }
 
@@ -331,6 +323,14 @@ __device__ __forceinline__ acm_sources acm_source_offsets(const acm_gpu_grid &g,
         }
     }
     return s;
+}
+
+/* Whether cell k lies next to a non-periodic face (its pull crosses one). */
+__device__ __forceinline__ bool acm_at_face(const acm_gpu_grid &g, uint32_t k)
+{
+    int32_t x, y, z;
+    acm_coords(g, k, x, y, z);
+    return acm_source_offsets<1>(g, x, y, z).edge;
 }
 
 /* Pull of a cell whose sources are all inside or across periodic faces:
@@ -412,14 +412,17 @@ __device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t 
     }
 }
 
-/* The ACM rules' inputs from the previous step's sums. */
+/* The ACM rules' inputs from the previous step's sums; at a cell next to a
+ * non-periodic face the face parameters (acm_face_params, as on the CPU). */
 __device__ __forceinline__ void acm_params_from_sums(acm_collide_params &p,
-                                                     const acm_gpu_sums *prev)
+                                                     const acm_gpu_sums *prev, bool at_face)
 {
     p.inv_umax = prev->inv_umax;
     p.inv_mean_rho = prev->inv_mean_rho;
     p.inv_mean_j = prev->inv_mean_j;
     p.inv_mean_pi = prev->inv_mean_pi;
+    if (at_face)
+        acm_face_params(&p);
 }
 
 /* Raw second-moment norm |sum f c c| of shifted populations. */

@@ -40,12 +40,15 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         const T *src = (const T *)a.src;
         R f[27], o[27], F[3];
         const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
+        bool at_face;
         if (!PULL) {
             acm_load_cell(a.g, src, k, f);
+            at_face = acm && acm_at_face(a.g, k);
         } else {
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+            at_face = s.edge;
             if (s.edge) /* next to a wall, inlet or outlet: the face rules */
                 acm_pull<T, 1>(a.g, src, x, y, z, f);
             else
@@ -54,7 +57,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         acm_cell_force(a, k, ib_word, F);
         acm_collide_params p = a.p;
         if (acm)
-            acm_params_from_sums(p, a.prev);
+            acm_params_from_sums(p, a.prev, at_face);
         R tau_unused = 0;
         R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
         typename acm_math<R>::diag d;

@@ -94,7 +94,7 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
     acm_cell_force(a, k, ib_word, F);
     acm_collide_params p = a.p;
     if (acm_is_adaptive(MODEL))
-        acm_params_from_sums(p, a.prev);
+        acm_params_from_sums(p, a.prev, acm_at_face(a.g, k));
     R *tau = MODEL == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
     typename acm_math<R>::diag d;
     acm_math<R>::stage1(&p, MODEL, f, F, tau, e, m, ut, &d);

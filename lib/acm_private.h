@@ -128,6 +128,7 @@ const char *acm__boundary_name(acm_boundary type);
 /* domain.c: ACM collision parameters of the current step */
 struct acm_collide_params;
 void acm__domain_collide_params(const acm_domain *d, struct acm_collide_params *p);
+bool acm__face_collide_params(const struct acm_collide_params *p, struct acm_collide_params *face);
 /* Opposite faces consistent, inlet/outlet layers thick enough. */
 acm_status acm__domain_check_faces(acm_domain *d);
 

@@ -38,6 +38,23 @@ typedef struct acm_crossing {
     double u[3]; /* sum of their wall velocities (0 for inlet/outlet faces) */
 } acm_crossing;
 
+ACM_HD acm_crossing acm_no_crossing(void)
+{
+    acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+    return cr;
+}
+
+/* Record the crossing of non-periodic face f. */
+ACM_HD void acm_cross_face(const acm_face_bc *f, acm_crossing *cr)
+{
+    cr->n++;
+    if (f->type == ACM_BOUNDARY_WALL) {
+        cr->u[0] += f->u[0];
+        cr->u[1] += f->u[1];
+        cr->u[2] += f->u[2];
+    }
+}
+
 /* Resolve coordinate *coord on an axis of size n: wrap it across a periodic
  * face or record the non-periodic face in *cr (coord is then unchanged). */
 ACM_HD void acm_cross_axis(const acm_face_bc *faces, int axis, int32_t n, int32_t *coord,
@@ -50,12 +67,7 @@ ACM_HD void acm_cross_axis(const acm_face_bc *faces, int axis, int32_t n, int32_
         *coord = *coord < 0 ? *coord + n : *coord - n;
         return;
     }
-    cr->n++;
-    if (f->type == ACM_BOUNDARY_WALL) {
-        cr->u[0] += f->u[0];
-        cr->u[1] += f->u[1];
-        cr->u[2] += f->u[2];
-    }
+    acm_cross_face(f, cr);
 }
 
 /* Moving-wall term 6 w_i (c_i . u_mean) of a bounced population. */

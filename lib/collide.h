@@ -53,6 +53,17 @@ typedef struct acm_collide_params {
     double inv_mean_pi;
 } acm_collide_params;
 
+/* Parameters of a cell next to a non-periodic face: with an ACM model and the
+ * safety net every adaptive rate is held at 1 there, the collision of the
+ * safety net's fallback (CM(1)); the walls' and the inlets' sharp layers made
+ * the near-2 rates diverge (docs/physics.md, "Adaptive rates at the faces"). */
+ACM_HD void acm_face_params(acm_collide_params *p)
+{
+    const int adaptive = p->model == ACM_COLLISION_ACM_LI2018 || p->model == ACM_COLLISION_ACM_LI2020;
+    if (adaptive && p->safety_net)
+        p->rate_min = p->rate_max = 1.0;
+}
+
 /* Reciprocal of the adaptive rules' relaxation times (values in [0.5, 2]):
  * on the GPU the fast division (2 ulp) saves a full IEEE division per rate. */
 ACM_HD float acm_rcp_f32(float x)

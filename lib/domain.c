@@ -352,6 +352,15 @@ void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
     p->inv_mean_pi = d->prev.mean_pi > 0.0 ? 1.0 / d->prev.mean_pi : 0.0;
 }
 
+/* Parameters of the cells next to a non-periodic face (acm_face_params);
+ * false (and *face = *p) when they are the interior parameters. */
+bool acm__face_collide_params(const acm_collide_params *p, acm_collide_params *face)
+{
+    *face = *p;
+    acm_face_params(face);
+    return face->rate_max != p->rate_max || face->rate_min != p->rate_min;
+}
+
 ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
 {
     if (domain == NULL)

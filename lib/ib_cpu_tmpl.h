@@ -61,7 +61,7 @@ static void S(pull_cell)(const acm_domain *d, const R *src, int32_t x, int32_t y
     const uint64_t own = (uint64_t)x + (uint64_t)n[0] * ((uint64_t)y + (uint64_t)n[1] * (uint64_t)z);
     for (int i = 0; i < ACM_Q; ++i) {
         int32_t s[3] = {x - acm_cx(i), y - acm_cy(i), z - acm_cz(i)};
-        acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+        acm_crossing cr = acm_no_crossing();
         for (int a = 0; a < 3; ++a)
             acm_cross_axis(d->face, a, n[a], &s[a], &cr);
         if (cr.n > 0) {

@@ -62,7 +62,7 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
     for (int i = 0; i < ACM_Q; ++i) {
         const int cx = dir * acm_cx(i), cy = dir * acm_cy(i), cz = dir * acm_cz(i);
         R *o = out + (size_t)i * (size_t)nx;
-        acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+        acm_crossing cr = acm_no_crossing();
         int32_t ys = y - cy, zs = z - cz;
         acm_cross_axis(d->face, 1, ny, &ys, &cr);
         acm_cross_axis(d->face, 2, nz, &zs, &cr);
@@ -285,6 +285,67 @@ static void S(diagnose)(const acm_domain *d, cpu_impl *m, acm_cpu_sums *out)
 
 /* ---- time step ---------------------------------------------------------------- */
 
+/* What one row's collision needs besides the populations. */
+typedef struct S(row_job) {
+    const acm_collide_params *params, *face_params; /* interior cells; cells at a face */
+    const R *force, *force_ib;                     /* per-cell force planes or NULL */
+    R *tau;                                        /* ACM_LI2020 tau* or NULL */
+    acm_row_fn kernel;
+    double u2_limit;
+} S(row_job);
+
+/* Collide cells [x0, x0 + n) of row `row` (populations fin, fout: [27][nx]). */
+static void S(collide_part)(const acm_domain *d, const cpu_impl *m, const S(row_job) *job,
+                            const acm_collide_params *params, int64_t row, int32_t x0,
+                            int32_t n, const R *fin, R *fout, acm_row_sums *acc)
+{
+    if (n <= 0)
+        return;
+    const size_t at = (size_t)row + (size_t)x0;
+    acm_row_args a;
+    a.params = params;
+    a.n = n;
+    a.stride = d->nx;
+    a.fin = fin + x0;
+    a.fout = fout + x0;
+    for (int b = 0; b < 3; ++b) {
+        const size_t plane = (size_t)b * (size_t)d->ncells + at;
+        a.force[b] = job->force ? (const void *)(job->force + plane) : m->zeros;
+        a.force_ib[b] = job->force_ib ? (const void *)(job->force_ib + plane) : m->zeros;
+        a.force0[b] = d->body_force[b];
+    }
+    a.tau = job->tau ? (void *)(job->tau + at) : NULL;
+    a.scratch = fout + (size_t)ACM_Q * (size_t)d->nx; /* 5 nx reals after fout */
+    a.u2_limit = job->u2_limit;
+    acm_row_diag diag;
+    job->kernel(&a, &diag);
+    acm_row_sums_add(acc, &diag, row + x0);
+}
+
+/* Collide row (y, z): the cells next to a non-periodic face with the face
+ * parameters (acm__face_collide_params), the others with the interior ones. */
+static void S(collide_row)(const acm_domain *d, const cpu_impl *m, const S(row_job) *job,
+                           int32_t y, int32_t z, const R *fin, R *fout, acm_row_sums *acc)
+{
+    const int32_t nx = d->nx;
+    const int64_t row = ((int64_t)z * d->ny + y) * nx;
+    const acm_face_bc *f = d->face;
+    const bool at_face = (y == 0 && f[ACM_FACE_Y_MIN].type != ACM_BOUNDARY_PERIODIC) ||
+                         (y == d->ny - 1 && f[ACM_FACE_Y_MAX].type != ACM_BOUNDARY_PERIODIC) ||
+                         (z == 0 && f[ACM_FACE_Z_MIN].type != ACM_BOUNDARY_PERIODIC) ||
+                         (z == d->nz - 1 && f[ACM_FACE_Z_MAX].type != ACM_BOUNDARY_PERIODIC);
+    if (at_face || job->face_params == job->params) {
+        S(collide_part)(d, m, job, at_face ? job->face_params : job->params, row, 0, nx, fin,
+                        fout, acc);
+        return;
+    }
+    const int32_t lo = f[ACM_FACE_X_MIN].type != ACM_BOUNDARY_PERIODIC ? 1 : 0;
+    const int32_t hi = f[ACM_FACE_X_MAX].type != ACM_BOUNDARY_PERIODIC && nx - lo > 0 ? 1 : 0;
+    S(collide_part)(d, m, job, job->face_params, row, 0, lo, fin, fout, acc);
+    S(collide_part)(d, m, job, job->params, row, lo, nx - lo - hi, fin, fout, acc);
+    S(collide_part)(d, m, job, job->face_params, row, nx - hi, hi, fin, fout, acc);
+}
+
 /* The fluid part of one step: pull-stream, collide with the external and the
  * immersed-boundary force, face layers. */
 static acm_status S(advance)(acm_domain *d, cpu_impl *m)
@@ -295,14 +356,20 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(acm_cpu_ensure_tau(d, m));
     {
-        acm_collide_params params;
+        acm_collide_params params, face_params;
         acm__domain_collide_params(d, &params);
+        const bool faces = acm__face_collide_params(&params, &face_params);
         const R *src = (const R *)m->f[m->cur];
         R *dst = (R *)m->f[1 - m->cur];
-        R *tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
-        const R *force = (const R *)m->force, *force_ib = (const R *)m->ib.force;
-        acm_row_fn kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
-                                                       : m->kernels->collide_row_f64;
+        S(row_job) job;
+        job.params = &params;
+        job.face_params = faces ? &face_params : &params;
+        job.force = (const R *)m->force;
+        job.force_ib = (const R *)m->ib.force;
+        job.tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
+        job.kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
+                                                : m->kernels->collide_row_f64;
+        job.u2_limit = u2_limit;
         for (int t = 0; t < m->nthreads; ++t) /* also those a serial region leaves idle */
             acm_row_sums_clear(&m->row_sums[t]);
 #pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
@@ -316,27 +383,9 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
                 int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
                 int64_t row = r * nx;
                 S(stream_row)(d, src, y, z, +1, fin);
-                acm_row_args a;
-                a.params = &params;
-                a.n = nx;
-                a.stride = nx;
-                a.fin = fin;
-                a.fout = fout;
-                for (int b = 0; b < 3; ++b) {
-                    a.force[b] = force ? (const void *)(force + (size_t)b * (size_t)d->ncells + (size_t)row)
-                                       : m->zeros;
-                    a.force_ib[b] = force_ib ? (const void *)(force_ib + (size_t)b * (size_t)d->ncells + (size_t)row)
-                                             : m->zeros;
-                    a.force0[b] = d->body_force[b];
-                }
-                a.tau = tau ? (void *)(tau + row) : NULL;
-                a.scratch = fout + (size_t)ACM_Q * (size_t)nx;
-                a.u2_limit = u2_limit;
-                acm_row_diag diag;
-                kernel(&a, &diag);
+                S(collide_row)(d, m, &job, y, z, fin, fout, acc);
                 for (int i = 0; i < ACM_Q; ++i)
                     S(store_range)(dst, d->csoa, row, nx, i, fout + (size_t)i * (size_t)nx);
-                acm_row_sums_add(acc, &diag, row);
             }
         }
         acm_row_sums total;

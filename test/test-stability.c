@@ -17,7 +17,16 @@ typedef struct tgv3d {
     char message[512];
 } tgv3d;
 
-/* Spec 11.8: N = 32, U = 0.05, nu = 1e-5, run 2000 steps in blocks of 200. */
+/* Steps of a TGV run: 2000 (spec 11.8), or 1000 with ACM_TEST_SHORT=1 (the
+ * sanitizer build of CI: what needs the later steps is asserted in the
+ * optimised build, which runs every test in full). */
+static int tgv_steps(void)
+{
+    const char *e = getenv("ACM_TEST_SHORT");
+    return e != NULL && strcmp(e, "1") == 0 ? 1000 : 2000;
+}
+
+/* Spec 11.8: N = 32, U = 0.05, nu = 1e-5, run tgv_steps() steps in blocks of 200. */
 static tgv3d run_tgv3d(const acm_collision_options *co, acm_precision prec)
 {
     const int N = TGV_N;
@@ -39,7 +48,8 @@ static tgv3d run_tgv3d(const acm_collision_options *co, acm_precision prec)
     free(u);
     double E0 = acm_test_stats(d).kinetic_energy;
     tgv3d r = {ACM_OK, 0, NAN, NAN, NAN, 0, ""};
-    while (r.steps < 2000) {
+    const int steps = tgv_steps();
+    while (r.steps < steps) {
         r.status = acm_step(d, 200);
         if (r.status != ACM_OK) {
             snprintf(r.message, sizeof r.message, "%s", acm_domain_last_error(d));
@@ -116,9 +126,10 @@ START_TEST(central_moments_stay_bounded)
     acm_collision_options co = collision(ACM_COLLISION_CM_MRT, 0);
     tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
     report("CM-MRT (De Rosis, rates 1)", &r);
-    ck_assert_msg(r.status == ACM_OK && r.steps == 2000, "CM(1) failed: %s", r.message);
+    ck_assert_msg(r.status == ACM_OK && r.steps == tgv_steps(), "CM(1) failed: %s", r.message);
     ck_assert_double_eq_tol(r.e200, 0.968, 0.002);
-    ck_assert_double_eq_tol(r.e2000, 0.14, 0.02);
+    if (tgv_steps() == 2000)
+        ck_assert_double_eq_tol(r.e2000, 0.14, 0.02);
 }
 END_TEST
 
@@ -138,7 +149,7 @@ START_TEST(acm_modes_stay_bounded_and_dissipate_less)
     acm_collision_options co = collision(cases[_i].model, cases[_i].safety_net);
     tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
     report(cases[_i].name, &r);
-    ck_assert_msg(r.status == ACM_OK && r.steps == 2000, "%s failed: %s", cases[_i].name,
+    ck_assert_msg(r.status == ACM_OK && r.steps == tgv_steps(), "%s failed: %s", cases[_i].name,
                   r.message);
     ck_assert_msg(r.e200 >= 0.975, "%s: E/E0(200) = %g (acceptance: >= 0.975)", cases[_i].name,
                   r.e200);
@@ -167,6 +178,8 @@ START_TEST(li2020_without_safety_net_blows_up)
 {
     /* spec 6.3: the reconstructed regression needs the clamp */
     acm_collision_options co = collision(ACM_COLLISION_ACM_LI2020, 0);
+    if (tgv_steps() < 2000) /* it blows up near step 1000: the full run only */
+        return;
     tgv3d r = run_tgv3d(&co, ACM_PRECISION_FP32);
     report("ACM_LI2020, no safety net", &r);
     ck_assert_msg(r.status == ACM_ERR_DIVERGED, "expected a blow-up, got %s after %d steps",
