@@ -565,15 +565,20 @@ static cudaError_t sum_sets(const acm_gpu_sums *partials, unsigned blocks, int s
     return e;
 }
 
-/* A per-sample sums kernel over `count` samples writing `sets` sets of
- * partials (launch(elem tag, blocks) starts it), each set then added into out[set]. */
-template <typename L>
-static cudaError_t launch_sums(acm_gpu_elem elem, uint64_t count, int sets,
-                               const acm_gpu_sums *partials, acm_gpu_sums *out, void *sum_scratch,
-                               cudaStream_t s, L launch)
+/* A per-sample sums kernel over samples [first, first + count) with moments
+ * about xc, writing `sets` sets of partials (kernel_of(R()) is the kernel for
+ * the arithmetic type R), each set then added into out[set]. */
+template <typename K>
+static cudaError_t launch_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                               uint64_t count, const double xc[3], int sets,
+                               acm_gpu_sums *partials, acm_gpu_sums *out, void *sum_scratch,
+                               cudaStream_t s, K kernel_of)
 {
     const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
-    acm_with_elem(elem, [&](auto t) { launch(t, blocks); });
+    acm_with_elem(elem, [&](auto t) {
+        kernel_of(acm_real<decltype(t)>())<<<blocks, ACM_IB_BLOCK, 0, s>>>(
+            ib, first, count, xc[0], xc[1], xc[2], partials);
+    });
     return sum_sets(partials, blocks, sets, out, sum_scratch, s);
 }
 
@@ -581,11 +586,8 @@ cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uin
                                    uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                    acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
 {
-    return launch_sums(elem, count, 4, partials, out, sum_scratch, s, [&](auto t, unsigned blocks) {
-        typedef acm_real<decltype(t)> R;
-        acm_ib_coupling_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
-                                                                  xc[2], partials);
-    });
+    return launch_sums(ib, elem, first, count, xc, 4, partials, out, sum_scratch, s,
+                       [](auto r) { return acm_ib_coupling_kernel<decltype(r)>; });
 }
 
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
@@ -610,9 +612,6 @@ cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_
                                uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
 {
-    return launch_sums(elem, count, 2, partials, out, sum_scratch, s, [&](auto t, unsigned blocks) {
-        typedef acm_real<decltype(t)> R;
-        acm_ib_sums_kernel<R><<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, xc[0], xc[1],
-                                                               xc[2], partials);
-    });
+    return launch_sums(ib, elem, first, count, xc, 2, partials, out, sum_scratch, s,
+                       [](auto r) { return acm_ib_sums_kernel<decltype(r)>; });
 }

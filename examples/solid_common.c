@@ -179,13 +179,19 @@ acm_domain *sc_domain_create(const char *prog, acm_domain_options *opts)
     return sc_failed(prog, st, "acm_domain_create", err) ? NULL : d;
 }
 
+/* The domain's info; -1 (with a message) on failure. */
+static int domain_info(const char *prog, acm_domain *d, acm_domain_info *info)
+{
+    memset(info, 0, sizeof *info);
+    info->version = ACM_DOMAIN_INFO_VERSION;
+    acm_status st = acm_domain_get_info(d, info);
+    return sc_failed(prog, st, "acm_domain_get_info", acm_domain_last_error(d)) ? -1 : 0;
+}
+
 int sc_print_domain(const char *prog, acm_domain *d)
 {
     acm_domain_info info;
-    memset(&info, 0, sizeof info);
-    info.version = ACM_DOMAIN_INFO_VERSION;
-    acm_status st = acm_domain_get_info(d, &info);
-    if (sc_failed(prog, st, "acm_domain_get_info", acm_domain_last_error(d)))
+    if (domain_info(prog, d, &info) != 0)
         return -1;
     printf("grid %dx%dx%d cells (%.2f million), backend %s, model %s, %s, nu = %.4g, tau = "
            "%.5f\n",
@@ -287,10 +293,7 @@ int sc_fields_read(const char *prog, acm_domain *d, acm_solid *const *solids, si
 {
     memset(f, 0, sizeof *f);
     acm_domain_info info;
-    memset(&info, 0, sizeof info);
-    info.version = ACM_DOMAIN_INFO_VERSION;
-    acm_status st = acm_domain_get_info(d, &info);
-    if (sc_failed(prog, st, "acm_domain_get_info", acm_domain_last_error(d)))
+    if (domain_info(prog, d, &info) != 0)
         return -1;
     f->n[0] = info.nx;
     f->n[1] = info.ny;

@@ -59,6 +59,21 @@ static inline TCase *acm_tcase(const char *name, double timeout)
         ck_assert_msg(acm_domain_last_error(d)[0] != '\0', "%s left no message", #call);   \
     } while (0)
 
+/* Least-squares line y = slope x + icpt. */
+static inline void acm_test_line_fit(const double *x, const double *y, int n, double *slope,
+                                     double *icpt)
+{
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (int i = 0; i < n; ++i) {
+        sx += x[i];
+        sy += y[i];
+        sxx += x[i] * x[i];
+        sxy += x[i] * y[i];
+    }
+    *slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    *icpt = (sy - *slope * sx) / n;
+}
+
 /* Backend under test: ACM_TEST_BACKEND=cpu|cuda (default cpu). */
 static inline acm_backend acm_test_backend(void)
 {

@@ -47,21 +47,6 @@ static inline double acm_test_interp_x(const double *u, int nx, int ny, double x
     return v;
 }
 
-/* Least-squares line y = slope x + icpt. */
-static inline void acm_test_line_fit(const double *x, const double *y, int n, double *slope,
-                                     double *icpt)
-{
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (int i = 0; i < n; ++i) {
-        sx += x[i];
-        sy += y[i];
-        sxx += x[i] * x[i];
-        sxy += x[i] * y[i];
-    }
-    *slope = (n * sxy - sx * sy) / (n * sxx - sx * sx);
-    *icpt = (sy - *slope * sx) / n;
-}
-
 /* n points spread evenly over a sphere of radius R (Fibonacci lattice), each
  * with the area 4 pi R^2 / n (caller frees both arrays). */
 static inline void acm_test_sphere_points(int n, double R, double **pts, double **areas)
