@@ -15,8 +15,8 @@ run_test() { # name, seconds
 run_test test-cuda 200
 grep -E "^solids GPU" "$out/test-cuda.log"
 run_test test-solids 60
-run_test test-validation 200
-grep -E "C_D|Galilean|spinning|heavy|cavity" "$out/test-validation.log"
+run_test test-validation 320
+grep -E "C_D|Galilean|spinning|heavy|cavity|nu = 1e-6" "$out/test-validation.log"
 CK_RUN_SUITE=solids_sphere timeout 120 compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 9 ./test/test-solids > "$out/memcheck-solids.log" 2>&1
 echo "memcheck (test-solids): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-solids.log" | tr '\n' ' ')"

@@ -90,10 +90,11 @@ template <typename R> struct acm_math;
         {                                                                                    \
             acm_transform_velocity_##SFX(model, u, ut);                                      \
         }                                                                                    \
-        static __device__ __forceinline__ int any_negative(const R o[27], int first,         \
-                                                           int count)                        \
+        static __device__ __forceinline__ int below_floor(const acm_collide_params *p,       \
+                                                          const R e[27], const R o[27],      \
+                                                          int first, int count)              \
         {                                                                                    \
-            return acm_any_negative_##SFX(o, first, count);                                  \
+            return acm_below_floor_##SFX(p, e, o, first, count);                             \
         }                                                                                    \
         static __device__ __forceinline__ void phi1d(R u, R d[3], R dp[3])                   \
         {                                                                                    \

@@ -104,7 +104,7 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
 }
 
 /* Collision outputs [FIRST, FIRST + COUNT) of cell k (stage 2) into a.dst;
- * true when one of them means a negative population under the safety net. */
+ * true when one of them is below the safety net's floor (acm_below_floor). */
 template <typename T, int MODEL, int FIRST, int COUNT>
 __device__ __forceinline__ bool acm_outputs(const acm_step_args &a,
                                             const acm_real<T> *__restrict__ mom,
@@ -130,7 +130,7 @@ __device__ __forceinline__ bool acm_outputs(const acm_step_args &a,
     for (int i = FIRST; i < FIRST + COUNT; ++i)
         acm_io<T>::st(dst, acm_idx(a.g, k, i), out[i]);
     return acm_is_adaptive(MODEL) && a.p.safety_net &&
-           acm_math<R>::any_negative(out, FIRST, COUNT);
+           acm_math<R>::below_floor(&a.p, e, out, FIRST, COUNT);
 }
 
 /* Collision outputs [FIRST, FIRST + COUNT) (stage 2) into a.dst, with the

@@ -51,7 +51,14 @@ typedef struct acm_collide_params {
     double inv_mean_rho;        /* ACM_LI2020: previous step's domain averages, inverted */
     double inv_mean_j;
     double inv_mean_pi;
+    double floor_ratio;         /* safety net: a post-collision population below this
+                                   fraction of its equilibrium sends the cell to the
+                                   fallback (ACM_SAFETY_FLOOR) */
 } acm_collide_params;
+
+/* The safety net's floor: 0.3 f^eq. Pure positivity (0) let the cubic cavity
+ * at nu = 1e-6 diverge on 128^3 (docs/physics.md, "Very low viscosity"). */
+#define ACM_SAFETY_FLOOR 0.3
 
 /* Parameters of a cell next to a non-periodic face: with an ACM model and the
  * safety net every adaptive rate is held at 1 there, the collision of the

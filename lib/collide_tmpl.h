@@ -158,11 +158,16 @@ ACM_INLINE void ACM__F(acm_relax)(ACM__R k[27], const ACM__R rate[6],
 {
     const ACM__R half = (ACM__R)0.5, one = (ACM__R)1;
     ACM__R w = rate[0], wb = rate[1];
-    /* order 0 and 1: conserved (K = 1) */
-    k[0] = half * s[0];
-    k[9] = half * s[9];
-    k[3] = half * s[3];
-    k[1] = half * s[1];
+    /* order 0 and 1: conserved. In exact arithmetic these moments of f - e are
+     * -s/2 (0 and -F/2) and relax to +s/2; adding s instead of setting s/2
+     * keeps the populations' own mass and momentum (plus the force) and so
+     * repairs the round-off of e, whose float weights (1/6, 2/3) make its
+     * momentum ~1e-7 too large: in FP32 a periodic flow gained kinetic energy
+     * without forcing (docs/physics.md, "Very low viscosity"). */
+    k[0] += s[0];
+    k[9] += s[9];
+    k[3] += s[3];
+    k[1] += s[1];
     /* order 2, off-diagonal: 110, 101, 011 */
     k[12] = (one - w) * k[12] + (one - half * w) * s[12];
     k[10] = (one - w) * k[10] + (one - half * w) * s[10];
@@ -428,15 +433,20 @@ ACM_INLINE void ACM__F(acm_collide_stage2)(const ACM__R e[27], ACM__R k[27], con
         fout[i] = e[acm_abc(i)] + k[acm_abc(i)];
 }
 
-/* The safety net's test: does a shifted population (public order) mean a
- * negative f? */
-ACM_INLINE int ACM__F(acm_any_negative)(const ACM__R fout[27], int first, int count)
+/* The safety net's test: is a post-collision population (shifted, public
+ * order) below the floor, floor_ratio times its equilibrium (e: shifted, abc
+ * order)? With ratio 0 this is the plain positivity test. */
+ACM_INLINE int ACM__F(acm_below_floor)(const acm_collide_params *p, const ACM__R e[27],
+                                      const ACM__R fout[27], int first, int count)
 {
-    int negative = 0;
+    const ACM__R r = (ACM__R)p->floor_ratio;
+    int below = 0;
     ACM_UNROLL
-    for (int i = first; i < first + count; ++i)
-        negative |= fout[i] < -(ACM__R)acm_weight(i);
-    return negative;
+    for (int i = first; i < first + count; ++i) {
+        const ACM__R w = (ACM__R)acm_weight(i);
+        below |= fout[i] < r * (e[acm_abc(i)] + w) - w;
+    }
+    return below;
 }
 
 /*
@@ -471,13 +481,18 @@ ACM_INLINE void ACM__F(acm_collide)(const acm_collide_params *p, int model, cons
     ACM__F(acm_collide_stage1)(p, model, fin, F, tau_state, e, k, ut, diag);
     ACM__F(acm_collide_stage2)(e, k, ut, fout);
     if (model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020)
-        diag->fallback = (p->safety_net != 0) & ACM__F(acm_any_negative)(fout, 0, 27);
+        diag->fallback = (p->safety_net != 0) & ACM__F(acm_below_floor)(p, e, fout, 0, 27);
 }
 
 /*
- * Positivity fallback of the ACM safety net (spec 6.4 item 4): collide the
- * cell again with the De Rosis rates (all high-order rates and omega_b = 1).
- * Called for the cells whose acm_collide() reported diag->fallback.
+ * Fallback of the ACM safety net (spec 6.4 item 4, extended): for the cells
+ * whose acm_collide() reported diag->fallback.
+ *   1. collide again with the De Rosis rates (high-order rates and omega_b 1);
+ *   2. if a population is still below the floor, blend towards the fully
+ *      relaxed state t (every rate 1, omega too): out = t + s (out - t) with
+ *      the largest s in [0, 1] that lifts every population to the floor. This
+ *      adds viscosity to that one cell for that one step (an entropic-limiter
+ *      style repair); mass and momentum are those of the collision.
  */
 ACM_INLINE void ACM__F(acm_collide_fallback)(const acm_collide_params *p,
                                                       const ACM__R fin[27], const ACM__R F[3],
@@ -487,8 +502,29 @@ ACM_INLINE void ACM__F(acm_collide_fallback)(const acm_collide_params *p,
     q.model = ACM_COLLISION_CM_MRT;
     q.rate_b = 1.0;
     q.rate_h = 1.0;
+    ACM__R e[27], k[27], ut[3], t[27];
     ACM__F(acm_cell_diag) diag;
-    ACM__F(acm_collide)(&q, ACM_COLLISION_CM_MRT, fin, F, 0, fout, &diag);
+    ACM__F(acm_collide_stage1)(&q, ACM_COLLISION_CM_MRT, fin, F, 0, e, k, ut, &diag);
+    ACM__F(acm_collide_stage2)(e, k, ut, fout);
+    if (!ACM__F(acm_below_floor)(p, e, fout, 0, 27))
+        return;
+    q.omega = 1.0;
+    ACM__F(acm_collide_stage1)(&q, ACM_COLLISION_CM_MRT, fin, F, 0, e, k, ut, &diag);
+    ACM__F(acm_collide_stage2)(e, k, ut, t);
+    const ACM__R r = (ACM__R)p->floor_ratio;
+    ACM__R s = 1;
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i) {
+        const ACM__R w = (ACM__R)acm_weight(i), lo = r * (e[acm_abc(i)] + w) - w;
+        if (fout[i] < lo) { /* t[i] <= fout[i]: only t itself helps */
+            const ACM__R si = t[i] > fout[i] ? (t[i] - lo) / (t[i] - fout[i]) : (ACM__R)0;
+            s = si < s ? si : s;
+        }
+    }
+    s = s > (ACM__R)0 ? s : (ACM__R)0;
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i)
+        fout[i] = t[i] + s * (fout[i] - t[i]);
 }
 
 #undef ACM__R

@@ -3,7 +3,8 @@
  * Re = 25 and 100 (Johnson & Patel 1999), Galilean invariance of a towed
  * sphere, the Stokes torque of a spinning sphere, the terminal velocity of a
  * heavy sphere (Stokes drag with Hasimoto's periodic-array correction); the
- * cubic lid-driven cavity at Re = 1000 (Albensoeder & Kuhlmann 2005).
+ * cubic lid-driven cavity at Re = 1000 (Albensoeder & Kuhlmann 2005); the
+ * scenes at nu = 1e-6, U = 0.1 of docs/physics.md ("Very low viscosity").
  * On the GPU (or with ACM_TEST_FULL=1) at the resolution the documentation
  * quotes; on the CPU of CI at a smaller one, with the tolerance it allows.
  * (About 3 minutes on 2 cores: CI runs it in the optimised build only.)
@@ -13,6 +14,7 @@
 #include "test-solid-common.h"
 
 #include "cavity_reference.h"
+#include "lowvisc_scenes.h"
 
 /* Johnson & Patel (1999), Fig. 5, as digitised in the project's bench data. */
 #define JP_CD_RE25 2.3656
@@ -276,6 +278,61 @@ START_TEST(cubic_cavity_re1000_centreline)
 }
 END_TEST
 
+/* ---- very low viscosity: nu = 1e-6, U = 0.1, FP32, the default model ------------------ */
+
+/* A scene of examples/lowvisc_scenes.h on n^3 for `steps` steps, checked every
+ * `every`: each block steps without divergence; the cavity keeps its mass; the
+ * jet (periodic, no force) never gains mechanical energy (kinetic + acoustic). */
+static void lowvisc_scene(lv_scene scene, acm_collision model, int n, int64_t steps,
+                          int64_t every, double max_rise)
+{
+    acm_domain_options o = acm_test_options(n, n, n, 1e-6, model, ACM_PRECISION_FP32);
+    acm_domain *d = acm_test_domain(&o);
+    const double U = 0.1;
+    ACM_CK_OK(d, lv_scene_setup(d, scene, n, U));
+    const size_t cells = (size_t)n * n * n;
+    double *rho = acm_test_alloc(cells * sizeof *rho);
+    acm_domain_stats s = acm_test_stats(d);
+    const double m0 = s.mass, eu = 0.5 * (double)cells * U * U;
+    double e = (s.kinetic_energy + lv_acoustic_energy(d, rho, cells)) / eu, rise = -1;
+    for (int64_t done = 0; done < steps; done += every) {
+        acm_status st = acm_step(d, every);
+        ck_assert_msg(st == ACM_OK, "%s %d^3: %s", lv_scene_name(scene), n,
+                      acm_domain_last_error(d));
+        s = acm_test_stats(d);
+        const double en = (s.kinetic_energy + lv_acoustic_energy(d, rho, cells)) / eu;
+        rise = fmax(rise, en - e);
+        e = en;
+    }
+    printf("%s %d^3, nu = 1e-6, U = 0.1, %s: %lld steps, max|u|/U %.2f, %lld fallbacks, mass "
+           "drift %.1e, energy (units N^3 U^2/2) %.4f, largest rise over %lld steps %.1e\n",
+           lv_scene_name(scene), n, model == ACM_COLLISION_CM_MRT ? "CM(1)" : "default ACM",
+           (long long)steps, s.max_speed / U,
+           (long long)s.fallback_cells_total, s.mass / m0 - 1, e, (long long)every, rise);
+    if (scene != LV_CHANNEL) /* closed or periodic: FP32 round-off only */
+        ck_assert_msg(fabs(s.mass / m0 - 1) < 1e-6, "mass drift %g", s.mass / m0 - 1);
+    if (scene == LV_JET)
+        ck_assert_msg(rise <= max_rise * e, "the periodic jet gained energy: %g (of %g)", rise, e);
+    free(rho);
+    acm_domain_destroy(d);
+}
+
+/* Cavity and channel diverged after about 300 steps before the safety net's
+ * floor (docs/physics.md); the jet's energy grew from FP32 round-off. Run 0-2:
+ * the three scenes with the default ACM model; run 3: the jet with CM(1),
+ * which never gains energy. The ACM jet late in its decay gains up to 0.7 %
+ * in short bursts (measured on 64^3 and 128^3, FP32 and FP64; the issue stays
+ * open for it): bounded here by 2 %. */
+START_TEST(low_viscosity_scenes_survive)
+{
+    const int full = acm_test_full();
+    const lv_scene scene = _i < 3 ? (lv_scene)_i : LV_JET;
+    const acm_collision model = _i < 3 ? ACM_COLLISION_DEFAULT : ACM_COLLISION_CM_MRT;
+    lowvisc_scene(scene, model, full ? 64 : 32, full ? 100000 : 3000, full ? 5000 : 500,
+                  _i < 3 ? 0.02 : 0.0);
+}
+END_TEST
+
 TEST_SUITE(validation)
 {
     Suite *s = suite_create("validation");
@@ -289,6 +346,9 @@ TEST_SUITE(validation)
     suite_add_tcase(s, tc);
     tc = acm_tcase("cavity", 1800);
     tcase_add_test(tc, cubic_cavity_re1000_centreline);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("low_viscosity", 1800);
+    tcase_add_loop_test(tc, low_viscosity_scenes_survive, 0, 4);
     suite_add_tcase(s, tc);
     return s;
 }

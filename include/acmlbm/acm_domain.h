@@ -137,8 +137,10 @@ typedef struct acm_collision_options {
     int32_t bulk_follows_high_order; /**< CM/RM-MRT: 1 = trace uses high_order_rate (default 0) */
     int32_t safety_net;          /**< ACM modes: 1 = clamp the adaptive rates to [1, max_high_order_rate],
                                       hold them at 1 in the cells next to a non-periodic face,
-                                      and redo a cell with rates 1 when a population turns negative
-                                      (our addition, not from the papers; default 1) */
+                                      and redo a cell with rates 1 when a population falls below
+                                      0.3 of its equilibrium, relaxing it further towards
+                                      equilibrium if still needed (our addition, not from the
+                                      papers; default 1) */
     double max_high_order_rate;  /**< ACM modes: clamp of the safety net (default 1.95) */
     double li2018_nu0[4];        /**< ACM_LI2018: base artificial viscosity of orders 3, 4, 5, 6
                                       (default 0.0005, 0.0007, 0.0009, 0.001) */

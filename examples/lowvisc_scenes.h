@@ -1,0 +1,103 @@
+/*
+ * libacmlbm -- the low-viscosity scenes of docs/physics.md ("Very low
+ * viscosity"), shared by bench/bench_lowvisc.c and the tests: a cubic
+ * lid-driven cavity, an inlet/outflow channel with walls, a periodic jet.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_LOWVISC_SCENES_H
+#define ACMLBM_LOWVISC_SCENES_H
+
+#include <math.h>   /* tanh, sqrt, sin, cos */
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* strcmp */
+
+#include <acmlbm/acmlbm.h>
+
+typedef enum lv_scene {
+    LV_CAVITY,  /* six walls, the y-max face a lid sliding with (U, 0, 0), fluid at rest */
+    LV_CHANNEL, /* inlet (U, 0, 0) at x-min, outlet at x-max, walls on y and z, fluid at U */
+    LV_JET      /* periodic, a round jet along x, no force */
+} lv_scene;
+
+/* Name of a scene, as the bench's --scene takes it. */
+static inline const char *lv_scene_name(lv_scene scene)
+{
+    return scene == LV_CAVITY ? "cavity" : scene == LV_CHANNEL ? "channel" : "jet";
+}
+
+/* Scene by name; -1 if unknown. */
+static inline int lv_scene_by_name(const char *name)
+{
+    for (int i = LV_CAVITY; i <= LV_JET; ++i)
+        if (strcmp(name, lv_scene_name((lv_scene)i)) == 0)
+            return i;
+    return -1;
+}
+
+/* The jet's initial velocity on an n^3 grid (x fastest): u_x = U (1 +
+ * tanh((R - r)/d))/2 with R = n/4, d = n/32, r the distance from the x axis
+ * through the centre, with a 1 % wavy perturbation in all three components. */
+static inline void lv_jet_velocity(int n, double U, double *vel)
+{
+    const double R = n / 4.0, d = n / 32.0, c = (n - 1) / 2.0, k = 2.0 * 3.14159265358979 / n;
+    for (int z = 0; z < n; ++z)
+        for (int y = 0; y < n; ++y)
+            for (int x = 0; x < n; ++x) {
+                double r = sqrt((y - c) * (y - c) + (z - c) * (z - c));
+                double *u = vel + 3 * ((size_t)x + (size_t)n * ((size_t)y + (size_t)n * z));
+                u[0] = U * 0.5 * (1.0 + tanh((R - r) / d)) * (1.0 + 0.01 * sin(3 * k * x));
+                u[1] = 0.01 * U * sin(2 * k * x) * cos(k * z);
+                u[2] = 0.01 * U * cos(k * x) * sin(k * y);
+            }
+}
+
+/* Faces and initial state of a scene on an n^3 domain, speed U. */
+static inline acm_status lv_scene_setup(acm_domain *d, lv_scene scene, int n, double U)
+{
+    const double lid[3] = {U, 0, 0};
+    const size_t cells = (size_t)n * n * n;
+    acm_status st = ACM_OK;
+    for (int f = 0; f < ACM_FACE_COUNT && scene != LV_JET && st == ACM_OK; ++f) {
+        acm_boundary type = ACM_BOUNDARY_WALL;
+        const double *v = NULL;
+        if (scene == LV_CHANNEL && f == ACM_FACE_X_MIN)
+            type = ACM_BOUNDARY_INLET, v = lid;
+        else if (scene == LV_CHANNEL && f == ACM_FACE_X_MAX)
+            type = ACM_BOUNDARY_OUTLET;
+        else if (scene == LV_CAVITY && f == ACM_FACE_Y_MAX)
+            v = lid;
+        st = acm_domain_set_face(d, (acm_face)f, type, v);
+    }
+    if (st != ACM_OK || scene == LV_CAVITY)
+        return st;
+    double *vel = malloc(3 * cells * sizeof *vel);
+    if (vel == NULL)
+        return ACM_ERR_NO_MEMORY;
+    if (scene == LV_JET)
+        lv_jet_velocity(n, U, vel);
+    else
+        for (size_t i = 0; i < cells; ++i)
+            vel[3 * i] = U, vel[3 * i + 1] = vel[3 * i + 2] = 0;
+    st = acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, vel, cells);
+    free(vel);
+    return st;
+}
+
+/* Acoustic energy c_s^2/2 sum (rho - <rho>)^2 / <rho> (rho: a buffer of the
+ * domain's cell count): with the kinetic energy the mechanical energy of the
+ * weakly compressible fluid. NAN if the density cannot be read. */
+static inline double lv_acoustic_energy(acm_domain *d, double *rho, size_t cells)
+{
+    if (acm_domain_get_field(d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, rho,
+                             cells * sizeof *rho) != ACM_OK)
+        return NAN;
+    double mean = 0, var = 0;
+    for (size_t i = 0; i < cells; ++i)
+        mean += rho[i];
+    mean /= (double)cells;
+    for (size_t i = 0; i < cells; ++i)
+        var += (rho[i] - mean) * (rho[i] - mean);
+    return var / (6.0 * mean);
+}
+
+#endif /* ACMLBM_LOWVISC_SCENES_H */
