@@ -16,19 +16,23 @@
 typedef enum lv_scene {
     LV_CAVITY,  /* six walls, the y-max face a lid sliding with (U, 0, 0), fluid at rest */
     LV_CHANNEL, /* inlet (U, 0, 0) at x-min, outlet at x-max, walls on y and z, fluid at U */
-    LV_JET      /* periodic, a round jet along x, no force */
+    LV_JET,     /* periodic, a round jet along x, no force */
+    LV_TGV      /* periodic, the 3-D Taylor-Green vortex of physics-spec 11.8 (amplitude U) */
 } lv_scene;
 
 /* Name of a scene, as the bench's --scene takes it. */
 static inline const char *lv_scene_name(lv_scene scene)
 {
-    return scene == LV_CAVITY ? "cavity" : scene == LV_CHANNEL ? "channel" : "jet";
+    return scene == LV_CAVITY    ? "cavity"
+           : scene == LV_CHANNEL ? "channel"
+           : scene == LV_JET     ? "jet"
+                                 : "tgv";
 }
 
 /* Scene by name; -1 if unknown. */
 static inline int lv_scene_by_name(const char *name)
 {
-    for (int i = LV_CAVITY; i <= LV_JET; ++i)
+    for (int i = LV_CAVITY; i <= LV_TGV; ++i)
         if (strcmp(name, lv_scene_name((lv_scene)i)) == 0)
             return i;
     return -1;
@@ -51,13 +55,28 @@ static inline void lv_jet_velocity(int n, double U, double *vel)
             }
 }
 
+/* The Taylor-Green vortex of physics-spec 11.8 on n^3 (x fastest): velocity
+ * and the matching pressure (density). */
+static inline void lv_tgv_fields(int n, double U, double *vel, double *rho)
+{
+    const double k = 2.0 * 3.14159265358979 / n;
+    for (size_t i = 0; i < (size_t)n * n * n; ++i) {
+        double x = k * (double)(i % n), y = k * (double)(i / n % n), z = k * (double)(i / n / n);
+        vel[3 * i] = U * sin(x) * cos(y) * cos(z);
+        vel[3 * i + 1] = -U * cos(x) * sin(y) * cos(z);
+        vel[3 * i + 2] = 0;
+        rho[i] = 1 + 3 * (U * U / 16) * (cos(2 * x) + cos(2 * y)) * (cos(2 * z) + 2);
+    }
+}
+
 /* Faces and initial state of a scene on an n^3 domain, speed U. */
 static inline acm_status lv_scene_setup(acm_domain *d, lv_scene scene, int n, double U)
 {
     const double lid[3] = {U, 0, 0};
     const size_t cells = (size_t)n * n * n;
     acm_status st = ACM_OK;
-    for (int f = 0; f < ACM_FACE_COUNT && scene != LV_JET && st == ACM_OK; ++f) {
+    const int periodic = scene == LV_JET || scene == LV_TGV;
+    for (int f = 0; f < ACM_FACE_COUNT && !periodic && st == ACM_OK; ++f) {
         acm_boundary type = ACM_BOUNDARY_WALL;
         const double *v = NULL;
         if (scene == LV_CHANNEL && f == ACM_FACE_X_MIN)
@@ -70,15 +89,22 @@ static inline acm_status lv_scene_setup(acm_domain *d, lv_scene scene, int n, do
     }
     if (st != ACM_OK || scene == LV_CAVITY)
         return st;
-    double *vel = malloc(3 * cells * sizeof *vel);
-    if (vel == NULL)
+    double *vel = malloc(3 * cells * sizeof *vel), *rho = NULL;
+    if (scene == LV_TGV && vel != NULL)
+        rho = malloc(cells * sizeof *rho);
+    if (vel == NULL || (scene == LV_TGV && rho == NULL)) {
+        free(vel);
         return ACM_ERR_NO_MEMORY;
+    }
     if (scene == LV_JET)
         lv_jet_velocity(n, U, vel);
+    else if (scene == LV_TGV)
+        lv_tgv_fields(n, U, vel, rho);
     else
         for (size_t i = 0; i < cells; ++i)
             vel[3 * i] = U, vel[3 * i + 1] = vel[3 * i + 2] = 0;
-    st = acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, vel, cells);
+    st = acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, vel, cells);
+    free(rho);
     free(vel);
     return st;
 }

@@ -156,6 +156,10 @@ START_TEST(acm_modes_stay_bounded_and_dissipate_less)
     ck_assert_double_eq_tol(r.e200, cases[_i].e200, 0.002);
     /* less dissipative than CM(1) (0.968 at 200, 0.360 at 1000) */
     ck_assert_msg(r.e1000 > 0.36 + 0.1, "%s: E/E0(1000) = %g", cases[_i].name, r.e1000);
+    /* and still decaying: the safety net's floor keeps a run bounded, so it must not hide an
+     * instability (ACM_LI2020 with the clamp at 1.98 reached E/E0 = 2.3 with 330K fallbacks) */
+    ck_assert_msg(r.e1000 < r.e200 && !(r.e2000 >= r.e1000), "%s: energy grew: %g / %g / %g",
+                  cases[_i].name, r.e200, r.e1000, r.e2000);
 }
 END_TEST
 
