@@ -327,23 +327,9 @@ acm_status acm__domain_check_faces(acm_domain *d)
  * 1 / (3 nu / 8 + 1/2) (never below 1). Rates near 2 with a slow shear rate
  * grow a noise that the positivity fallback cannot stop: measured stable
  * limits of the grouped rate (docs/physics.md) were 1.9-1.95 at nu = 0.06,
- * 1.85-1.9 at 0.16, under 1.8 at 0.5. Below nu = 0.0135 the bound exceeds the
- * default clamp of 1.98 and changes nothing. */
+ * 1.85-1.9 at 0.16, under 1.8 at 0.5. Below nu = 0.026 the bound exceeds the
+ * default clamp of 1.95 and changes nothing. */
 static double acm__rate_cap(double nu) { return fmax(1.0, 1.0 / (0.375 * nu + 0.5)); }
-
-/* ACM_LI2020's regression gives rates that vary from node to node; with the
- * safety net it stays stable up to 1.95 (spec 6.3) and at 1.98 its 3-D TGV
- * gained energy to 2.3 E0 under the floor (docs/physics.md, "Very low
- * viscosity"), so its clamp never exceeds 1.95. */
-#define ACM__LI2020_RATE_MAX 1.95
-
-/* The upper clamp of the adaptive rates with the safety net. */
-static double acm__rate_max(const acm_domain *d)
-{
-    const acm_collision_options *c = &d->coll;
-    double r = fmin(c->max_high_order_rate, acm__rate_cap(d->viscosity));
-    return c->model == ACM_COLLISION_ACM_LI2020 ? fmin(r, ACM__LI2020_RATE_MAX) : r;
-}
 
 void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
 {
@@ -356,7 +342,7 @@ void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
     p->rate_h = c->high_order_rate;
     p->rate_b = c->bulk_follows_high_order ? c->high_order_rate : c->bulk_rate;
     p->rate_min = c->safety_net ? 1.0 : 0.0;
-    p->rate_max = c->safety_net ? acm__rate_max(d) : 2.0;
+    p->rate_max = c->safety_net ? fmin(c->max_high_order_rate, acm__rate_cap(d->viscosity)) : 2.0;
     for (int o = 0; o < 4; ++o) {
         p->li2018_nu0[o] = c->li2018_nu0[o];
         p->li2020_theta[o] = c->li2020_theta[o];

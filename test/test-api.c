@@ -85,7 +85,7 @@ START_TEST(options_init_matches_macro)
     ck_assert_ptr_null(macro.error_buffer);
     ck_assert_uint_eq(cmacro.version, ACM_COLLISION_OPTIONS_VERSION);
     ck_assert_int_eq(cmacro.safety_net, 1);
-    ck_assert(cmacro.high_order_rate == 1.0 && cmacro.max_high_order_rate == 1.98);
+    ck_assert(cmacro.high_order_rate == 1.0 && cmacro.max_high_order_rate == 1.95);
 }
 END_TEST
 

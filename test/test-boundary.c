@@ -162,7 +162,7 @@ END_TEST
 START_TEST(poiseuille_on_other_axes_and_acm)
 {
     /* walls normal to x and z as well; and the default ACM mode. Its safety
-     * net clamps the order-3 rate in this slow flow to min(1.98, 1 / (3 nu / 8
+     * net clamps the order-3 rate in this slow flow to min(1.95, 1 / (3 nu / 8
      * + 1/2)) = 1 / 0.5375 at tau = 0.8 (nu = 0.1) and holds every adaptive
      * rate at 1 in the cells next to the walls: no closed-form discrete
      * solution then (1.4e-3 from the uniform-rate formula), so the profile is

@@ -141,8 +141,7 @@ typedef struct acm_collision_options {
                                       0.3 of its equilibrium, relaxing it further towards
                                       equilibrium if still needed (our addition, not from the
                                       papers; default 1) */
-    double max_high_order_rate;  /**< ACM modes: clamp of the safety net (default 1.98;
-                                      ACM_LI2020 never above 1.95) */
+    double max_high_order_rate;  /**< ACM modes: clamp of the safety net (default 1.95) */
     double li2018_nu0[4];        /**< ACM_LI2018: base artificial viscosity of orders 3, 4, 5, 6
                                       (default 0.0005, 0.0007, 0.0009, 0.001) */
     double li2020_theta[4];      /**< ACM_LI2020: regression coefficients for (rho, |j|, |Pi|, 1)
@@ -156,7 +155,7 @@ typedef struct acm_collision_options {
 /** Static initialiser with the defaults. */
 #define ACM_COLLISION_OPTIONS_INIT                                                         \
     {                                                                                      \
-        ACM_COLLISION_OPTIONS_VERSION, ACM_COLLISION_DEFAULT, 1.0, 1.0, 0, 1, 1.98,        \
+        ACM_COLLISION_OPTIONS_VERSION, ACM_COLLISION_DEFAULT, 1.0, 1.0, 0, 1, 1.95,        \
             {0.0005, 0.0007, 0.0009, 0.001}, {0.0003, -0.00775, 0.00016, 0.0087}, 0.005 \
     }
 
