@@ -3,6 +3,11 @@
 # racecheck), the fluid benchmark and the immersed-boundary benchmark, most
 # important first. Run from a CUDA build directory; logs go to $OUT (or
 # ./device-logs). Used to produce docs/performance.md and docs/physics.md.
+#   sh ../bench/device-check.sh [all|tests|bench]
+# All of it took just over 10 minutes on an H100 (the device tool's limit per
+# command): run "tests" and "bench" as two calls there.
+part=${1:-all}
+case "$part" in all|tests|bench) ;; *) echo "usage: device-check.sh [all|tests|bench]" >&2; exit 2;; esac
 out=${OUT:-device-logs}
 mkdir -p "$out"
 # ACM_REQUIRE_GPU=1: a GPU test or benchmark that finds no device fails instead of skipping
@@ -12,6 +17,7 @@ run_test() { # name, seconds
     timeout "$2" ./test/"$1" > "$out/$1.log" 2>&1
     echo "$1: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/$1.log")"
 }
+if [ "$part" != bench ]; then
 run_test test-cuda 200
 grep -E "^solids GPU" "$out/test-cuda.log"
 run_test test-solids 60
@@ -26,7 +32,10 @@ echo "memcheck (test-cuda solids): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "
 ACM_TEST_STEPS=3 CK_RUN_CASE=solids timeout 120 compute-sanitizer --tool racecheck --error-exitcode 9 \
     ./test/test-cuda > "$out/racecheck.log" 2>&1
 echo "racecheck (test-cuda solids): exit $? -- $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|Checks' "$out/racecheck.log" | tr '\n' ' ')"
+for t in test-api test-physics test-stability; do run_test $t 150; done
+fi
+if [ "$part" != tests ]; then
 ./bench/acm-bench-gpu --sizes 256,400x200x400 --variants fused --precisions fp32,fp16 --seconds 0.5 2>&1 | tee "$out/bench.log"
 ./bench/acm-bench-ib --quick --samples 50000,1000000,2000000 --seconds 0.3 2>&1 | tee "$out/bench-ib.log"
 ./bench/acm-bench-ib --samples 500000 --shapes sphere --seconds 0.3 2>&1 | grep -E '^sphere|loop' | tee -a "$out/bench-ib.log"
-for t in test-api test-physics test-stability; do run_test $t 150; done
+fi
