@@ -6,7 +6,7 @@
  *
  *   acm-bench-lowvisc [--scene cavity|channel|jet|tgv] [--size N] [--steps S]
  *                     [--every K] [--nu NU] [--speed U] [--backend cpu|cuda]
- *                     [--model acm|cm|bgk] [--precision fp32|fp64|fp16]
+ *                     [--model acm|acm-li2020|cm|rm|bgk] [--precision fp32|fp64|fp16]
  *                     [--max-rate R] (ACM: the safety net's clamp of the adaptive rates)
  *                     [--rates H,B] (CM: the high-order and the bulk rate)
  *                     [--nu0 A,B,C,D] (ACM: base viscosities of orders 3..6)
@@ -48,49 +48,93 @@ typedef struct lv_args {
     double nu0[4];   /* ACM_LI2018: base viscosities of orders 3..6, 0 = default */
 } lv_args;
 
+typedef struct lv_name {
+    const char *name;
+    int value;
+} lv_name;
+
+static const lv_name lv_backends[] = {{"cpu", ACM_BACKEND_CPU}, {"cuda", ACM_BACKEND_CUDA}};
+static const lv_name lv_models[] = {
+    {"acm", ACM_COLLISION_ACM_LI2018}, {"acm-li2020", ACM_COLLISION_ACM_LI2020},
+    {"cm", ACM_COLLISION_CM_MRT},      {"rm", ACM_COLLISION_RM_MRT},
+    {"bgk", ACM_COLLISION_BGK}};
+static const lv_name lv_precisions[] = {
+    {"fp32", ACM_PRECISION_FP32}, {"fp64", ACM_PRECISION_FP64}, {"fp16", ACM_PRECISION_FP16}};
+
+/* The value of `name` in a table of n names; -1 if it is not there. */
+static int lv_lookup(const lv_name *t, int n, const char *name)
+{
+    for (int i = 0; i < n; ++i)
+        if (!strcmp(t[i].name, name))
+            return t[i].value;
+    return -1;
+}
+
+/* Exactly `n` comma-separated numbers from v into x; 0 on success. */
+static int lv_numbers(const char *v, double *x, int n)
+{
+    char *end = (char *)v;
+    for (int i = 0; i < n; ++i) {
+        x[i] = strtod(end, &end);
+        if (i + 1 < n && *end++ != ',')
+            return 1;
+    }
+    return *end != '\0';
+}
+
+#define LV_COUNT(t) ((int)(sizeof(t) / sizeof((t)[0])))
+
+/* One option and its value into a; 0 on success. */
+static int lv_option(const char *k, const char *v, lv_args *a)
+{
+    double x[4];
+    int r = 0;
+    if (!strcmp(k, "--scene"))
+        r = (a->scene = lv_scene_by_name(v)) < 0;
+    else if (!strcmp(k, "--size") || !strcmp(k, "--steps") || !strcmp(k, "--every")) {
+        r = lv_numbers(v, x, 1) || !(x[0] >= 1 && x[0] <= 1e12);
+        if (!strcmp(k, "--size"))
+            a->n = r ? 0 : (int)x[0];
+        else if (!strcmp(k, "--steps"))
+            a->steps = (long)x[0];
+        else
+            a->every = (long)x[0];
+    } else if (!strcmp(k, "--nu") || !strcmp(k, "--speed") || !strcmp(k, "--max-rate")) {
+        r = lv_numbers(v, x, 1) || !(x[0] > 0);
+        *(!strcmp(k, "--nu") ? &a->nu : !strcmp(k, "--speed") ? &a->speed : &a->max_rate) = x[0];
+    } else if (!strcmp(k, "--nu0"))
+        r = lv_numbers(v, a->nu0, 4);
+    else if (!strcmp(k, "--rates"))
+        r = lv_numbers(v, a->rates, 2);
+    else if (!strcmp(k, "--backend"))
+        r = (int)(a->backend = (acm_backend)lv_lookup(lv_backends, LV_COUNT(lv_backends), v)) < 0;
+    else if (!strcmp(k, "--model"))
+        r = (int)(a->model = (acm_collision)lv_lookup(lv_models, LV_COUNT(lv_models), v)) < 0;
+    else if (!strcmp(k, "--precision"))
+        r = (int)(a->precision =
+                      (acm_precision)lv_lookup(lv_precisions, LV_COUNT(lv_precisions), v)) < 0;
+    else
+        return fprintf(stderr, "acm-bench-lowvisc: unknown option %s\n", k), 1;
+    if (r)
+        fprintf(stderr, "acm-bench-lowvisc: bad value '%s' for %s\n", v, k);
+    return r;
+}
+
 static int lv_parse(int argc, char **argv, lv_args *a)
 {
     *a = (lv_args){LV_CAVITY, 64, 1000, 100, 1e-6, 0.1, ACM_BACKEND_AUTO,
                    ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32, 0, {0, 0}, {0, 0, 0, 0}};
-    for (int i = 1; i + 1 < argc; i += 2) {
-        const char *k = argv[i], *v = argv[i + 1];
-        if (!strcmp(k, "--scene"))
-            a->scene = lv_scene_by_name(v);
-        else if (!strcmp(k, "--size"))
-            a->n = (int)strtol(v, NULL, 10);
-        else if (!strcmp(k, "--steps"))
-            a->steps = strtol(v, NULL, 10);
-        else if (!strcmp(k, "--every"))
-            a->every = strtol(v, NULL, 10);
-        else if (!strcmp(k, "--nu0"))
-            sscanf(v, "%lf,%lf,%lf,%lf", &a->nu0[0], &a->nu0[1], &a->nu0[2], &a->nu0[3]);
-        else if (!strcmp(k, "--rates"))
-            sscanf(v, "%lf,%lf", &a->rates[0], &a->rates[1]);
-        else if (!strcmp(k, "--max-rate"))
-            a->max_rate = strtod(v, NULL);
-        else if (!strcmp(k, "--nu"))
-            a->nu = strtod(v, NULL);
-        else if (!strcmp(k, "--speed"))
-            a->speed = strtod(v, NULL);
-        else if (!strcmp(k, "--backend"))
-            a->backend = !strcmp(v, "cpu") ? ACM_BACKEND_CPU : ACM_BACKEND_CUDA;
-        else if (!strcmp(k, "--model"))
-            a->model = !strcmp(v, "cm")    ? ACM_COLLISION_CM_MRT
-                       : !strcmp(v, "bgk") ? ACM_COLLISION_BGK
-                                           : ACM_COLLISION_ACM_LI2018;
-        else if (!strcmp(k, "--precision"))
-            a->precision = !strcmp(v, "fp64")   ? ACM_PRECISION_FP64
-                           : !strcmp(v, "fp16") ? ACM_PRECISION_FP16
-                                                : ACM_PRECISION_FP32;
-        else
-            return fprintf(stderr, "unknown option %s\n", k), 1;
-    }
-    if (a->scene < 0 || a->n < 8 || a->steps < 1 || a->every < 1 || !(a->nu > 0) || !(a->speed > 0))
-        return fprintf(stderr, "bad arguments (scene cavity|channel|jet|tgv, size >= 8, steps, every, nu, speed > 0)\n"), 1;
+    if (argc % 2 == 0)
+        return fprintf(stderr, "acm-bench-lowvisc: %s needs a value\n", argv[argc - 1]), 1;
+    for (int i = 1; i + 1 < argc; i += 2)
+        if (lv_option(argv[i], argv[i + 1], a))
+            return 1;
+    if (a->n < 8)
+        return fprintf(stderr, "acm-bench-lowvisc: --size must be at least 8\n"), 1;
     return 0;
 }
 
-/* The collision settings that --max-rate (ACM) and --rates (CM) ask for. */
+/* The collision settings that --max-rate, --nu0 (ACM) and --rates (CM) ask for. */
 static acm_status lv_collision(acm_domain *d, const lv_args *a)
 {
     if (!(a->max_rate > 0) && !(a->rates[0] > 0) && !(a->nu0[0] > 0))
@@ -154,11 +198,12 @@ int main(int argc, char **argv)
     }
     /* energies in units of a uniform flow at U: N^3 U^2 / 2 */
     const double eu = 0.5 * (double)cells * a.speed * a.speed, m0 = s.mass;
-    double prev = (s.kinetic_energy + lv_acoustic_energy(d, rho, cells)) / eu, rise = 0, t0 = lv_now();
+    double prev = (s.kinetic_energy + lv_acoustic_energy(d, rho, cells)) / eu, rise = 0;
+    const double t0 = lv_now();
     printf("%s %d^3 nu=%g U=%g steps=%ld; energies in units of N^3 U^2 / 2\n"
            "%10s %10s %10s %10s %9s %12s %10s\n",
-           lv_scene_name((lv_scene)a.scene), a.n, a.nu, a.speed, a.steps, "step", "E_kin", "E_kin+ac", "max rise",
-           "max|u|/U", "fallbacks", "mass drift");
+           lv_scene_name((lv_scene)a.scene), a.n, a.nu, a.speed, a.steps, "step", "E_kin",
+           "E_kin+ac", "max rise", "max|u|/U", "fallbacks", "mass drift");
     int rc = 0;
     for (long done = 0; done < a.steps;) {
         long k = a.steps - done < a.every ? a.steps - done : a.every;

@@ -497,7 +497,8 @@ static void harsh_state(double lo, double hi, double f[27])
 START_TEST(safety_net_falls_back_on_negative_populations)
 {
     /* the ACM result has a negative population and CM(1) has none: the cell is
-     * flagged and the fallback equals CM with rates 1 */
+     * flagged and the fallback equals CM with rates 1 (params_cm: floor 0, the
+     * plain positivity test; the floor itself: the next test) */
     acm_collide_params p = params_cm(1.99, 1, 1);
     p.inv_umax = 1.0;
     double f[27], F[3] = {0, 0, 0}, out[27], ref[27];

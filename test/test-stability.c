@@ -7,6 +7,8 @@
  */
 #include "test-common.h"
 
+#include "lowvisc_scenes.h"
+
 #define TGV_N 32
 
 typedef struct tgv3d {
@@ -34,18 +36,7 @@ static tgv3d run_tgv3d(const acm_collision_options *co, acm_precision prec)
     acm_domain_options o = acm_test_options(N, N, N, 1e-5, co->model, prec);
     acm_domain *d = acm_test_domain(&o);
     ACM_CK_OK(d, acm_domain_set_collision(d, co));
-    size_t n = (size_t)N * N * N;
-    double *rho = acm_test_alloc(n * sizeof(double)), *u = acm_test_alloc(3 * n * sizeof(double));
-    for (size_t k = 0; k < n; ++k) {
-        double x = 2 * M_PI * (double)(k % N) / N, y = 2 * M_PI * (double)(k / N % N) / N;
-        double z = 2 * M_PI * (double)(k / ((size_t)N * N)) / N;
-        u[3 * k] = U * sin(x) * cos(y) * cos(z);
-        u[3 * k + 1] = -U * cos(x) * sin(y) * cos(z);
-        rho[k] = 1 + 3 * (U * U / 16) * (cos(2 * x) + cos(2 * y)) * (cos(2 * z) + 2);
-    }
-    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, u, n));
-    free(rho);
-    free(u);
+    ACM_CK_OK(d, lv_scene_setup(d, LV_TGV, N, U)); /* velocity and pressure of spec 11.8 */
     double E0 = acm_test_stats(d).kinetic_energy;
     tgv3d r = {ACM_OK, 0, NAN, NAN, NAN, 0, ""};
     const int steps = tgv_steps();
