@@ -51,6 +51,9 @@ typedef struct acm_collide_params {
     double inv_mean_rho;        /* ACM_LI2020: previous step's domain averages, inverted */
     double inv_mean_j;
     double inv_mean_pi;
+    int hermite_high_orders;    /* relax the moments of orders 3-6 as central Hermite
+                                   moments (acm_cm_hermite): the ACM modes with the
+                                   safety net (not its fallback, which is CM(1)) */
     double floor_ratio;         /* safety net: a post-collision population below this
                                    fraction of its equilibrium sends the cell to the
                                    fallback (ACM_SAFETY_FLOOR) */
@@ -61,9 +64,9 @@ typedef struct acm_collide_params {
 #define ACM_SAFETY_FLOOR 0.3
 
 /* Parameters of a cell next to a non-periodic face: with an ACM model and the
- * safety net every adaptive rate is held at 1 there, the collision of the
- * safety net's fallback (CM(1)); the walls' and the inlets' sharp layers made
- * the near-2 rates diverge (docs/physics.md, "Adaptive rates at the faces"). */
+ * safety net every adaptive rate is held at 1 there (on the Hermite high
+ * orders); the walls' and the inlets' sharp layers made the near-2 rates
+ * diverge (docs/physics.md, "Adaptive rates at the faces"). */
 ACM_HD void acm_face_params(acm_collide_params *p)
 {
     const int adaptive = p->model == ACM_COLLISION_ACM_LI2018 || p->model == ACM_COLLISION_ACM_LI2020;

@@ -347,6 +347,7 @@ START_TEST(collision_conserves_mass_and_momentum)
     unsigned seed = 100 + (unsigned)_i;
     acm_collide_params p = params_cm(1.7, 1.3, 1.2);
     p.model = model;
+    p.hermite_high_orders = model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
     double worst_m = 0, worst_j = 0;
     for (int trial = 0; trial < 50; ++trial) {
         double f[27], out[27], F[3];
@@ -374,6 +375,7 @@ START_TEST(equilibrium_is_a_fixed_point)
     int model = all_models[_i];
     acm_collide_params p = params_cm(1.9, 1.4, 1.6);
     p.model = model;
+    p.hermite_high_orders = model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
     const double zero[3] = {0, 0, 0};
     double worst = 0;
     for (int trial = 0; trial < 10; ++trial) {
@@ -393,14 +395,17 @@ END_TEST
 START_TEST(bgk_equals_central_moments_with_equal_rates)
 {
     /* spec 4.5: BGK = the section 5 pipeline with every rate equal to omega;
-     * likewise the raw-moment pipeline (a different, invertible moment basis). */
+     * likewise the raw-moment pipeline and the central Hermite moments
+     * (different, invertible moment bases). */
     unsigned seed = 3;
     const double w = 1.37;
-    acm_collide_params bgk = params_cm(w, w, w), cm = bgk, rm = bgk;
+    acm_collide_params bgk = params_cm(w, w, w), cm = bgk, rm = bgk, hm = bgk;
     bgk.model = ACM_COLLISION_BGK;
     cm.model = ACM_COLLISION_CM_MRT;
     rm.model = ACM_COLLISION_RM_MRT;
-    double worst_cm = 0, worst_rm = 0;
+    hm.model = ACM_COLLISION_CM_MRT;
+    hm.hermite_high_orders = 1;
+    double worst_cm = 0, worst_rm = 0, worst_hm = 0;
     for (int trial = 0; trial < 20; ++trial) {
         double f[27], F[3], a[27], b[27], c[27];
         random_f(&seed, f);
@@ -413,7 +418,12 @@ START_TEST(bgk_equals_central_moments_with_equal_rates)
             worst_cm = fmax(worst_cm, fabs(a[i] - b[i]));
             worst_rm = fmax(worst_rm, fabs(a[i] - c[i]));
         }
+        collide64(&hm, ACM_COLLISION_CM_MRT, f, F, c, NULL);
+        for (int i = 0; i < 27; ++i)
+            worst_hm = fmax(worst_hm, fabs(a[i] - c[i]));
     }
+    ck_assert_msg(worst_hm <= 1e-15, "BGK vs central Hermite moments (all rates omega): %g",
+                  worst_hm);
     ck_assert_msg(worst_cm <= 1e-15, "BGK vs CM(all rates omega): %g", worst_cm);
     ck_assert_msg(worst_rm <= 1e-15, "BGK vs RM(all rates omega): %g", worst_rm);
 }
@@ -431,6 +441,50 @@ START_TEST(raw_and_central_moments_differ_with_distinct_rates)
     for (int i = 0; i < 27; ++i)
         diff = fmax(diff, fabs(a[i] - b[i]));
     ck_assert_msg(diff > 1e-6, "RM-MRT and CM-MRT gave the same result (%g)", diff);
+}
+END_TEST
+
+/* A pure shear disturbance at rest: f^eq(1, 0) + eps w_i (c_x c_y, c_x^2 - c_y^2,
+ * c_y c_z) mixed. Its central Hermite moments are of order 2 only. */
+static void shear_disturbance(double f[27])
+{
+    const double zero[3] = {0, 0, 0};
+    feq(1.0, zero, f);
+    for (int i = 0; i < 27; ++i) {
+        const int x = acm_cx(i), y = acm_cy(i), z = acm_cz(i);
+        f[i] += acm_weight(i) * (0.03 * x * y + 0.02 * (x * x - y * y) - 0.01 * y * z);
+    }
+}
+
+START_TEST(hermite_high_orders_leave_a_shear_disturbance_alone)
+{
+    /* With the shear rate near 2 (nu -> 0) the monomial moment c_x^2 c_y^2
+     * carries (c_x^2 + c_y^2)/3 of the shear: relaxing it at a high-order rate
+     * unlike omega leaks the shear into order 4 (the ACM jet's energy growth,
+     * docs/physics.md). The Hermite high orders must relax a pure shear
+     * disturbance as one: f* = f^eq + (1 - omega)(f - f^eq), whatever the
+     * high-order rates; the monomial ones must not (else this test is void). */
+    const double w = 1.999, zero[3] = {0, 0, 0};
+    double f[27], e[27], out[27];
+    shear_disturbance(f);
+    feq(1.0, zero, e);
+    for (int c = 0; c < 2; ++c) {
+        const double rh = c == 0 ? 1.0 : 1.5;
+        acm_collide_params p = params_cm(w, rh, rh);
+        double worst_h = 0, worst_m = 0;
+        p.hermite_high_orders = 1;
+        collide64(&p, ACM_COLLISION_CM_MRT, f, zero, out, NULL);
+        for (int i = 0; i < 27; ++i)
+            worst_h = fmax(worst_h, fabs(out[i] - e[i] - (1 - w) * (f[i] - e[i])));
+        p.hermite_high_orders = 0;
+        collide64(&p, ACM_COLLISION_CM_MRT, f, zero, out, NULL);
+        for (int i = 0; i < 27; ++i)
+            worst_m = fmax(worst_m, fabs(out[i] - e[i] - (1 - w) * (f[i] - e[i])));
+        ck_assert_msg(worst_h <= 1e-16, "rates %g: Hermite high orders moved the shear by %g", rh,
+                      worst_h);
+        ck_assert_msg(worst_m > 1e-4, "rates %g: monomial high orders kept the shear (%g)", rh,
+                      worst_m);
+    }
 }
 END_TEST
 
@@ -613,6 +667,7 @@ TEST_SUITE(collide_suite)
     tcase_add_loop_test(tc, equilibrium_is_a_fixed_point, 0, 5);
     tcase_add_test(tc, bgk_equals_central_moments_with_equal_rates);
     tcase_add_test(tc, raw_and_central_moments_differ_with_distinct_rates);
+    tcase_add_test(tc, hermite_high_orders_leave_a_shear_disturbance_alone);
     tcase_add_test(tc, float_collision_tracks_double);
     suite_add_tcase(s, tc);
     tc = acm_tcase("adaptive", 60);

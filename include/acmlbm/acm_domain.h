@@ -135,8 +135,10 @@ typedef struct acm_collision_options {
     double high_order_rate;      /**< CM/RM-MRT: rate of the moments of order 3 to 6 (default 1: De Rosis) */
     double bulk_rate;            /**< CM/RM-MRT: rate of the trace moment (default 1) */
     int32_t bulk_follows_high_order; /**< CM/RM-MRT: 1 = trace uses high_order_rate (default 0) */
-    int32_t safety_net;          /**< ACM modes: 1 = clamp the adaptive rates to [1, max_high_order_rate],
-                                      hold them at 1 in the cells next to a non-periodic face,
+    int32_t safety_net;          /**< ACM modes: 1 = relax the orders 3-6 as central Hermite moments
+                                      (decoupled from the shear), clamp the adaptive rates to
+                                      [1, max_high_order_rate], hold them at 1 in the cells
+                                      next to a non-periodic face,
                                       and redo a cell with rates 1 when a population falls below
                                       0.3 of its equilibrium, relaxing it further towards
                                       equilibrium if still needed (our addition, not from the
