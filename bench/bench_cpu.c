@@ -14,7 +14,10 @@
  *    FP32, 432 B in FP64); force and ACM state arrays are not counted.
  *
  *   acm-bench-cpu [--size N[,N...]] [--precision fp32|fp64] [--min-time S]
- *                 [--threads T] [--copy-mib M]
+ *                 [--threads T] [--copy-mib M] [--streaming two|inplace|both]
+ *
+ * Both streaming schemes move the same bytes per step; the "mem B/cell"
+ * column is what the domain holds (acm_domain_info.bytes_per_cell).
  *
  * ACMLBM_CPU_ISA selects the kernel variant (baseline, x86_64_v3, x86_64_v4);
  * OMP_NUM_THREADS or --threads the thread count.
@@ -42,6 +45,7 @@ typedef struct bench_args {
     double min_time;  /* seconds of timed steps per case, at least */
     int threads;      /* 0: the OpenMP default */
     size_t copy_mib;  /* size of each copy buffer */
+    int streaming;    /* bit 0: two arrays, bit 1: in place */
 } bench_args;
 
 typedef struct bench_model {
@@ -94,9 +98,9 @@ static void usage(FILE *fp)
 {
     fprintf(fp, "usage: acm-bench-cpu [--size N[,N...]] [--precision fp32|fp64] "
                 "[--min-time S]\n"
-                "                     [--threads T] [--copy-mib M]\n"
+                "                     [--threads T] [--copy-mib M] [--streaming two|inplace|both]\n"
                 "defaults: --size 64,128 --precision fp32 --min-time 1 --threads 0 (OpenMP "
-                "default) --copy-mib 512\n");
+                "default) --copy-mib 512 --streaming both\n");
 }
 
 static int parse_long(const char *s, char **end, long lo, long hi, long *out)
@@ -161,6 +165,12 @@ static int apply_option(bench_args *a, const char *key, const char *val)
         a->threads = (int)v;
     else if (strcmp(key, "--copy-mib") == 0 && parse_whole(val, 1, 1 << 20, &v) == 0)
         a->copy_mib = (size_t)v;
+    else if (strcmp(key, "--streaming") == 0 && strcmp(val, "two") == 0)
+        a->streaming = 1;
+    else if (strcmp(key, "--streaming") == 0 && strcmp(val, "inplace") == 0)
+        a->streaming = 2;
+    else if (strcmp(key, "--streaming") == 0 && strcmp(val, "both") == 0)
+        a->streaming = 3;
     else
         return -1;
     return 0;
@@ -169,7 +179,7 @@ static int apply_option(bench_args *a, const char *key, const char *val)
 /* Returns 0 to run, 1 after --help, -1 on a usage error. */
 static int parse_args(int argc, char **argv, bench_args *a)
 {
-    const bench_args defaults = {{64, 128}, 2, ACM_PRECISION_FP32, 1.0, 0, 512};
+    const bench_args defaults = {{64, 128}, 2, ACM_PRECISION_FP32, 1.0, 0, 512, 3};
     *a = defaults;
     for (int k = 1; k < argc; k += 2) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
@@ -294,10 +304,19 @@ static int failed(const acm_domain *d, acm_status st, const char *call)
             return -1;                                                                     \
     } while (0)
 
-static acm_domain *create_domain(const bench_args *a, acm_collision model, int32_t n)
+static acm_domain *create_domain(const bench_args *a, acm_collision model, int32_t n,
+                                 acm_streaming streaming)
 {
     char err[512] = "";
+    acm_layout *layout = NULL;
+    if (acm_layout_create(&layout) != ACM_OK ||
+        acm_layout_set(layout, ACM_LAYOUT_STREAMING, streaming) != ACM_OK) {
+        fprintf(stderr, "acm-bench-cpu: cannot make the layout\n");
+        acm_layout_destroy(layout);
+        return NULL;
+    }
     acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
+    o.layout = layout;
     o.nx = o.ny = o.nz = n;
     o.viscosity = BENCH_VISCOSITY;
     o.collision = model;
@@ -307,6 +326,7 @@ static acm_domain *create_domain(const bench_args *a, acm_collision model, int32
     o.error_buffer_size = sizeof err;
     acm_domain *d = NULL;
     acm_status st = acm_domain_create(&d, &o);
+    acm_layout_destroy(layout);
     if (st != ACM_OK) {
         fprintf(stderr, "acm-bench-cpu: acm_domain_create (%d^3) failed: %s: %s\n", (int)n,
                 acm_status_string(st), err);
@@ -347,22 +367,29 @@ static int measure(acm_domain *d, const bench_args *a, int32_t n, double *mlups)
     }
 }
 
-static int run_case(const bench_args *a, const bench_model *m, int32_t n, double copy_gbs)
+static int run_case(const bench_args *a, const bench_model *m, int32_t n, acm_streaming streaming,
+                    double copy_gbs)
 {
-    acm_domain *d = create_domain(a, m->model, n);
+    acm_domain *d = create_domain(a, m->model, n, streaming);
     if (d == NULL)
         return -1;
     double mlups = 0.0;
+    acm_domain_info info;
+    memset(&info, 0, sizeof info);
+    info.version = ACM_DOMAIN_INFO_VERSION;
     int rc = configure(d, a);
     if (rc == 0)
         rc = measure(d, a, n, &mlups);
+    if (rc == 0 && acm_domain_get_info(d, &info) != ACM_OK)
+        rc = -1;
     acm_domain_destroy(d);
     if (rc != 0)
         return -1;
     const double bytes = 2.0 * 27.0 * (double)population_bytes(a->precision);
     const double gbs = mlups * bytes / 1e3;
-    printf("%-11s  %4d^3  %8.1f  %6.0f  %7.2f  %7.1f%%\n", m->name, (int)n, mlups, bytes, gbs,
-           copy_gbs > 0.0 ? 100.0 * gbs / copy_gbs : 0.0);
+    printf("%-11s  %-8s  %4d^3  %8.1f  %6.0f  %7.2f  %7.1f%%  %10.1f\n", m->name,
+           streaming == ACM_STREAMING_IN_PLACE ? "in place" : "two", (int)n, mlups, bytes, gbs,
+           copy_gbs > 0.0 ? 100.0 * gbs / copy_gbs : 0.0, info.bytes_per_cell);
     fflush(stdout);
     return 0;
 }
@@ -390,11 +417,15 @@ int main(int argc, char **argv)
     printf("bytes/cell  2 * 27 * %zu = %zu per step (each population read once, written "
            "once)\n\n",
            pop, 2 * 27 * pop);
-    printf("%-11s  %6s  %8s  %6s  %7s  %8s\n", "model", "size", "MLUPS", "B/cell", "GB/s",
-           "of copy");
+    printf("%-11s  %-8s  %6s  %8s  %6s  %7s  %8s  %10s\n", "model", "stream", "size", "MLUPS",
+           "B/cell", "GB/s", "of copy", "mem B/cell");
     for (int s = 0; s < args.nsizes; ++s)
         for (size_t k = 0; k < COUNT_OF(bench_models); ++k)
-            if (run_case(&args, &bench_models[k], args.sizes[s], copy_gbs) != 0)
-                return 1;
+            for (int scheme = 1; scheme <= 2; ++scheme)
+                if ((args.streaming & scheme) &&
+                    run_case(&args, &bench_models[k], args.sizes[s],
+                             scheme == 1 ? ACM_STREAMING_TWO_ARRAYS : ACM_STREAMING_IN_PLACE,
+                             copy_gbs) != 0)
+                    return 1;
     return 0;
 }

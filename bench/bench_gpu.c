@@ -72,9 +72,10 @@ static double traffic(acm_kernel k, acm_precision p, acm_collision m)
     }
 }
 
-/* MLUPS of one configuration, or a negative number with a message. */
+/* MLUPS of one configuration, or a negative number with a message; the
+ * domain's memory per cell into *mem_per_cell. */
 static double run_one(const bench_opts *o, const int n[3], acm_kernel k, acm_precision p,
-                      acm_collision m)
+                      acm_collision m, double *mem_per_cell)
 {
     acm_layout *l = NULL;
     acm_layout_create(&l);
@@ -129,6 +130,10 @@ static double run_one(const bench_opts *o, const int n[3], acm_kernel k, acm_pre
         printf("  (%s: %s)\n", acm_status_string(st), acm_domain_last_error(d));
         mlups = -1;
     }
+    acm_domain_info info;
+    memset(&info, 0, sizeof info);
+    info.version = ACM_DOMAIN_INFO_VERSION;
+    *mem_per_cell = acm_domain_get_info(d, &info) == ACM_OK ? info.bytes_per_cell : -1.0;
     acm_domain_destroy(d);
     return mlups;
 }
@@ -209,14 +214,15 @@ int main(int argc, char **argv)
            bw / 1e9);
     printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n\n",
            bw / 216e6, bw / 108e6);
-    printf("%-9s %-5s %-12s %-10s %9s %7s %9s %7s\n", "variant", "prec", "size", "model",
-           "MLUPS", "B/cell", "GB/s", "of copy");
+    printf("%-9s %-5s %-12s %-10s %9s %7s %9s %7s %10s\n", "variant", "prec", "size", "model",
+           "MLUPS", "B/cell", "GB/s", "of copy", "mem B/cell");
     for (int s = 0; s < o.nsizes; ++s)
         for (int m = 0; m < o.nmodels; ++m)
             for (int p = 0; p < o.nprecisions; ++p)
                 for (int v = 0; v < o.nvariants; ++v) {
+                    double mem = -1.0;
                     double mlups = run_one(&o, o.sizes[s], o.variants[v], o.precisions[p],
-                                           o.models[m]);
+                                           o.models[m], &mem);
                     double bytes = traffic(o.variants[v], o.precisions[p], o.models[m]);
                     char size[32];
                     snprintf(size, sizeof size, "%dx%dx%d", o.sizes[s][0], o.sizes[s][1],
@@ -227,16 +233,17 @@ int main(int argc, char **argv)
                                model_name(o.models[m]), "failed");
                         continue;
                     }
-                    printf("%-9s %-5s %-12s %-10s %9.0f %7.0f %9.0f %6.1f%%\n",
+                    printf("%-9s %-5s %-12s %-10s %9.0f %7.0f %9.0f %6.1f%% %10.1f\n",
                            variant_name(o.variants[v]),
                            o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
                            : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
                                                                    : "fp32",
                            size, model_name(o.models[m]), mlups, bytes, mlups * bytes / 1e3,
-                           100.0 * mlups * bytes * 1e6 / bw);
+                           100.0 * mlups * bytes * 1e6 / bw, mem);
                     fflush(stdout);
                 }
     printf("\nB/cell: bytes each kernel structure reads and writes per cell and step, every "
-           "array touched once (fused FP32: 2 x 27 x 4 = 216).\n");
+           "array touched once (fused FP32: 2 x 27 x 4 = 216).\nmem B/cell: what the domain "
+           "holds on the device per cell (acm_domain_info.bytes_per_cell).\n");
     return 0;
 }

@@ -235,6 +235,10 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     if ((uint64_t)d->ncells >= ((uint64_t)1 << 32))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                         "the CUDA backend handles up to 2^32 - 1 cells per domain");
+    if (d->streaming == ACM_STREAMING_IN_PLACE) /* issue 9: the kernels are still to come */
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                        "in-place streaming runs on the CPU backend only in this version; "
+                        "the CUDA backend needs ACM_STREAMING_TWO_ARRAYS");
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || d->device >= count) {

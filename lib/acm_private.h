@@ -33,6 +33,7 @@ struct acm_layout {
     int64_t sample_block; /* Morton block edge l, 0 = default */
     int64_t sample_order; /* acm_sample_order, 0 = default */
     int64_t ib_spread;    /* acm_ib_spread, 0 = default */
+    int64_t streaming;    /* acm_streaming, 0 = default */
     char error[ACM_ERROR_SIZE];
 };
 
@@ -80,6 +81,7 @@ struct acm_domain {
     acm_precision precision;
     acm_csoa csoa;               /* population layout (beta = 27) */
     acm_kernel kernel;           /* GPU kernel structure (resolved) */
+    acm_streaming streaming;     /* population streaming (resolved) */
     int32_t block_size;          /* GPU threads per block, 0 = backend default */
     acm_collision_options coll;  /* model resolved */
     acm_face_bc face[ACM_FACE_COUNT];

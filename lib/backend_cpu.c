@@ -71,8 +71,12 @@ typedef struct cpu_ib {
 
 typedef struct cpu_impl {
     size_t elem;        /* bytes per population value: 4 or 8 */
-    void *f[2];         /* CSoA population arrays */
-    int cur;            /* f[cur] holds the current post-collision state */
+    void *f[2];         /* CSoA population arrays (f[1] NULL when in place) */
+    int cur;            /* two arrays: f[cur] holds the current post-collision state */
+    bool in_place;      /* ACM_STREAMING_IN_PLACE: f[0] only, the AA pattern */
+    int parity;         /* in place: 0 = f[0] holds the physical (streamed) state,
+                           1 = the post-collision state of an even step, each
+                           population in its opposite slot (lbm_cpu_tmpl.h) */
     void *force;        /* per-cell force, 3 planes of ncells, or NULL */
     void *zeros;        /* nx zeros: force rows when there is no field */
     void *tau;          /* ACM_LI2020 per-cell tau*, or NULL until needed */
@@ -199,7 +203,7 @@ static void account(acm_domain *d, const cpu_impl *m)
     uint64_t ib_bytes = ib->mask ? ((uint64_t)d->ncells + 31) / 32 * 4 + ib->n * 15 * sizeof(double) +
                                        ib->list_cells * 4 + (ib->cell_samples ? ib->n * 8 : 0)
                                  : 0;
-    d->memory_bytes = 2 * pops + (per_cell * (uint64_t)d->ncells + scratch + (uint64_t)d->nx) * m->elem +
+    d->memory_bytes = (m->in_place ? 1 : 2) * pops + (per_cell * (uint64_t)d->ncells + scratch + (uint64_t)d->nx) * m->elem +
                       ib_bytes;
 }
 
@@ -224,11 +228,13 @@ static acm_status cpu_domain_init(acm_domain *d)
     uint64_t n = acm_csoa_size(d->csoa, (uint64_t)d->ncells);
     if (n > SIZE_MAX / m->elem)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "population storage does not fit in memory");
-    for (int b = 0; b < 2; ++b)
+    m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
+    const int arrays = m->in_place ? 1 : 2;
+    for (int b = 0; b < arrays; ++b)
         if ((m->f[b] = alloc_zeroed((size_t)n * m->elem)) == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
                             "cannot allocate %.3g GB of populations for %dx%dx%d cells",
-                            2.0 * (double)n * (double)m->elem / 1e9, d->nx, d->ny, d->nz);
+                            arrays * (double)n * (double)m->elem / 1e9, d->nx, d->ny, d->nz);
     if ((m->zeros = alloc_zeroed((size_t)d->nx * m->elem)) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a row buffer");
     return sync_threads(d, m);
@@ -306,8 +312,10 @@ static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t 
     d->diverged = true;
     return ACM_FAIL(d, ACM_ERR_DIVERGED,
                     "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity "
-                    "(%g, %g, %g), speed limit %g; the state before that step is kept",
-                    (long long)d->step + 1, x, y, z, rho, u[0], u[1], u[2], d->max_speed);
+                    "(%g, %g, %g), speed limit %g; %s",
+                    (long long)d->step + 1, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
+                    m->in_place ? "in-place streaming kept no copy of the state before it"
+                                : "the state before that step is kept");
 }
 
 static acm_status cpu_advance(acm_domain *d, acm_check check)

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>   /* isfinite, sqrt */
+#include <stddef.h> /* offsetof */
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memcpy, memset */
 
@@ -23,6 +24,14 @@
 static size_t domain_options_size(uint32_t version)
 {
     return version == 1 ? sizeof(acm_domain_options) : 0;
+}
+
+/* Bytes of acm_domain_info known to a caller of a given version (0: unknown). */
+static size_t domain_info_size(uint32_t version)
+{
+    if (version == 1)
+        return offsetof(acm_domain_info, memory_bytes) + sizeof(uint64_t);
+    return version == 2 ? sizeof(acm_domain_info) : 0;
 }
 
 static size_t collision_options_size(uint32_t version)
@@ -255,6 +264,8 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     d->backend = ops->kind;
     d->device = ops->kind == ACM_BACKEND_CUDA ? (o.device < 0 ? 0 : o.device) : -1;
     d->precision = o.precision;
+    d->streaming = o.layout != NULL && o.layout->streaming != 0 ? (acm_streaming)o.layout->streaming
+                                                                : ACM_STREAMING_TWO_ARRAYS;
     d->kernel = o.layout != NULL && o.layout->kernel != 0 ? (acm_kernel)o.layout->kernel
                                                           : ACM_KERNEL_FUSED;
     d->block_size = o.layout != NULL ? (int32_t)o.layout->block_size : 0;
@@ -761,8 +772,12 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
-    ACM_TRY(check_out_struct(domain, info, info ? &info->version : NULL, ACM_DOMAIN_INFO_VERSION,
-                             "acm_domain_info"));
+    if (info == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "acm_domain_info is NULL");
+    const size_t size = domain_info_size(info->version);
+    if (size == 0)
+        return ACM_FAIL(domain, ACM_ERR_BAD_VERSION,
+                        "acm_domain_info version %u is not supported (1 or 2)", info->version);
     acm_domain_info i;
     memset(&i, 0, sizeof i);
     i.version = info->version;
@@ -780,6 +795,8 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
     i.block_size = domain->block_size;
     i.step = domain->step;
     i.memory_bytes = domain->memory_bytes;
-    *info = i;
+    i.streaming = domain->streaming;
+    i.bytes_per_cell = (double)domain->memory_bytes / (double)domain->ncells;
+    memcpy(info, &i, size);
     return ACM_OK;
 }

@@ -53,30 +53,39 @@ static void S(ib_mark_band)(const acm_domain *d, cpu_ib *ib)
 }
 
 /* Populations of cell (x, y, z) after streaming (the pull of boundary.h for
- * one cell): f_i = src_i(x - c_i), bounced back across walls. */
-static void S(pull_cell)(const acm_domain *d, const R *src, int32_t x, int32_t y, int32_t z,
+ * one cell): f_i = src_i(x - c_i), bounced back across walls; in place at
+ * parity 0 the cell's own slots, at parity 1 the pull with the slots swapped
+ * (lbm_cpu_tmpl.h). */
+static void S(pull_cell)(const acm_domain *d, const cpu_impl *m, int32_t x, int32_t y, int32_t z,
                          R f[ACM_Q])
 {
+    const R *src = S(state)(m);
     const int32_t n[3] = {d->nx, d->ny, d->nz};
     const uint64_t own = (uint64_t)x + (uint64_t)n[0] * ((uint64_t)y + (uint64_t)n[1] * (uint64_t)z);
+    if (m->in_place && m->parity == 0) {
+        for (int i = 0; i < ACM_Q; ++i)
+            f[i] = src[acm_csoa_index(d->csoa, own, (uint32_t)i)];
+        return;
+    }
+    const int swap = m->in_place;
     for (int i = 0; i < ACM_Q; ++i) {
+        const int pulled = swap ? acm_opp(i) : i, bounced = swap ? i : acm_opp(i);
         int32_t s[3] = {x - acm_cx(i), y - acm_cy(i), z - acm_cz(i)};
         acm_crossing cr = acm_no_crossing();
         for (int a = 0; a < 3; ++a)
             acm_cross_axis(d->face, a, n[a], &s[a], &cr);
         if (cr.n > 0) {
-            f[i] = src[acm_csoa_index(d->csoa, own, (uint32_t)acm_opp(i))] + (R)acm_bounce_term(i, &cr);
+            f[i] = src[acm_csoa_index(d->csoa, own, (uint32_t)bounced)] + (R)acm_bounce_term(i, &cr);
             continue;
         }
         const uint64_t k = (uint64_t)s[0] + (uint64_t)n[0] * ((uint64_t)s[1] + (uint64_t)n[1] * (uint64_t)s[2]);
-        f[i] = src[acm_csoa_index(d->csoa, k, (uint32_t)i)];
+        f[i] = src[acm_csoa_index(d->csoa, k, (uint32_t)pulled)];
     }
 }
 
 /* Step 4: rho and u* of every band cell into the macro planes. */
 static void S(ib_band_macro)(const acm_domain *d, const cpu_impl *m, cpu_ib *ib)
 {
-    const R *src = (const R *)m->f[m->cur];
     R *M = (R *)ib->macro;
     const uint64_t n = (uint64_t)d->ncells, words = (n + 31) / 32;
 #pragma omp parallel for schedule(dynamic, 64) num_threads(m->nthreads) if (words >= 4096)
@@ -90,7 +99,7 @@ static void S(ib_band_macro)(const acm_domain *d, const cpu_impl *m, cpu_ib *ib)
             const int32_t z = (int32_t)(k / ((uint64_t)d->nx * (uint64_t)d->ny));
             R f[ACM_Q];
             double rho, j[3], F[3];
-            S(pull_cell)(d, src, x, y, z, f);
+            S(pull_cell)(d, m, x, y, z, f);
             S(moments)(f, 1, &rho, j);
             S(cell_force)(d, m, (int64_t)k, F);
             M[k] = (R)rho;

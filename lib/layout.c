@@ -65,6 +65,10 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
         *min = ACM_IB_SPREAD_SCATTER;
         *max = ACM_IB_SPREAD_GATHER;
         return ACM_OK;
+    case ACM_LAYOUT_STREAMING:
+        *min = ACM_STREAMING_TWO_ARRAYS;
+        *max = ACM_STREAMING_IN_PLACE;
+        return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;
     }
@@ -79,6 +83,7 @@ static int64_t *param_slot(acm_layout *l, acm_layout_param param)
     case ACM_LAYOUT_SAMPLE_BLOCK: return &l->sample_block;
     case ACM_LAYOUT_SAMPLE_ORDER: return &l->sample_order;
     case ACM_LAYOUT_IB_SPREAD: return &l->ib_spread;
+    case ACM_LAYOUT_STREAMING: return &l->streaming;
     default: return NULL;
     }
 }

@@ -4,10 +4,21 @@
  * the field transfers. Included twice by backend_cpu.c (ACM_R = float,
  * double; ACM_SFX names the instance). SPDX-License-Identifier: Apache-2.0
  *
- * Storage: two CSoA population arrays of shifted populations f - w. f[cur]
- * holds the current state *after collision*, before streaming, so a step is
- * "pull from f[cur] into registers, collide, write f[1-cur], swap". The
- * physical state f(x, t) (what the API reports) is the pulled one.
+ * Storage: CSoA arrays of shifted populations f - w.
+ *   Two arrays: f[cur] holds the current state *after collision*, before
+ *     streaming, so a step is "pull from f[cur] into registers, collide, write
+ *     f[1-cur], swap". The physical state f(x, t) (what the API reports) is the
+ *     pulled one.
+ *   In place (the AA pattern), one array A = f[0] and a parity:
+ *     parity 0: A holds the physical state. The (even) step reads A[x][i],
+ *       collides, writes f*_i(x) to A[x][opp(i)] -> parity 1.
+ *     parity 1: A[x][opp(i)] holds f*_i(x), so the physical state is the pull
+ *       f_i(x) = A[x - c_i][opp(i)] (across a wall: A[x][i] + the wall term).
+ *       The (odd) step reads that pull, collides and pushes f*_i(x) to
+ *       A[x + c_i][i] (across a wall: A[x][opp(i)] + the wall term, the
+ *       bounce-back done in advance) -> parity 0.
+ *     Every slot a cell reads is one only that cell writes, so the cells can
+ *     be visited in any order and in parallel.
  */
 
 #define R ACM_R
@@ -52,22 +63,25 @@ static void S(store_range)(R *dst, acm_csoa l, int64_t k, int32_t n, int i, cons
 /*
  * Stream one row (y, z) into out[27][nx]: out_i(x) = src_i(x - dir*c_i) with
  * the face rules. dir = +1 is the pull of a time step; dir = -1 is its exact
- * inverse, used to turn a physical state back into stored form.
+ * inverse, used to turn a physical state back into stored form. swap = 1
+ * reads slot opp(i) where it would read i and i where opp(i) (the in-place
+ * pull of parity 1).
  */
 static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t z, int dir,
-                          R *out)
+                          int swap, R *out)
 {
     const int32_t nx = d->nx, ny = d->ny, nz = d->nz;
     const int64_t row = (int64_t)nx * (y + (int64_t)ny * z);
     for (int i = 0; i < ACM_Q; ++i) {
         const int cx = dir * acm_cx(i), cy = dir * acm_cy(i), cz = dir * acm_cz(i);
+        const int pulled = swap ? acm_opp(i) : i, bounced = swap ? i : acm_opp(i);
         R *o = out + (size_t)i * (size_t)nx;
         acm_crossing cr = acm_no_crossing();
         int32_t ys = y - cy, zs = z - cz;
         acm_cross_axis(d->face, 1, ny, &ys, &cr);
         acm_cross_axis(d->face, 2, nz, &zs, &cr);
         if (cr.n > 0) { /* the whole row bounces back from its own opposite population */
-            S(load_range)(src, d->csoa, row, nx, acm_opp(i), o);
+            S(load_range)(src, d->csoa, row, nx, bounced, o);
             const R t = (R)acm_bounce_term(i, &cr);
             for (int32_t x = 0; x < nx; ++x)
                 o[x] += t;
@@ -81,21 +95,105 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
         }
         const int64_t srow = (int64_t)nx * (ys + (int64_t)ny * zs);
         if (cx == 0) {
-            S(load_range)(src, d->csoa, srow, nx, i, o);
+            S(load_range)(src, d->csoa, srow, nx, pulled, o);
             continue;
         }
         int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx; /* the end cell */
         if (cx > 0)
-            S(load_range)(src, d->csoa, srow, nx - 1, i, o + 1);
+            S(load_range)(src, d->csoa, srow, nx - 1, pulled, o + 1);
         else
-            S(load_range)(src, d->csoa, srow + 1, nx - 1, i, o);
+            S(load_range)(src, d->csoa, srow + 1, nx - 1, pulled, o);
         acm_cross_axis(d->face, 0, nx, &xs, &cr);
         if (cr.n == 0)
-            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(srow + xs), (uint32_t)i)];
+            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(srow + xs), (uint32_t)pulled)];
         else
-            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)acm_opp(i))] +
+            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)bounced)] +
                    (R)acm_bounce_term(i, &cr);
     }
+}
+
+/* In place, odd step: push the post-collision row in[27][nx] of (y, z) to
+ * where the next step reads it, f*_i(x) into slot i of x + c_i, or across a
+ * non-periodic face into slot opp(i) of x plus the wall term of opp(i). The
+ * transpose of stream_row(..., +1, swap = 1). */
+static void S(push_row)(const acm_domain *d, R *dst, int32_t y, int32_t z, const R *in)
+{
+    const int32_t nx = d->nx, ny = d->ny, nz = d->nz;
+    const int64_t row = (int64_t)nx * (y + (int64_t)ny * z);
+    for (int i = 0; i < ACM_Q; ++i) {
+        const int cx = acm_cx(i), back = acm_opp(i);
+        const R *o = in + (size_t)i * (size_t)nx;
+        acm_crossing cr = acm_no_crossing();
+        int32_t yt = y + acm_cy(i), zt = z + acm_cz(i);
+        acm_cross_axis(d->face, 1, ny, &yt, &cr);
+        acm_cross_axis(d->face, 2, nz, &zt, &cr);
+        if (cr.n > 0) { /* the whole row bounces into its own opposite slots */
+            for (int32_t x = 0; x < nx; ++x) {
+                acm_crossing xcr = cr;
+                int32_t xt = x + cx;
+                acm_cross_axis(d->face, 0, nx, &xt, &xcr);
+                dst[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)back)] =
+                    o[x] + (R)acm_bounce_term(back, &xcr);
+            }
+            continue;
+        }
+        const int64_t trow = (int64_t)nx * (yt + (int64_t)ny * zt);
+        if (cx == 0) {
+            S(store_range)(dst, d->csoa, trow, nx, i, o);
+            continue;
+        }
+        int32_t x = cx > 0 ? nx - 1 : 0, xt = x + cx; /* the end cell */
+        if (cx > 0)
+            S(store_range)(dst, d->csoa, trow + 1, nx - 1, i, o);
+        else
+            S(store_range)(dst, d->csoa, trow, nx - 1, i, o + 1);
+        acm_cross_axis(d->face, 0, nx, &xt, &cr);
+        if (cr.n == 0)
+            dst[acm_csoa_index(d->csoa, (uint64_t)(trow + xt), (uint32_t)i)] = o[x];
+        else
+            dst[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)back)] =
+                o[x] + (R)acm_bounce_term(back, &cr);
+    }
+}
+
+/* The array that holds the state: f[0] in place, else f[cur]. */
+static R *S(state)(const cpu_impl *m) { return (R *)m->f[m->in_place ? 0 : m->cur]; }
+
+/* The physical state of row (y, z) into out[27][nx]. */
+static void S(physical_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32_t z, R *out)
+{
+    const R *src = S(state)(m);
+    if (m->in_place && m->parity == 0) {
+        const int64_t row = (int64_t)d->nx * (y + (int64_t)d->ny * z);
+        for (int i = 0; i < ACM_Q; ++i)
+            S(load_range)(src, d->csoa, row, d->nx, i, out + (size_t)i * (size_t)d->nx);
+        return;
+    }
+    S(stream_row)(d, src, y, z, +1, m->in_place, out);
+}
+
+/* Where the collision just done left f*_i of cell c (the new state): its
+ * index, and the wall term added there (the in-place push bounces in advance). */
+static uint64_t S(post_slot)(const acm_domain *d, const cpu_impl *m, const int32_t c[3], int i,
+                             double *term)
+{
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    const uint64_t k = (uint64_t)c[0] + (uint64_t)n[0] * ((uint64_t)c[1] + (uint64_t)n[1] * (uint64_t)c[2]);
+    *term = 0.0;
+    if (!m->in_place)
+        return acm_csoa_index(d->csoa, k, (uint32_t)i);
+    if (m->parity == 1) /* after an even step */
+        return acm_csoa_index(d->csoa, k, (uint32_t)acm_opp(i));
+    int32_t t[3] = {c[0] + acm_cx(i), c[1] + acm_cy(i), c[2] + acm_cz(i)};
+    acm_crossing cr = acm_no_crossing();
+    for (int a = 0; a < 3; ++a)
+        acm_cross_axis(d->face, a, n[a], &t[a], &cr);
+    if (cr.n > 0) {
+        *term = acm_bounce_term(acm_opp(i), &cr);
+        return acm_csoa_index(d->csoa, k, (uint32_t)acm_opp(i));
+    }
+    const uint64_t kt = (uint64_t)t[0] + (uint64_t)n[0] * ((uint64_t)t[1] + (uint64_t)n[1] * (uint64_t)t[2]);
+    return acm_csoa_index(d->csoa, kt, (uint32_t)i);
 }
 
 /* ---- equilibrium in public order ---------------------------------------- */
@@ -151,7 +249,7 @@ static void S(cell_force_total)(const acm_domain *d, const cpu_impl *m, int64_t 
 
 /* ---- per-face equilibrium layers (INLET / OUTLET) --------------------------- */
 
-static void S(apply_layer)(const acm_domain *d, R *f, int face)
+static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int face)
 {
     const int axis = face / 2, hi = face & 1;
     const int32_t n[3] = {d->nx, d->ny, d->nz};
@@ -166,29 +264,33 @@ static void S(apply_layer)(const acm_domain *d, R *f, int face)
             a[axis] = hi ? n[axis] - 2 : 1;
             c[a1] = a[a1] = p;
             c[a2] = a[a2] = q;
-            int64_t k = c[0] + (int64_t)n[0] * (c[1] + (int64_t)n[1] * c[2]);
-            int64_t ka = a[0] + (int64_t)n[0] * (a[1] + (int64_t)n[1] * a[2]);
             R fa[ACM_Q], e[ACM_Q];
-            for (int i = 0; i < ACM_Q; ++i)
-                fa[i] = f[acm_csoa_index(d->csoa, (uint64_t)ka, (uint32_t)i)];
+            for (int i = 0; i < ACM_Q; ++i) {
+                double t;
+                const uint64_t s = S(post_slot)(d, m, a, i, &t);
+                fa[i] = (R)((double)f[s] - t);
+            }
             double rho, j[3];
             S(moments)(fa, 1, &rho, j);
             R u[3];
             for (int b = 0; b < 3; ++b)
                 u[b] = bc->type == ACM_BOUNDARY_INLET ? (R)bc->u[b] : (R)(j[b] / rho);
             S(equilibrium)(bc->type == ACM_BOUNDARY_INLET ? (R)rho : (R)1, u, e);
-            for (int i = 0; i < ACM_Q; ++i)
-                f[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] =
-                    e[acm_layer_slot(i, axis, inward)];
+            for (int i = 0; i < ACM_Q; ++i) {
+                double t;
+                const uint64_t s = S(post_slot)(d, m, c, i, &t);
+                f[s] = (R)((double)e[acm_layer_slot(i, axis, inward)] + t);
+            }
         }
     }
 }
 
-static void S(apply_layers)(const acm_domain *d, R *f)
+/* After the collision, with m describing the new state (cur, parity) in f. */
+static void S(apply_layers)(const acm_domain *d, const cpu_impl *m, R *f)
 {
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->face[face].type))
-            S(apply_layer)(d, f, face);
+            S(apply_layer)(d, m, f, face);
 }
 
 /* ---- row visitor over the physical state -------------------------------- */
@@ -199,7 +301,6 @@ typedef void (*S(row_fn))(const acm_domain *d, const cpu_impl *m, int32_t y, int
 
 static void S(visit_rows)(const acm_domain *d, cpu_impl *m, S(row_fn) fn, void *ctx)
 {
-    const R *cur = (const R *)m->f[m->cur];
     const int64_t rows = (int64_t)d->ny * d->nz;
 #pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     {
@@ -208,7 +309,7 @@ static void S(visit_rows)(const acm_domain *d, cpu_impl *m, S(row_fn) fn, void *
 #pragma omp for schedule(static)
         for (int64_t r = 0; r < rows; ++r) {
             int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
-            S(stream_row)(d, cur, y, z, +1, fin);
+            S(physical_row)(d, m, y, z, fin);
             fn(d, m, y, z, fin, ctx, t);
         }
     }
@@ -227,7 +328,7 @@ static void S(unstream_into_current)(const acm_domain *d, cpu_impl *m)
 #pragma omp for schedule(static)
         for (int64_t r = 0; r < rows; ++r) {
             int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
-            S(stream_row)(d, phys, y, z, -1, buf);
+            S(stream_row)(d, phys, y, z, -1, 0, buf);
             int64_t row = (int64_t)d->nx * (y + (int64_t)d->ny * z);
             for (int i = 0; i < ACM_Q; ++i)
                 S(store_range)(cur, d->csoa, row, d->nx, i, buf + (size_t)i * (size_t)d->nx);
@@ -359,8 +460,7 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
         acm_collide_params params, face_params;
         acm__domain_collide_params(d, &params);
         const bool faces = acm__face_collide_params(&params, &face_params);
-        const R *src = (const R *)m->f[m->cur];
-        R *dst = (R *)m->f[1 - m->cur];
+        R *dst = m->in_place ? S(state)(m) : (R *)m->f[1 - m->cur];
         S(row_job) job;
         job.params = &params;
         job.face_params = faces ? &face_params : &params;
@@ -382,18 +482,25 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
             for (int64_t r = 0; r < rows; ++r) {
                 int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
                 int64_t row = r * nx;
-                S(stream_row)(d, src, y, z, +1, fin);
+                S(physical_row)(d, m, y, z, fin);
                 S(collide_row)(d, m, &job, y, z, fin, fout, acc);
-                for (int i = 0; i < ACM_Q; ++i)
-                    S(store_range)(dst, d->csoa, row, nx, i, fout + (size_t)i * (size_t)nx);
+                if (m->in_place && m->parity == 1)
+                    S(push_row)(d, dst, y, z, fout);
+                else
+                    for (int i = 0; i < ACM_Q; ++i) /* in place: into the opposite slot */
+                        S(store_range)(dst, d->csoa, row, nx, m->in_place ? acm_opp(i) : i,
+                                       fout + (size_t)i * (size_t)nx);
             }
         }
         acm_row_sums total;
         acm_row_sums_reduce(m->row_sums, m->nthreads, &total);
+        if (m->in_place) /* the new state is in place, diverged or not */
+            m->parity = 1 - m->parity;
         if (total.first_bad >= 0)
             return acm_cpu_report_divergence(d, m, total.first_bad);
-        S(apply_layers)(d, dst);
-        m->cur = 1 - m->cur;
+        if (!m->in_place)
+            m->cur = 1 - m->cur;
+        S(apply_layers)(d, m, dst);
         d->step++;
         d->fallback_last = total.fallbacks;
         d->fallback_total += total.fallbacks;
@@ -418,9 +525,25 @@ static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
     d->prev.mean_pi = s.sum_pi / (double)d->ncells;
 }
 
+/* The array to write a physical state into before S(adopt_physical). */
+static R *S(physical_target)(const cpu_impl *m)
+{
+    return (R *)m->f[m->in_place ? 0 : 1 - m->cur];
+}
+
+/* Make the physical state written to S(physical_target) the current state:
+ * in place it already is (parity 0); two arrays inverse-stream it. */
+static void S(adopt_physical)(const acm_domain *d, cpu_impl *m)
+{
+    if (m->in_place)
+        m->parity = 0;
+    else
+        S(unstream_into_current)(d, m);
+}
+
 static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_source *src)
 {
-    R *phys = (R *)m->f[1 - m->cur];
+    R *phys = S(physical_target)(m);
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k) {
         R rho = (R)(src->rho ? acm__load(src->dtype, src->rho, (size_t)k) : src->rho0), u[3], e[ACM_Q];
@@ -430,7 +553,7 @@ static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_sourc
         for (int i = 0; i < ACM_Q; ++i)
             phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] = e[i];
     }
-    S(unstream_into_current)(d, m);
+    S(adopt_physical)(d, m);
     if (m->tau != NULL)
         acm_cpu_reset_tau(d, m);
     S(refresh_prev)(d, m);
@@ -438,13 +561,13 @@ static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_sourc
 
 static void S(set_populations)(acm_domain *d, cpu_impl *m, acm_dtype dtype, const void *src)
 {
-    R *phys = (R *)m->f[1 - m->cur];
+    R *phys = S(physical_target)(m);
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
             phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] =
                 (R)(acm__load(dtype, src, (size_t)k * ACM_Q + (size_t)i) - acm_weight(i));
-    S(unstream_into_current)(d, m);
+    S(adopt_physical)(d, m);
     S(refresh_prev)(d, m);
 }
 
@@ -510,7 +633,7 @@ static void S(probe)(const acm_domain *d, cpu_impl *m, int32_t x, int32_t y, int
                      double *rho, double u[3])
 {
     R *fin = (R *)m->scratch[0];
-    S(stream_row)(d, (const R *)m->f[m->cur], y, z, +1, fin);
+    S(physical_row)(d, m, y, z, fin);
     double j[3], F[3];
     S(moments)(fin + x, (size_t)d->nx, rho, j);
     S(cell_force_total)(d, m, x + (int64_t)d->nx * (y + (int64_t)d->ny * z), F);

@@ -34,9 +34,10 @@ _Static_assert(sizeof(acm_backend) == 4 && sizeof(acm_status) == 4, "4-byte enum
 #define ACM_V1_COLLISION_OPTIONS_SIZE 112
 #define ACM_V1_DOMAIN_STATS_SIZE 80
 #define ACM_V1_DOMAIN_INFO_SIZE 80
+#define ACM_V2_DOMAIN_INFO_SIZE 96 /* 1.2: streaming, bytes_per_cell */
 
 _Static_assert(ACM_DOMAIN_OPTIONS_VERSION == 1 && ACM_COLLISION_OPTIONS_VERSION == 1 &&
-                   ACM_DOMAIN_STATS_VERSION == 1 && ACM_DOMAIN_INFO_VERSION == 1,
+                   ACM_DOMAIN_STATS_VERSION == 1 && ACM_DOMAIN_INFO_VERSION == 2,
                "a new struct version needs its own pinned sizes here");
 
 _Static_assert(sizeof(acm_domain_options) == ACM_V1_DOMAIN_OPTIONS_SIZE,
@@ -44,7 +45,7 @@ _Static_assert(sizeof(acm_domain_options) == ACM_V1_DOMAIN_OPTIONS_SIZE,
 _Static_assert(sizeof(acm_collision_options) == ACM_V1_COLLISION_OPTIONS_SIZE,
                "acm_collision_options v1 size");
 _Static_assert(sizeof(acm_domain_stats) == ACM_V1_DOMAIN_STATS_SIZE, "acm_domain_stats v1 size");
-_Static_assert(sizeof(acm_domain_info) == ACM_V1_DOMAIN_INFO_SIZE, "acm_domain_info v1 size");
+_Static_assert(sizeof(acm_domain_info) == ACM_V2_DOMAIN_INFO_SIZE, "acm_domain_info v2 size");
 
 /* Every field's offset: a reordering keeps the size but breaks callers. */
 #define PIN(type, field, off) \
@@ -102,6 +103,8 @@ PIN(acm_domain_info, kernel, 56);
 PIN(acm_domain_info, block_size, 60);
 PIN(acm_domain_info, step, 64);
 PIN(acm_domain_info, memory_bytes, 72);
+PIN(acm_domain_info, streaming, 80); /* version 2 */
+PIN(acm_domain_info, bytes_per_cell, 88);
 
 /* ---- 1.1: meshes, version 1 of their structs ------------------------------------ */
 
@@ -252,6 +255,10 @@ PIN_VALUE(ACM_PARAM_IB_ITERATIONS, 3);
 PIN_VALUE(ACM_LAYOUT_SAMPLE_BLOCK, 4);
 PIN_VALUE(ACM_LAYOUT_SAMPLE_ORDER, 5);
 PIN_VALUE(ACM_LAYOUT_IB_SPREAD, 6);
+PIN_VALUE(ACM_LAYOUT_STREAMING, 7); /* 1.2 */
+PIN_VALUE(ACM_STREAMING_DEFAULT, 0);
+PIN_VALUE(ACM_STREAMING_TWO_ARRAYS, 1);
+PIN_VALUE(ACM_STREAMING_IN_PLACE, 2);
 PIN_VALUE(ACM_SAMPLE_ORDER_DEFAULT, 0);
 PIN_VALUE(ACM_SAMPLE_ORDER_MORTON_BLOCK, 1);
 PIN_VALUE(ACM_SAMPLE_ORDER_AS_SAMPLED, 2);
@@ -271,7 +278,7 @@ START_TEST(struct_sizes_are_version_1)
     ck_assert_uint_eq(sizeof(acm_domain_options), ACM_V1_DOMAIN_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_collision_options), ACM_V1_COLLISION_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_domain_stats), ACM_V1_DOMAIN_STATS_SIZE);
-    ck_assert_uint_eq(sizeof(acm_domain_info), ACM_V1_DOMAIN_INFO_SIZE);
+    ck_assert_uint_eq(sizeof(acm_domain_info), ACM_V2_DOMAIN_INFO_SIZE);
     ck_assert_uint_eq(sizeof(acm_mesh_options), ACM_V1_MESH_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_mesh_info), ACM_V1_MESH_INFO_SIZE);
     ck_assert_uint_eq(sizeof(acm_solid_options), ACM_V1_SOLID_OPTIONS_SIZE);
@@ -306,11 +313,18 @@ START_TEST(library_reads_only_version_1_bytes)
     ck_assert_uint_eq(s->version, 1);
     free(s);
 
-    acm_domain_info *i = acm_test_alloc(sizeof *i);
-    i->version = 1;
-    ACM_CK_OK(d, acm_domain_get_info(d, i));
-    ck_assert_uint_eq(i->version, 1);
-    ck_assert_int_eq(i->nx, 3);
+    /* acm_domain_info is at version 2: a version-1 caller's block is smaller
+     * (its fields read through memcpy, as the caller's own struct would be) */
+    unsigned char *i = acm_test_alloc(ACM_V1_DOMAIN_INFO_SIZE);
+    const uint32_t v1 = 1;
+    int32_t nx = 0;
+    uint32_t version = 0;
+    memcpy(i, &v1, sizeof v1);
+    ACM_CK_OK(d, acm_domain_get_info(d, (acm_domain_info *)(void *)i));
+    memcpy(&version, i + offsetof(acm_domain_info, version), sizeof version);
+    memcpy(&nx, i + offsetof(acm_domain_info, nx), sizeof nx);
+    ck_assert_uint_eq(version, 1);
+    ck_assert_int_eq(nx, 3);
     free(i);
     acm_domain_destroy(d);
 }

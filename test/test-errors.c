@@ -444,7 +444,8 @@ START_TEST(wrong_struct_versions)
 
         EXPECT_GET_BAD_VERSION(d, acm_collision_options, acm_domain_get_collision, bad[b]);
         EXPECT_GET_BAD_VERSION(d, acm_domain_stats, acm_domain_get_stats, bad[b]);
-        EXPECT_GET_BAD_VERSION(d, acm_domain_info, acm_domain_get_info, bad[b]);
+        const uint32_t bad_info[] = {0, ACM_DOMAIN_INFO_VERSION + 1, 0xffffffffu};
+        EXPECT_GET_BAD_VERSION(d, acm_domain_info, acm_domain_get_info, bad_info[b]);
     }
     /* the rejected set_collision calls changed nothing */
     acm_collision_options now = ACM_COLLISION_OPTIONS_INIT;
@@ -1151,7 +1152,7 @@ START_TEST(layout_errors)
     ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_CSOA_GROUP, &v), ACM_OK);
     ck_assert_int_eq(v, 64);
 
-    const int bad_param[] = {-1, 0, 7, 1000};
+    const int bad_param[] = {-1, 0, ACM_LAYOUT_STREAMING + 1, 1000};
     for (int i = 0; i < 4; ++i) {
         int64_t got = -77, blo = -77, bhi = -77;
         EXPECT_LAYOUT_FAIL(l, acm_layout_set(l, (acm_layout_param)bad_param[i], 8),

@@ -83,6 +83,34 @@ static inline void acm_test_raw_momentum(acm_domain *d, size_t cells, double j[3
     free(f);
 }
 
+/* Largest |a - b| over n values. */
+static inline double acm_test_max_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t i = 0; i < n; ++i)
+        m = fmax(m, fabs(a[i] - b[i]));
+    return m;
+}
+
+/* Options of a sphere of radius R from n caller samples at pos, moving at
+ * (0.03, 0, 0) and spinning at 0.01 about z (prescribed); *pts and *areas
+ * hold the samples until the caller frees them after acm_solid_create. */
+static inline acm_solid_options acm_test_moving_sphere(int n, double R, const double pos[3],
+                                                       double **pts, double **areas)
+{
+    acm_test_sphere_points(n, R, pts, areas);
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.sample_count = (size_t)n;
+    so.sample_points = *pts;
+    so.sample_areas = *areas;
+    for (int a = 0; a < 3; ++a)
+        so.position[a] = pos[a];
+    so.motion = ACM_MOTION_PRESCRIBED;
+    so.velocity[0] = 0.03;
+    so.angular_velocity[2] = 0.01;
+    return so;
+}
+
 #endif /* ACMLBM_TEST_SOLID_COMMON_H */
 
 /* ---- spheres of caller samples ------------------------------------------------------- */

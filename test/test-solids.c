@@ -210,14 +210,6 @@ static double *sphere_run(const sphere_case *c, int steps, double F[3], double T
     return u;
 }
 
-static double max_diff(const double *a, const double *b, size_t n)
-{
-    double m = 0.0;
-    for (size_t i = 0; i < n; ++i)
-        m = fmax(m, fabs(a[i] - b[i]));
-    return m;
-}
-
 /* Two cases give the same forces and flow up to round-off. */
 static void expect_same_run(const sphere_case *a, const sphere_case *b, int steps, double tol,
                             const char *what)
@@ -225,11 +217,11 @@ static void expect_same_run(const sphere_case *a, const sphere_case *b, int step
     double Fa[3], Ta[3], Fb[3], Tb[3];
     double *ua = sphere_run(a, steps, Fa, Ta), *ub = sphere_run(b, steps, Fb, Tb);
     const double scale = fmax(1e-6, sqrt(Fa[0] * Fa[0] + Fa[1] * Fa[1] + Fa[2] * Fa[2]));
-    ck_assert_msg(max_diff(Fa, Fb, 3) < tol * scale && max_diff(Ta, Tb, 3) < tol * scale * a->R,
+    ck_assert_msg(acm_test_max_diff(Fa, Fb, 3) < tol * scale && acm_test_max_diff(Ta, Tb, 3) < tol * scale * a->R,
                   "%s: force (%.15g, %.15g, %.15g) vs (%.15g, %.15g, %.15g)", what, Fa[0], Fa[1],
                   Fa[2], Fb[0], Fb[1], Fb[2]);
     const size_t cells = (size_t)a->n * a->n * a->n;
-    const double du = max_diff(ua, ub, 3 * cells);
+    const double du = acm_test_max_diff(ua, ub, 3 * cells);
     ck_assert_msg(du < tol * 0.03, "%s: velocity fields differ by %g", what, du);
     free(ua);
     free(ub);

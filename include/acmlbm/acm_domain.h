@@ -453,10 +453,14 @@ typedef struct acm_domain_info {
     int32_t block_size;      /**< GPU threads per block in use (0 on the CPU) */
     int64_t step;            /**< steps completed since the last initialisation */
     uint64_t memory_bytes;   /**< bytes held for populations and fields */
+    /* version 2 (1.2) */
+    acm_streaming streaming; /**< population streaming in use (never DEFAULT) @since 1.2 */
+    double bytes_per_cell;   /**< memory_bytes / cells: every allocation of the domain,
+                                  populations, fields, solids and scratch @since 1.2 */
 } acm_domain_info;
 
-/** Current version of ::acm_domain_info. */
-#define ACM_DOMAIN_INFO_VERSION 1
+/** Current version of ::acm_domain_info (1: up to memory_bytes). */
+#define ACM_DOMAIN_INFO_VERSION 2
 
 /**
  * Describe the domain. Does not synchronise.

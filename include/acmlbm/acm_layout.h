@@ -49,8 +49,23 @@ typedef enum acm_layout_param {
     ACM_LAYOUT_SAMPLE_ORDER = 5,
     /** How penalty forces reach the grid, an ::acm_ib_spread; 0 = default
      *  (::ACM_IB_SPREAD_SCATTER). */
-    ACM_LAYOUT_IB_SPREAD = 6
+    ACM_LAYOUT_IB_SPREAD = 6,
+    /** How populations stream, an ::acm_streaming; 0 = default
+     *  (::ACM_STREAMING_TWO_ARRAYS). @since 1.2 */
+    ACM_LAYOUT_STREAMING = 7
 } acm_layout_param;
+
+/** Population storage and streaming (docs/performance.md, "In-place streaming"). Both give
+ *  the same physics to round-off. */
+typedef enum acm_streaming {
+    ACM_STREAMING_DEFAULT = 0,    /**< ::ACM_STREAMING_TWO_ARRAYS */
+    ACM_STREAMING_TWO_ARRAYS = 1, /**< pull from one population array into another, swap */
+    ACM_STREAMING_IN_PLACE = 2    /**< one population array, the AA pattern: even steps
+                                       collide in the cell and store each population in its
+                                       opposite slot, odd steps read from and write to the
+                                       neighbours. Half the population memory; a step that
+                                       diverges cannot keep the state before it */
+} acm_streaming;
 
 /** Orders of the immersed-boundary samples in memory. */
 typedef enum acm_sample_order {
