@@ -3,8 +3,9 @@
  * throughput of each kernel structure (baseline, split, fused) and storage
  * precision (FP32, FP16) on several grid sizes, and prints MLUPS, bytes moved
  * per cell, achieved bandwidth and its fraction of the copy bandwidth.
+ * "inplace" is the fused kernel with one population array (the AA pattern).
  *
- *   acm-bench-gpu [--sizes 128,256,400x200x400] [--variants baseline,split,fused]
+ *   acm-bench-gpu [--sizes 128,256,400x200x400] [--variants baseline,split,fused,inplace]
  *                 [--precisions fp32,fp16] [--models acm,bgk,cm] [--seconds S]
  *                 [--block B] [--alpha A] [--device D]
  * SPDX-License-Identifier: Apache-2.0
@@ -23,6 +24,8 @@
 #include "bench_gpu_common.h"
 
 #define MAX_ITEMS 16
+/* The variant "inplace": the fused kernel with ACM_STREAMING_IN_PLACE. */
+#define BENCH_FUSED_IN_PLACE ((acm_kernel)100)
 
 typedef struct bench_opts {
     int sizes[MAX_ITEMS][3];
@@ -41,7 +44,10 @@ typedef struct bench_opts {
 
 static const char *variant_name(acm_kernel k)
 {
-    return k == ACM_KERNEL_BASELINE ? "baseline" : k == ACM_KERNEL_SPLIT ? "split" : "fused";
+    return k == ACM_KERNEL_BASELINE ? "baseline"
+           : k == ACM_KERNEL_SPLIT  ? "split"
+           : k == BENCH_FUSED_IN_PLACE ? "inplace"
+                                       : "fused";
 }
 
 static const char *model_name(acm_collision m)
@@ -67,7 +73,7 @@ static double traffic(acm_kernel k, acm_precision p, acm_collision m)
         return 135 * e + 4 * r + tau;
     case ACM_KERNEL_SPLIT: /* stream 54e, macro 27e+4r, moments 27e+27r, outputs 2(27r+4r)+27e, marks */
         return 135 * e + 93 * r + 1 + tau;
-    default: /* pull 27e, write 27e */
+    default: /* fused and in place: pull 27e, write 27e */
         return 54 * e + tau;
     }
 }
@@ -79,7 +85,9 @@ static double run_one(const bench_opts *o, const int n[3], acm_kernel k, acm_pre
 {
     acm_layout *l = NULL;
     acm_layout_create(&l);
-    acm_layout_set(l, ACM_LAYOUT_KERNEL, k);
+    acm_layout_set(l, ACM_LAYOUT_KERNEL, k == BENCH_FUSED_IN_PLACE ? ACM_KERNEL_FUSED : k);
+    if (k == BENCH_FUSED_IN_PLACE)
+        acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE);
     if (o->block > 0)
         acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, o->block);
     if (o->alpha > 0)
@@ -181,7 +189,8 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     for (int i = 0; i < o->nvariants; ++i)
         o->variants[i] = !strcmp(items[i], "baseline") ? ACM_KERNEL_BASELINE
                          : !strcmp(items[i], "split")  ? ACM_KERNEL_SPLIT
-                                                       : ACM_KERNEL_FUSED;
+                         : !strcmp(items[i], "inplace") ? BENCH_FUSED_IN_PLACE
+                                                        : ACM_KERNEL_FUSED;
     o->nprecisions = parse_list(precisions, items);
     for (int i = 0; i < o->nprecisions; ++i)
         o->precisions[i] = !strcmp(items[i], "fp16")   ? ACM_PRECISION_FP16
@@ -214,8 +223,8 @@ int main(int argc, char **argv)
            bw / 1e9);
     printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n\n",
            bw / 216e6, bw / 108e6);
-    printf("%-9s %-5s %-12s %-10s %9s %7s %9s %7s %10s\n", "variant", "prec", "size", "model",
-           "MLUPS", "B/cell", "GB/s", "of copy", "mem B/cell");
+    printf("%-9s %-5s %-14s %-10s %9s %8s %7s %9s %7s %10s\n", "variant", "prec", "size",
+           "model", "MLUPS", "ms/step", "B/cell", "GB/s", "of copy", "mem B/cell");
     for (int s = 0; s < o.nsizes; ++s)
         for (int m = 0; m < o.nmodels; ++m)
             for (int p = 0; p < o.nprecisions; ++p)
@@ -228,17 +237,19 @@ int main(int argc, char **argv)
                     snprintf(size, sizeof size, "%dx%dx%d", o.sizes[s][0], o.sizes[s][1],
                              o.sizes[s][2]);
                     if (mlups < 0) {
-                        printf("%-9s %-5s %-12s %-10s %9s\n", variant_name(o.variants[v]),
+                        printf("%-9s %-5s %-14s %-10s %9s\n", variant_name(o.variants[v]),
                                o.precisions[p] == ACM_PRECISION_FP16 ? "fp16" : "fp32", size,
                                model_name(o.models[m]), "failed");
                         continue;
                     }
-                    printf("%-9s %-5s %-12s %-10s %9.0f %7.0f %9.0f %6.1f%% %10.1f\n",
+                    const double cells = (double)o.sizes[s][0] * o.sizes[s][1] * o.sizes[s][2];
+                    printf("%-9s %-5s %-14s %-10s %9.0f %8.2f %7.0f %9.0f %6.1f%% %10.1f\n",
                            variant_name(o.variants[v]),
                            o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
                            : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
                                                                    : "fp32",
-                           size, model_name(o.models[m]), mlups, bytes, mlups * bytes / 1e3,
+                           size, model_name(o.models[m]), mlups, cells / mlups / 1e3, bytes,
+                           mlups * bytes / 1e3,
                            100.0 * mlups * bytes * 1e6 / bw, mem);
                     fflush(stdout);
                 }

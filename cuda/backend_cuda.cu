@@ -13,7 +13,9 @@
 
 #define ACM_KEY_CELL_BITS 36
 #define ACM_NO_KEY 0xffffffffffffffffull
-#define ACM_STAGING_BYTES ((size_t)256 << 20) /* field transfers go in chunks of this */
+/* Field transfers go in chunks of this: 64 MiB moves at full PCIe speed and
+ * costs 4 B/cell at 256^3 (256 MiB cost 16, docs/performance.md). */
+#define ACM_STAGING_BYTES ((size_t)64 << 20)
 
 /* Immersed-boundary storage (see acm_ib_args); host_ft is pinned. */
 struct cuda_ib {
@@ -36,8 +38,10 @@ struct cuda_impl {
     acm_gpu_elem elem;
     size_t real;          /* bytes of the arithmetic type: 4 or 8 */
     unsigned block;       /* threads per block of the per-cell kernels */
-    void *f[2];           /* stored populations (CSoA) */
-    int cur;              /* f[cur] holds the current post-collision state */
+    void *f[2];           /* stored populations (CSoA); f[1] NULL in place */
+    int cur;              /* two arrays: f[cur] holds the current post-collision state */
+    bool in_place;        /* ACM_STREAMING_IN_PLACE: f[0] only, the AA pattern */
+    int parity;           /* in place: 0 = physical state (ACM_STATE_AA_OWN), 1 = swapped */
     void *tmp, *mom;      /* split/baseline: streamed populations, relaxed moments */
     void *macro;          /* split/baseline: rho - 1, ux, uy, uz planes */
     uint32_t *redo;       /* cells the safety net must redo, a bit each (acm_redo_words) */
@@ -152,9 +156,11 @@ static size_t mom_bytes(const acm_domain *d)
 
 static size_t plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)->real; }
 
+/* Block sums: one per block of the per-cell kernels (at least 32 threads),
+ * two per block of the diagnostics (256 threads). */
 static unsigned partial_count(const acm_domain *d)
 {
-    return 2 * acm_blocks((uint64_t)d->ncells, 32) + 2;
+    return 2 * acm_blocks((uint64_t)d->ncells, IMPL(d)->block) + 2;
 }
 
 static acm_gpu_grid grid_of(const acm_domain *d)
@@ -168,8 +174,16 @@ static acm_gpu_grid grid_of(const acm_domain *d)
     g.div_nx = acm_fastdiv_make((uint32_t)d->nx);
     g.div_ny = acm_fastdiv_make((uint32_t)d->ny);
     memcpy(g.face, d->face, sizeof g.face);
+    const cuda_impl *m = IMPL(d);
+    g.state = !m->in_place ? ACM_STATE_POST : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
     return g;
 }
+
+/* The array that holds the state. */
+static void *state_array(const cuda_impl *m) { return m->f[m->in_place ? 0 : m->cur]; }
+
+/* The array to write a physical state into before adopt_physical_state. */
+static void *physical_target(const cuda_impl *m) { return m->f[m->in_place ? 0 : 1 - m->cur]; }
 
 /* Start of each population's storage inside each CSoA group, so that a
  * kernel adds only the cell's own offset (acm_cell_base). */
@@ -191,8 +205,8 @@ static acm_step_args step_args(const acm_domain *d)
     memset(&a, 0, sizeof a);
     a.g = grid_of(d);
     acm__domain_collide_params(d, &a.p);
-    a.src = m->f[m->cur];
-    a.dst = m->f[1 - m->cur];
+    a.src = state_array(m);
+    a.dst = m->in_place ? m->f[0] : m->f[1 - m->cur];
     a.force = m->force;
     memcpy(a.force0, d->body_force, sizeof a.force0);
     a.tau = m->tau;
@@ -235,10 +249,10 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     if ((uint64_t)d->ncells >= ((uint64_t)1 << 32))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                         "the CUDA backend handles up to 2^32 - 1 cells per domain");
-    if (d->streaming == ACM_STREAMING_IN_PLACE) /* issue 9: the kernels are still to come */
+    if (d->streaming == ACM_STREAMING_IN_PLACE && d->kernel != ACM_KERNEL_FUSED)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
-                        "in-place streaming runs on the CPU backend only in this version; "
-                        "the CUDA backend needs ACM_STREAMING_TWO_ARRAYS");
+                        "in-place streaming needs the fused kernel (ACM_LAYOUT_KERNEL = "
+                        "ACM_KERNEL_FUSED); the split and baseline structures keep two arrays");
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || d->device >= count) {
@@ -260,7 +274,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaSetDevice(d->device));
     CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     m->own_stream = true;
-    for (int b = 0; b < 2; ++b)
+    m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
+    for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(dev_alloc(d, &m->f[b], pop_bytes(d), "populations"));
     if (d->kernel != ACM_KERNEL_FUSED) {
         ACM_TRY(dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
@@ -320,7 +335,7 @@ static acm_status diagnose(acm_domain *d)
     cuda_impl *m = IMPL(d);
     acm_step_args a = step_args(d);
     unsigned n = 0;
-    CU_TRY(d, acm_launch_diagnostics(a, m->f[m->cur], m->elem, m->partials, &n, m->stream));
+    CU_TRY(d, acm_launch_diagnostics(a, state_array(m), m->elem, m->partials, &n, m->stream));
     CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, (double)d->ncells,
                                       m->sum_scratch, m->stream));
     CU_TRY(d, acm_launch_sum_partials(m->partials + n, n, m->sums + 3, false, (double)d->ncells,
@@ -374,13 +389,17 @@ static acm_status ensure_tau(acm_domain *d)
     return ACM_OK;
 }
 
-/* After a new physical state in f[1 - cur]: store it, reset the ACM state. */
+/* After a new physical state in physical_target(): store it (two arrays:
+ * the inverse pull; in place it is the state, parity 0), reset the ACM state. */
 static acm_status adopt_physical_state(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     acm_gpu_grid g = grid_of(d);
-    CU_TRY(d, acm_launch_pull(g, m->f[1 - m->cur], m->f[m->cur], m->elem, -1, m->block,
-                              m->stream));
+    if (m->in_place)
+        m->parity = 0;
+    else
+        CU_TRY(d, acm_launch_pull(g, m->f[1 - m->cur], m->f[m->cur], m->elem, -1, m->block,
+                                  m->stream));
     if (m->tau != NULL)
         CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0,
                                   m->stream));
@@ -411,7 +430,7 @@ extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_so
             CU_TRY(d, cudaMemcpyAsync(u, (const char *)src->u + (size_t)k0 * 3 * de,
                                       (size_t)n * 3 * de, cudaMemcpyHostToDevice, m->stream));
         }
-        CU_TRY(d, acm_launch_equilibrium(g, m->f[1 - m->cur], m->elem, rho, u, de, src->rho0,
+        CU_TRY(d, acm_launch_equilibrium(g, physical_target(m), m->elem, rho, u, de, src->rho0,
                                          src->u0, k0, n, m->stream));
     }
     return adopt_physical_state(d);
@@ -428,7 +447,7 @@ static acm_status download_field(acm_domain *d, acm_field field, int comp, acm_d
     acm_step_args a = step_args(d);
     for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
         uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
-        CU_TRY(d, acm_launch_field(a, m->f[m->cur], m->elem, field, m->staging, de, k0, n,
+        CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, field, m->staging, de, k0, n,
                                    m->stream));
         CU_TRY(d, cudaMemcpyAsync((char *)dst + (size_t)k0 * per_cell, m->staging,
                                   (size_t)n * per_cell, cudaMemcpyDeviceToHost, m->stream));
@@ -518,7 +537,7 @@ extern "C" acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dty
         });
     }
     ACM_TRY(upload_chunks(d, ACM_Q, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
-        return acm_launch_set_populations(g, m->f[1 - m->cur], m->elem, m->staging, de, k0, n,
+        return acm_launch_set_populations(g, physical_target(m), m->elem, m->staging, de, k0, n,
                                           m->stream);
     }));
     return adopt_physical_state(d);
@@ -533,9 +552,9 @@ extern "C" acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, i
     uint32_t k = (uint32_t)x + (uint32_t)d->nx * ((uint32_t)y + (uint32_t)d->ny * (uint32_t)z);
     double host[4];
     double *dev = (double *)m->staging;
-    CU_TRY(d, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_DENSITY, dev, 8, k, 1,
+    CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_DENSITY, dev, 8, k, 1,
                                m->stream));
-    CU_TRY(d, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_VELOCITY, dev + 1, 8, k, 1,
+    CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_VELOCITY, dev + 1, 8, k, 1,
                                m->stream));
     CU_TRY(d, cudaMemcpyAsync(host, dev, sizeof host, cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
@@ -621,8 +640,11 @@ static acm_status enqueue_step(acm_domain *d)
         ACM_TRY(enqueue_baseline(d, a));
     else
         ACM_TRY(enqueue_fused(d, a));
-    ACM_TRY(launch_layers(d, a.g, a.dst));
-    m->cur = 1 - m->cur;
+    if (m->in_place)
+        m->parity = 1 - m->parity;
+    else
+        m->cur = 1 - m->cur;
+    ACM_TRY(launch_layers(d, grid_of(d), a.dst)); /* the grid of the new state */
     m->ring = 1 - m->ring;
     m->batch_step++;
     d->step++;
@@ -649,7 +671,7 @@ static acm_status check(acm_domain *d)
         return ACM_OK;
     const int64_t first = d->step - batch + (int64_t)(key >> ACM_KEY_CELL_BITS) + 1;
     const uint64_t cell = key & (((uint64_t)1 << ACM_KEY_CELL_BITS) - 1);
-    const bool rolled_back = batch == 1;
+    const bool rolled_back = batch == 1 && !m->in_place; /* in place keeps no copy */
     if (rolled_back) {
         m->cur = 1 - m->cur;
         m->ring = 1 - m->ring;
@@ -665,9 +687,11 @@ static acm_status check(acm_domain *d)
                     "%g, %g), speed limit %g; %s",
                     (long long)first, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
                     rolled_back ? "the state before that step is kept"
-                                : "the state is the one found at the check (raise the check "
-                                  "frequency with ACM_PARAM_DIVERGENCE_INTERVAL = 1 to keep the "
-                                  "last good state)");
+                    : m->in_place
+                        ? "in-place streaming kept no copy of the state before it"
+                        : "the state is the one found at the check (raise the check "
+                          "frequency with ACM_PARAM_DIVERGENCE_INTERVAL = 1 to keep the "
+                          "last good state)");
 }
 
 extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
@@ -1047,12 +1071,12 @@ extern "C" ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, con
     acm_step_args a = step_args(domain);
     const uint32_t n = (uint32_t)domain->ncells;
     if (density != NULL) {
-        CU_TRY(domain, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_DENSITY, m->vis, 4,
+        CU_TRY(domain, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_DENSITY, m->vis, 4,
                                         0, n, m->stream));
         *density = m->vis;
     }
     if (velocity != NULL) {
-        CU_TRY(domain, acm_launch_field(a, m->f[m->cur], m->elem, ACM_FIELD_VELOCITY,
+        CU_TRY(domain, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_VELOCITY,
                                         m->vis + n, 4, 0, n, m->stream));
         *velocity = m->vis + n;
     }

@@ -27,7 +27,9 @@ __device__ __forceinline__ bool acm_face_thread(const acm_gpu_grid &g, int face,
     return true;
 }
 
-/* Inlet/outlet layer: equilibrium cells from the inner neighbour's state. */
+/* Inlet/outlet layer: equilibrium cells from the inner neighbour's state,
+ * after the collision; g.state is the array's state after it (the slots of
+ * acm_post_slot). */
 template <typename T>
 __global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face)
 {
@@ -37,12 +39,14 @@ __global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face)
         return;
     const int axis = face / 2, inward = (face & 1) ? -1 : 1;
     const acm_face_bc &bc = g.face[face];
-    const uint32_t k = acm_lin(g, fc.c[0], fc.c[1], fc.c[2]);
-    const uint32_t ka = acm_lin(g, fc.inner[0], fc.inner[1], fc.inner[2]);
     R fa[27], e[27], rho, j[3], u[3];
 #pragma unroll
-    for (int i = 0; i < 27; ++i)
-        fa[i] = acm_io<T>::ld(f, acm_idx(g, ka, i));
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, g.state, fc.inner[0], fc.inner[1], fc.inner[2], i,
+                                          &term);
+        fa[i] = acm_io<T>::ld(f, at) - (R)term;
+    }
     acm_moments(fa, rho, j);
     const bool inlet = bc.type == ACM_BOUNDARY_INLET;
 #pragma unroll
@@ -50,8 +54,11 @@ __global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face)
         u[d] = inlet ? (R)bc.u[d] : j[d] / rho;
     acm_equilibrium_public<R>(inlet ? rho : (R)1, u, e);
 #pragma unroll
-    for (int i = 0; i < 27; ++i)
-        acm_io<T>::st(f, acm_idx(g, k, i), e[acm_layer_slot(i, axis, inward)]);
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, g.state, fc.c[0], fc.c[1], fc.c[2], i, &term);
+        acm_io<T>::st(f, at, e[acm_layer_slot(i, axis, inward)] + (R)term);
+    }
 }
 
 /* Wall fix-up after plain (wrapping) streaming: the populations that came
@@ -74,7 +81,8 @@ __global__ void acm_wall_face_kernel(const acm_gpu_grid g, const T *post, T *tmp
         if (acm_c(i, axis) != from)
             continue;
         const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
-        acm_io<T>::st(tmp, acm_idx(g, own, i), acm_bounced(g, post, own, i, fx[a], fy[b], fz[c]));
+        acm_io<T>::st(tmp, acm_idx(g, own, i),
+                      acm_bounced(g, post, own, i, acm_opp(i), fx[a], fy[b], fz[c]));
     }
 }
 

@@ -146,7 +146,23 @@ struct acm_gpu_grid {
     acm_csoa l;
     acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
     acm_face_bc face[ACM_FACE_COUNT];
+    int32_t state;              /* what the population array holds (acm_gpu_state) */
 };
+
+/* What a population array holds (lib/lbm_cpu_tmpl.h has the scheme). */
+enum acm_gpu_state {
+    ACM_STATE_POST = 0,    /* two arrays: the post-collision state; the physical one is its pull */
+    ACM_STATE_AA_OWN = 1,  /* in place, parity 0: the physical state in the cells' own slots */
+    ACM_STATE_AA_SWAP = 2  /* in place, parity 1: f*_i(x) in slot opp(i) of x; the physical
+                              state is the pull with the slots swapped */
+};
+
+/* The state of the array after a collision step from state s. */
+__host__ __device__ inline int32_t acm_state_after(int32_t s)
+{
+    return s == ACM_STATE_POST ? ACM_STATE_POST
+                               : (s == ACM_STATE_AA_OWN ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
+}
 
 /* Domain-wide sums of one step, the inputs of the ACM rules of the next.
  * Block reductions combine the first four fields; acm_finish_sums derives
@@ -235,47 +251,109 @@ __device__ __forceinline__ void acm_axis_sources(const acm_gpu_grid &g, int axis
     }
 }
 
-/* Population i of cell `own` pulled across the non-periodic faces f0, f1,
- * f2 (-1 where an axis is not crossed): half-way bounce-back with the mean
- * velocity of the crossed walls (boundary.h). */
-template <typename T>
-__device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid &g,
-                                                            const T *__restrict__ src,
-                                                            uint32_t own, int i, int f0, int f1,
-                                                            int f2)
+/* The crossing of the non-periodic faces f0, f1, f2 (-1 where an axis is
+ * not crossed). */
+__device__ __forceinline__ acm_crossing acm_crossing_of(const acm_gpu_grid &g, int f0, int f1,
+                                                        int f2)
 {
-    typedef typename acm_io<T>::R R;
     acm_crossing cr = acm_no_crossing();
     const int crossed[3] = {f0, f1, f2};
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis)
         if (crossed[axis] >= 0)
             acm_cross_face(&g.face[crossed[axis]], &cr);
-    return acm_io<T>::ld(src, acm_idx(g, own, acm_opp(i))) + (R)acm_bounce_term(i, &cr);
+    return cr;
+}
+
+/* Population i of cell `own` pulled across the non-periodic faces f0, f1,
+ * f2: half-way bounce-back with the mean velocity of the crossed walls
+ * (boundary.h) from slot `slot` of the cell (opp(i); i when the slots are
+ * swapped, ACM_STATE_AA_SWAP). */
+template <typename T>
+__device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid &g,
+                                                            const T *__restrict__ src,
+                                                            uint32_t own, int i, int slot, int f0,
+                                                            int f1, int f2)
+{
+    typedef typename acm_io<T>::R R;
+    const acm_crossing cr = acm_crossing_of(g, f0, f1, f2);
+    return acm_io<T>::ld(src, acm_idx(g, own, slot)) + (R)acm_bounce_term(i, &cr);
 }
 
 /* Shifted populations of cell (x, y, z) after streaming: f_i = src_i(x - dir c_i),
- * with half-way bounce-back across walls (dir = -1: the inverse map). Threads
- * away from non-periodic faces (whole warps, mostly) take the plain path. */
+ * with half-way bounce-back across walls (dir = -1: the inverse map, two
+ * arrays only). Threads away from non-periodic faces (whole warps, mostly)
+ * take the plain path. In place (g.state) the physical state is the cell's own
+ * slots (ACM_STATE_AA_OWN) or the pull with the slots swapped. */
 template <typename T, int DIR>
 __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restrict__ src,
                                          int32_t x, int32_t y, int32_t z,
                                          typename acm_io<T>::R f[27])
 {
+    const uint32_t own = acm_lin(g, x, y, z);
+    if (DIR == 1 && g.state == ACM_STATE_AA_OWN) {
+#pragma unroll
+        for (int i = 0; i < 27; ++i)
+            f[i] = acm_io<T>::ld(src, acm_idx(g, own, i));
+        return;
+    }
+    const bool swap = DIR == 1 && g.state == ACM_STATE_AA_SWAP;
     int32_t sx[3], sy[3], sz[3];
     int fx[3], fy[3], fz[3];
     acm_axis_sources(g, 0, x, g.nx, DIR, sx, fx);
     acm_axis_sources(g, 1, y, g.ny, DIR, sy, fy);
     acm_axis_sources(g, 2, z, g.nz, DIR, sz, fz);
     const bool edge = (fx[0] & fx[2] & fy[0] & fy[2] & fz[0] & fz[2]) != -1;
-    const uint32_t own = acm_lin(g, x, y, z);
 #pragma unroll
     for (int i = 0; i < 27; ++i) {
         const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
+        const int pulled = swap ? acm_opp(i) : i, bounced = swap ? i : acm_opp(i);
         if (!edge || (fx[a] < 0 && fy[b] < 0 && fz[c] < 0))
-            f[i] = acm_io<T>::ld(src, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]), i));
+            f[i] = acm_io<T>::ld(src, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]), pulled));
         else
-            f[i] = acm_bounced(g, src, own, i, fx[a], fy[b], fz[c]);
+            f[i] = acm_bounced(g, src, own, i, bounced, fx[a], fy[b], fz[c]);
+    }
+}
+
+/* Where f*_i of cell (x, y, z) goes when a step leaves the array in state
+ * `after` (acm_state_after): its element index, and the wall term to add
+ * there (the in-place odd step bounces in advance: lib/lbm_cpu_tmpl.h). */
+__device__ __forceinline__ uint64_t acm_post_slot(const acm_gpu_grid &g, int32_t after,
+                                                  int32_t x, int32_t y, int32_t z, int i,
+                                                  double *term)
+{
+    const uint32_t own = acm_lin(g, x, y, z);
+    *term = 0.0;
+    if (after == ACM_STATE_POST)
+        return acm_idx(g, own, i);
+    if (after == ACM_STATE_AA_SWAP)
+        return acm_idx(g, own, acm_opp(i));
+    int32_t t[3] = {x + acm_cx(i), y + acm_cy(i), z + acm_cz(i)};
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    acm_crossing cr = acm_no_crossing();
+#pragma unroll
+    for (int a = 0; a < 3; ++a)
+        acm_cross_axis(g.face, a, n[a], &t[a], &cr);
+    if (cr.n > 0) {
+        *term = acm_bounce_term(acm_opp(i), &cr);
+        return acm_idx(g, own, acm_opp(i));
+    }
+    return acm_idx(g, acm_lin(g, t[0], t[1], t[2]), i);
+}
+
+/* Store the post-collision populations o of cell (x, y, z) of a step that
+ * leaves the array in state `after`. */
+template <typename T>
+__device__ __forceinline__ void acm_store_post(const acm_gpu_grid &g, T *dst, int32_t after,
+                                               int32_t x, int32_t y, int32_t z,
+                                               const typename acm_io<T>::R o[27])
+{
+    typedef typename acm_io<T>::R R;
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, after, x, y, z, i, &term);
+        acm_io<T>::st(dst, at, o[i] + (R)term);
     }
 }
 
@@ -335,17 +413,53 @@ __device__ __forceinline__ bool acm_at_face(const acm_gpu_grid &g, uint32_t k)
 }
 
 /* Pull of a cell whose sources are all inside or across periodic faces:
- * straight-line loads through the per-population plane pointers, no branches. */
-template <typename T, typename IDX>
+ * straight-line loads through the per-population plane pointers, no branches.
+ * STATE (acm_gpu_state): the cell's own slots for ACM_STATE_AA_OWN, slot
+ * opp(i) of the source for ACM_STATE_AA_SWAP. */
+template <typename T, typename IDX, int STATE>
 __device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32_t k,
                                                   const acm_sources &s,
                                                   typename acm_io<T>::R f[27])
 {
 #pragma unroll
     for (int i = 0; i < 27; ++i) {
-        const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] + s.oy[acm_cy(i) + 1] +
-                                       s.oz[acm_cz(i) + 1]);
-        f[i] = acm_io<T>::ld((const T *)a.src_plane[i], (uint64_t)acm_cell_base<IDX>(a.g.l, kn));
+        const uint32_t kn = STATE == ACM_STATE_AA_OWN
+                                ? k
+                                : (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] +
+                                             s.oy[acm_cy(i) + 1] + s.oz[acm_cz(i) + 1]);
+        const int slot = STATE == ACM_STATE_AA_SWAP ? acm_opp(i) : i;
+        f[i] = acm_io<T>::ld((const T *)a.src_plane[slot],
+                             (uint64_t)acm_cell_base<IDX>(a.g.l, kn));
+    }
+}
+
+/* The same for the state the grid says (a run-time choice). */
+template <typename T, typename IDX>
+__device__ __forceinline__ void acm_pull_interior_any(const acm_step_args &a, uint32_t k,
+                                                      const acm_sources &s,
+                                                      typename acm_io<T>::R f[27])
+{
+    if (a.g.state == ACM_STATE_AA_OWN)
+        acm_pull_interior<T, IDX, ACM_STATE_AA_OWN>(a, k, s, f);
+    else if (a.g.state == ACM_STATE_AA_SWAP)
+        acm_pull_interior<T, IDX, ACM_STATE_AA_SWAP>(a, k, s, f);
+    else
+        acm_pull_interior<T, IDX, ACM_STATE_POST>(a, k, s, f);
+}
+
+/* In place, odd step, a cell away from non-periodic faces: f*_i to slot i of
+ * x + c_i, which is the pull source of opp(i). */
+template <typename T, typename IDX>
+__device__ __forceinline__ void acm_push_interior(const acm_step_args &a, uint32_t k,
+                                                  const acm_sources &s,
+                                                  const typename acm_io<T>::R o[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int j = acm_opp(i);
+        const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(j) + 1] + s.oy[acm_cy(j) + 1] +
+                                       s.oz[acm_cz(j) + 1]);
+        acm_io<T>::st((T *)a.dst_plane[i], (uint64_t)acm_cell_base<IDX>(a.g.l, kn), o[i]);
     }
 }
 

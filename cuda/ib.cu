@@ -46,7 +46,7 @@ __device__ void acm_ib_band_cell(const acm_step_args &a, const acm_ib_args &ib, 
     if (s.edge)
         acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
     else
-        acm_pull_interior<T, IDX>(a, k, s, f);
+        acm_pull_interior_any<T, IDX>(a, k, s, f);
     acm_moments(f, rho, j);
     acm_cell_force_ext(a, k, F);
     R *M = (R *)ib.macro, *Fib = (R *)ib.force;

@@ -4,7 +4,12 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  * With PULL = false the same kernel collides populations that another kernel
- * has already streamed (the paper's baseline structure).
+ * has already streamed (the paper's baseline structure). STATE is what the
+ * array holds (acm_gpu_state): two arrays, or in place the even step (own
+ * slots in, opposite slots out) or the odd one (swapped pull in, push out;
+ * lib/lbm_cpu_tmpl.h). In place a cell the safety net must redo writes
+ * nothing: what it read is exactly what it would overwrite, so the redo pass
+ * finds its input intact.
  */
 #include "kernels.cuh"
 
@@ -25,10 +30,11 @@ template <> struct acm_fused_min_blocks<double> {
     static constexpr int value = 1;
 };
 
-template <typename T, typename IDX, int MODEL, bool PULL>
+template <typename T, typename IDX, int MODEL, bool PULL, int STATE>
 __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>::value)
     acm_lbm_kernel(const acm_step_args a)
 {
+    const bool in_place = STATE != ACM_STATE_POST;
     typedef typename acm_io<T>::R R;
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
@@ -41,18 +47,20 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         R f[27], o[27], F[3];
         const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
         bool at_face;
+        int32_t x = 0, y = 0, z = 0;
+        acm_sources s;
+        s.edge = false;
         if (!PULL) {
             acm_load_cell(a.g, src, k, f);
             at_face = acm && acm_at_face(a.g, k);
         } else {
-            int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
-            const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+            s = acm_source_offsets<1>(a.g, x, y, z);
             at_face = s.edge;
             if (s.edge) /* next to a wall, inlet or outlet: the face rules */
                 acm_pull<T, 1>(a.g, src, x, y, z, f);
             else
-                acm_pull_interior<T, IDX>(a, k, s, f);
+                acm_pull_interior<T, IDX, STATE>(a, k, s, f);
         }
         acm_cell_force(a, k, ib_word, F);
         acm_collide_params p = a.p;
@@ -65,9 +73,19 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         /* the fallback runs in acm_launch_redo: inline it would cost 32 registers */
         redo = acm && d.fallback;
         const IDX base = acm_cell_base<IDX>(a.g.l, k);
+        if (!in_place) {
 #pragma unroll
-        for (int i = 0; i < 27; ++i)
-            acm_io<T>::st((T *)a.dst_plane[i], (uint64_t)base, o[i]);
+            for (int i = 0; i < 27; ++i)
+                acm_io<T>::st((T *)a.dst_plane[i], (uint64_t)base, o[i]);
+        } else if (!redo && STATE == ACM_STATE_AA_OWN) { /* even step: opposite slots */
+#pragma unroll
+            for (int i = 0; i < 27; ++i)
+                acm_io<T>::st((T *)a.dst_plane[acm_opp(i)], (uint64_t)base, o[i]);
+        } else if (!redo && s.edge) { /* odd step at a face: push, bouncing across walls */
+            acm_store_post<T>(a.g, (T *)a.dst, ACM_STATE_AA_OWN, x, y, z, o);
+        } else if (!redo) {
+            acm_push_interior<T, IDX>(a, k, s, o);
+        }
         const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
         if (PULL)
             acm_check_divergence(a, k, (double)u2);
@@ -90,20 +108,32 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
 }
 
 /* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
+/* The pulling kernel of one model and array state. */
+template <typename T, int M, int STATE>
+static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
+                               cudaStream_t s)
+{
+    /* 32-bit element indices when the population array allows them */
+    if (acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull)
+        acm_lbm_kernel<T, uint32_t, M, true, STATE><<<grid, block, 0, s>>>(a);
+    else
+        acm_lbm_kernel<T, uint64_t, M, true, STATE><<<grid, block, 0, s>>>(a);
+}
+
 template <typename T>
 cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
 {
     const unsigned grid = acm_blocks(a.g.ncells, block);
-    /* 32-bit element indices when the population array allows them */
-    const bool narrow = acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
     acm_with_model(a.p.model, [&](auto m) {
         constexpr int M = decltype(m)::value;
         if (!pull)
-            acm_lbm_kernel<T, uint64_t, M, false><<<grid, block, 0, s>>>(a);
-        else if (narrow)
-            acm_lbm_kernel<T, uint32_t, M, true><<<grid, block, 0, s>>>(a);
+            acm_lbm_kernel<T, uint64_t, M, false, ACM_STATE_POST><<<grid, block, 0, s>>>(a);
+        else if (a.g.state == ACM_STATE_AA_OWN)
+            acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s);
+        else if (a.g.state == ACM_STATE_AA_SWAP)
+            acm_launch_pulling<T, M, ACM_STATE_AA_SWAP>(a, grid, block, s);
         else
-            acm_lbm_kernel<T, uint64_t, M, true><<<grid, block, 0, s>>>(a);
+            acm_launch_pulling<T, M, ACM_STATE_POST>(a, grid, block, s);
     });
     return cudaGetLastError();
 }

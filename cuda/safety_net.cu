@@ -9,8 +9,9 @@
 #include "kernels.cuh"
 
 /* One thread per word of 32 cells. PULL: a.src holds the populations before
- * streaming (the fused kernel's source, unchanged until the next step) and is
- * pulled again; else a.src holds them streamed (split and baseline). */
+ * streaming (the fused kernel's source, unchanged until the next step; in
+ * place the fused kernel left a marked cell's slots alone) and is pulled
+ * again; else a.src holds them streamed (split and baseline). */
 template <typename T, bool PULL>
 __global__ void acm_redo_kernel(const acm_step_args a)
 {
@@ -22,18 +23,15 @@ __global__ void acm_redo_kernel(const acm_step_args a)
     for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
         const uint32_t k = w * 32u + (uint32_t)(__ffs((int)bits) - 1);
         R f[27], F[3], o[27];
-        if (PULL) {
-            int32_t x, y, z;
-            acm_coords(a.g, k, x, y, z);
+        int32_t x, y, z;
+        acm_coords(a.g, k, x, y, z);
+        if (PULL)
             acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
-        } else {
+        else
             acm_load_cell(a.g, (const T *)a.src, k, f);
-        }
         acm_cell_force(a, k, acm_ib_word(a, k), F);
         acm_math<R>::fallback(&a.p, f, F, o);
-#pragma unroll
-        for (int i = 0; i < 27; ++i)
-            acm_io<T>::st((T *)a.dst, acm_idx(a.g, k, i), o[i]);
+        acm_store_post<T>(a.g, (T *)a.dst, acm_state_after(a.g.state), x, y, z, o);
     }
     if (word != 0)
         atomicAdd(a.fallbacks, (unsigned long long)__popc(word));

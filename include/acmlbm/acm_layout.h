@@ -64,7 +64,8 @@ typedef enum acm_streaming {
                                        collide in the cell and store each population in its
                                        opposite slot, odd steps read from and write to the
                                        neighbours. Half the population memory; a step that
-                                       diverges cannot keep the state before it */
+                                       diverges cannot keep the state before it. CUDA: the
+                                       fused kernel only */
 } acm_streaming;
 
 /** Orders of the immersed-boundary samples in memory. */
