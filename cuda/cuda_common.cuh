@@ -283,21 +283,23 @@ __device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid 
 /* Shifted populations of cell (x, y, z) after streaming: f_i = src_i(x - dir c_i),
  * with half-way bounce-back across walls (dir = -1: the inverse map, two
  * arrays only). Threads away from non-periodic faces (whole warps, mostly)
- * take the plain path. In place (g.state) the physical state is the cell's own
- * slots (ACM_STATE_AA_OWN) or the pull with the slots swapped. */
-template <typename T, int DIR>
+ * take the plain path. In place (STATE, acm_gpu_state) the physical state is
+ * the cell's own slots (ACM_STATE_AA_OWN) or the pull with the slots swapped;
+ * a template argument, so that the fused kernel carries only its own case
+ * (acm_pull_state chooses at run time for the other kernels). */
+template <typename T, int DIR, int STATE = ACM_STATE_POST>
 __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restrict__ src,
                                          int32_t x, int32_t y, int32_t z,
                                          typename acm_io<T>::R f[27])
 {
     const uint32_t own = acm_lin(g, x, y, z);
-    if (DIR == 1 && g.state == ACM_STATE_AA_OWN) {
+    if (STATE == ACM_STATE_AA_OWN) {
 #pragma unroll
         for (int i = 0; i < 27; ++i)
             f[i] = acm_io<T>::ld(src, acm_idx(g, own, i));
         return;
     }
-    const bool swap = DIR == 1 && g.state == ACM_STATE_AA_SWAP;
+    const bool swap = STATE == ACM_STATE_AA_SWAP;
     int32_t sx[3], sy[3], sz[3];
     int fx[3], fy[3], fz[3];
     acm_axis_sources(g, 0, x, g.nx, DIR, sx, fx);
@@ -313,6 +315,21 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
         else
             f[i] = acm_bounced(g, src, own, i, bounced, fx[a], fy[b], fz[c]);
     }
+}
+
+/* The physical state of cell (x, y, z) for the state the grid says (a
+ * run-time choice: field, diagnostics, IB and redo kernels). */
+template <typename T>
+__device__ __forceinline__ void acm_pull_state(const acm_gpu_grid &g, const T *__restrict__ src,
+                                               int32_t x, int32_t y, int32_t z,
+                                               typename acm_io<T>::R f[27])
+{
+    if (g.state == ACM_STATE_AA_OWN)
+        acm_pull<T, 1, ACM_STATE_AA_OWN>(g, src, x, y, z, f);
+    else if (g.state == ACM_STATE_AA_SWAP)
+        acm_pull<T, 1, ACM_STATE_AA_SWAP>(g, src, x, y, z, f);
+    else
+        acm_pull<T, 1, ACM_STATE_POST>(g, src, x, y, z, f);
 }
 
 /* Where f*_i of cell (x, y, z) goes when a step leaves the array in state

@@ -38,7 +38,7 @@ __global__ void acm_field_kernel(const acm_step_args a, const T *__restrict__ cu
     int32_t x, y, z;
     acm_coords(a.g, k, x, y, z);
     R f[27], rho, j[3], F[3];
-    acm_pull<T, 1>(a.g, cur, x, y, z, f);
+    acm_pull_state<T>(a.g, cur, x, y, z, f);
     if (field == ACM_FIELD_POPULATIONS) {
         for (int i = 0; i < 27; ++i)
             acm_store_any(dst, dst_elem, (size_t)t * 27 + i, (double)f[i] + acm_weight(i));
@@ -118,7 +118,7 @@ __global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restric
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
         R f[27], rho, j[3], F[3];
-        acm_pull<T, 1>(a.g, cur, x, y, z, f);
+        acm_pull_state<T>(a.g, cur, x, y, z, f);
         acm_moments(f, rho, j);
         acm_cell_force(a, k, acm_ib_word(a, k), F);
         double u[3], u2 = 0.0, r = (double)rho;

@@ -26,7 +26,7 @@ __global__ void acm_redo_kernel(const acm_step_args a)
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
         if (PULL)
-            acm_pull<T, 1>(a.g, (const T *)a.src, x, y, z, f);
+            acm_pull_state<T>(a.g, (const T *)a.src, x, y, z, f);
         else
             acm_load_cell(a.g, (const T *)a.src, k, f);
         acm_cell_force(a, k, acm_ib_word(a, k), F);
