@@ -24,13 +24,26 @@
 #include "bench_gpu_common.h"
 
 #define MAX_ITEMS 16
-/* The variant "inplace": the fused kernel with ACM_STREAMING_IN_PLACE. */
-#define BENCH_FUSED_IN_PLACE ((acm_kernel)100)
+
+/* A kernel structure and a streaming scheme ("inplace": the fused kernel
+ * with one population array). */
+typedef struct bench_variant {
+    const char *name;
+    acm_kernel kernel;
+    acm_streaming streaming;
+} bench_variant;
+
+static const bench_variant bench_variants[] = {
+    {"baseline", ACM_KERNEL_BASELINE, ACM_STREAMING_TWO_ARRAYS},
+    {"split", ACM_KERNEL_SPLIT, ACM_STREAMING_TWO_ARRAYS},
+    {"fused", ACM_KERNEL_FUSED, ACM_STREAMING_TWO_ARRAYS},
+    {"inplace", ACM_KERNEL_FUSED, ACM_STREAMING_IN_PLACE},
+};
 
 typedef struct bench_opts {
     int sizes[MAX_ITEMS][3];
     int nsizes;
-    acm_kernel variants[MAX_ITEMS];
+    const bench_variant *variants[MAX_ITEMS];
     int nvariants;
     acm_precision precisions[MAX_ITEMS];
     int nprecisions;
@@ -41,14 +54,6 @@ typedef struct bench_opts {
     long alpha;
     int device;
 } bench_opts;
-
-static const char *variant_name(acm_kernel k)
-{
-    return k == ACM_KERNEL_BASELINE ? "baseline"
-           : k == ACM_KERNEL_SPLIT  ? "split"
-           : k == BENCH_FUSED_IN_PLACE ? "inplace"
-                                       : "fused";
-}
 
 static const char *model_name(acm_collision m)
 {
@@ -80,14 +85,13 @@ static double traffic(acm_kernel k, acm_precision p, acm_collision m)
 
 /* MLUPS of one configuration, or a negative number with a message; the
  * domain's memory per cell into *mem_per_cell. */
-static double run_one(const bench_opts *o, const int n[3], acm_kernel k, acm_precision p,
-                      acm_collision m, double *mem_per_cell)
+static double run_one(const bench_opts *o, const int n[3], const bench_variant *v,
+                      acm_precision p, acm_collision m, double *mem_per_cell)
 {
     acm_layout *l = NULL;
     acm_layout_create(&l);
-    acm_layout_set(l, ACM_LAYOUT_KERNEL, k == BENCH_FUSED_IN_PLACE ? ACM_KERNEL_FUSED : k);
-    if (k == BENCH_FUSED_IN_PLACE)
-        acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE);
+    acm_layout_set(l, ACM_LAYOUT_KERNEL, v->kernel);
+    acm_layout_set(l, ACM_LAYOUT_STREAMING, v->streaming);
     if (o->block > 0)
         acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, o->block);
     if (o->alpha > 0)
@@ -186,11 +190,12 @@ static void parse_args(int argc, char **argv, bench_opts *o)
         o->sizes[i][2] = c;
     }
     o->nvariants = parse_list(variants, items);
-    for (int i = 0; i < o->nvariants; ++i)
-        o->variants[i] = !strcmp(items[i], "baseline") ? ACM_KERNEL_BASELINE
-                         : !strcmp(items[i], "split")  ? ACM_KERNEL_SPLIT
-                         : !strcmp(items[i], "inplace") ? BENCH_FUSED_IN_PLACE
-                                                        : ACM_KERNEL_FUSED;
+    for (int i = 0; i < o->nvariants; ++i) {
+        o->variants[i] = &bench_variants[2]; /* unknown names: fused */
+        for (size_t b = 0; b < sizeof bench_variants / sizeof bench_variants[0]; ++b)
+            if (!strcmp(items[i], bench_variants[b].name))
+                o->variants[i] = &bench_variants[b];
+    }
     o->nprecisions = parse_list(precisions, items);
     for (int i = 0; i < o->nprecisions; ++i)
         o->precisions[i] = !strcmp(items[i], "fp16")   ? ACM_PRECISION_FP16
@@ -232,19 +237,19 @@ int main(int argc, char **argv)
                     double mem = -1.0;
                     double mlups = run_one(&o, o.sizes[s], o.variants[v], o.precisions[p],
                                            o.models[m], &mem);
-                    double bytes = traffic(o.variants[v], o.precisions[p], o.models[m]);
+                    double bytes = traffic(o.variants[v]->kernel, o.precisions[p], o.models[m]);
                     char size[32];
                     snprintf(size, sizeof size, "%dx%dx%d", o.sizes[s][0], o.sizes[s][1],
                              o.sizes[s][2]);
                     if (mlups < 0) {
-                        printf("%-9s %-5s %-14s %-10s %9s\n", variant_name(o.variants[v]),
+                        printf("%-9s %-5s %-14s %-10s %9s\n", o.variants[v]->name,
                                o.precisions[p] == ACM_PRECISION_FP16 ? "fp16" : "fp32", size,
                                model_name(o.models[m]), "failed");
                         continue;
                     }
                     const double cells = (double)o.sizes[s][0] * o.sizes[s][1] * o.sizes[s][2];
                     printf("%-9s %-5s %-14s %-10s %9.0f %8.2f %7.0f %9.0f %6.1f%% %10.1f\n",
-                           variant_name(o.variants[v]),
+                           o.variants[v]->name,
                            o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
                            : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
                                                                    : "fp32",

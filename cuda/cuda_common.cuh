@@ -146,23 +146,8 @@ struct acm_gpu_grid {
     acm_csoa l;
     acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
     acm_face_bc face[ACM_FACE_COUNT];
-    int32_t state;              /* what the population array holds (acm_gpu_state) */
+    int32_t state;              /* what the population array holds (acm_array_state) */
 };
-
-/* What a population array holds (lib/lbm_cpu_tmpl.h has the scheme). */
-enum acm_gpu_state {
-    ACM_STATE_POST = 0,    /* two arrays: the post-collision state; the physical one is its pull */
-    ACM_STATE_AA_OWN = 1,  /* in place, parity 0: the physical state in the cells' own slots */
-    ACM_STATE_AA_SWAP = 2  /* in place, parity 1: f*_i(x) in slot opp(i) of x; the physical
-                              state is the pull with the slots swapped */
-};
-
-/* The state of the array after a collision step from state s. */
-__host__ __device__ inline int32_t acm_state_after(int32_t s)
-{
-    return s == ACM_STATE_POST ? ACM_STATE_POST
-                               : (s == ACM_STATE_AA_OWN ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
-}
 
 /* Domain-wide sums of one step, the inputs of the ACM rules of the next.
  * Block reductions combine the first four fields; acm_finish_sums derives
@@ -283,7 +268,7 @@ __device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid 
 /* Shifted populations of cell (x, y, z) after streaming: f_i = src_i(x - dir c_i),
  * with half-way bounce-back across walls (dir = -1: the inverse map, two
  * arrays only). Threads away from non-periodic faces (whole warps, mostly)
- * take the plain path. In place (STATE, acm_gpu_state) the physical state is
+ * take the plain path. In place (STATE, acm_array_state) the physical state is
  * the cell's own slots (ACM_STATE_AA_OWN) or the pull with the slots swapped;
  * a template argument, so that the fused kernel carries only its own case
  * (acm_pull_state chooses at run time for the other kernels). */
@@ -339,23 +324,10 @@ __device__ __forceinline__ uint64_t acm_post_slot(const acm_gpu_grid &g, int32_t
                                                   int32_t x, int32_t y, int32_t z, int i,
                                                   double *term)
 {
-    const uint32_t own = acm_lin(g, x, y, z);
-    *term = 0.0;
-    if (after == ACM_STATE_POST)
-        return acm_idx(g, own, i);
-    if (after == ACM_STATE_AA_SWAP)
-        return acm_idx(g, own, acm_opp(i));
-    int32_t t[3] = {x + acm_cx(i), y + acm_cy(i), z + acm_cz(i)};
-    const int32_t n[3] = {g.nx, g.ny, g.nz};
-    acm_crossing cr = acm_no_crossing();
-#pragma unroll
-    for (int a = 0; a < 3; ++a)
-        acm_cross_axis(g.face, a, n[a], &t[a], &cr);
-    if (cr.n > 0) {
-        *term = acm_bounce_term(acm_opp(i), &cr);
-        return acm_idx(g, own, acm_opp(i));
-    }
-    return acm_idx(g, acm_lin(g, t[0], t[1], t[2]), i);
+    const int32_t n[3] = {g.nx, g.ny, g.nz}, c[3] = {x, y, z};
+    int32_t t[3];
+    const int slot = acm_post_target(g.face, n, after, c, i, t, term);
+    return acm_idx(g, acm_lin(g, t[0], t[1], t[2]), slot);
 }
 
 /* Store the post-collision populations o of cell (x, y, z) of a step that
@@ -431,7 +403,7 @@ __device__ __forceinline__ bool acm_at_face(const acm_gpu_grid &g, uint32_t k)
 
 /* Pull of a cell whose sources are all inside or across periodic faces:
  * straight-line loads through the per-population plane pointers, no branches.
- * STATE (acm_gpu_state): the cell's own slots for ACM_STATE_AA_OWN, slot
+ * STATE (acm_array_state): the cell's own slots for ACM_STATE_AA_OWN, slot
  * opp(i) of the source for ACM_STATE_AA_SWAP. */
 template <typename T, typename IDX, int STATE>
 __device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32_t k,

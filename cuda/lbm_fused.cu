@@ -5,7 +5,7 @@
  *
  * With PULL = false the same kernel collides populations that another kernel
  * has already streamed (the paper's baseline structure). STATE is what the
- * array holds (acm_gpu_state): two arrays, or in place the even step (own
+ * array holds (acm_array_state): two arrays, or in place the even step (own
  * slots in, opposite slots out) or the odd one (swapped pull in, push out;
  * lib/lbm_cpu_tmpl.h). In place a cell the safety net must redo writes
  * nothing: what it read is exactly what it would overwrite, so the redo pass
@@ -111,7 +111,6 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         acm_block_max(u2max, &a.partials[blockIdx.x].max_u2);
 }
 
-/* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
 /* The pulling kernel of one model and array state. */
 template <typename T, int M, int STATE>
 static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
@@ -124,6 +123,7 @@ static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned b
         acm_lbm_kernel<T, uint64_t, M, true, STATE><<<grid, block, 0, s>>>(a);
 }
 
+/* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
 template <typename T>
 cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
 {

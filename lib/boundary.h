@@ -91,4 +91,50 @@ ACM_HD bool acm_face_is_layer(acm_boundary type)
     return type == ACM_BOUNDARY_INLET || type == ACM_BOUNDARY_OUTLET;
 }
 
+/* What a population array holds between steps (lib/lbm_cpu_tmpl.h has the
+ * scheme; both backends use these states). */
+enum acm_array_state {
+    ACM_STATE_POST = 0,    /* two arrays: the post-collision state; the physical one is its pull */
+    ACM_STATE_AA_OWN = 1,  /* in place, parity 0: the physical state in the cells' own slots */
+    ACM_STATE_AA_SWAP = 2  /* in place, parity 1: f*_i(x) in slot opp(i) of x; the physical
+                              state is the pull with the slots swapped */
+};
+
+/* The state of the array after a collision step from state s. */
+ACM_HD int acm_state_after(int s)
+{
+    return s == ACM_STATE_POST ? ACM_STATE_POST
+                               : (s == ACM_STATE_AA_OWN ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
+}
+
+/* Where f*_i of cell c goes when a step leaves the array (n[0] x n[1] x n[2]
+ * cells) in state `after`: the cell t (c itself or its neighbour) and the
+ * slot returned. The in-place odd step pushes f*_i to x + c_i; across a
+ * non-periodic face it bounces in advance, into slot opp(i) of c with the wall
+ * term of opp(i) in *term (0 otherwise). */
+ACM_HD int acm_post_target(const acm_face_bc *faces, const int32_t n[3], int after,
+                           const int32_t c[3], int i, int32_t t[3], double *term)
+{
+    *term = 0.0;
+    t[0] = c[0];
+    t[1] = c[1];
+    t[2] = c[2];
+    if (after == ACM_STATE_POST)
+        return i;
+    if (after == ACM_STATE_AA_SWAP)
+        return acm_opp(i);
+    int32_t s[3] = {c[0] + acm_cx(i), c[1] + acm_cy(i), c[2] + acm_cz(i)};
+    acm_crossing cr = acm_no_crossing();
+    for (int a = 0; a < 3; ++a)
+        acm_cross_axis(faces, a, n[a], &s[a], &cr);
+    if (cr.n > 0) {
+        *term = acm_bounce_term(acm_opp(i), &cr);
+        return acm_opp(i);
+    }
+    t[0] = s[0];
+    t[1] = s[1];
+    t[2] = s[2];
+    return i;
+}
+
 #endif /* ACMLBM_BOUNDARY_H */

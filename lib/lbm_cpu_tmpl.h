@@ -178,22 +178,12 @@ static uint64_t S(post_slot)(const acm_domain *d, const cpu_impl *m, const int32
                              double *term)
 {
     const int32_t n[3] = {d->nx, d->ny, d->nz};
-    const uint64_t k = (uint64_t)c[0] + (uint64_t)n[0] * ((uint64_t)c[1] + (uint64_t)n[1] * (uint64_t)c[2]);
-    *term = 0.0;
-    if (!m->in_place)
-        return acm_csoa_index(d->csoa, k, (uint32_t)i);
-    if (m->parity == 1) /* after an even step */
-        return acm_csoa_index(d->csoa, k, (uint32_t)acm_opp(i));
-    int32_t t[3] = {c[0] + acm_cx(i), c[1] + acm_cy(i), c[2] + acm_cz(i)};
-    acm_crossing cr = acm_no_crossing();
-    for (int a = 0; a < 3; ++a)
-        acm_cross_axis(d->face, a, n[a], &t[a], &cr);
-    if (cr.n > 0) {
-        *term = acm_bounce_term(acm_opp(i), &cr);
-        return acm_csoa_index(d->csoa, k, (uint32_t)acm_opp(i));
-    }
-    const uint64_t kt = (uint64_t)t[0] + (uint64_t)n[0] * ((uint64_t)t[1] + (uint64_t)n[1] * (uint64_t)t[2]);
-    return acm_csoa_index(d->csoa, kt, (uint32_t)i);
+    const int state = !m->in_place ? ACM_STATE_POST
+                                   : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
+    int32_t t[3];
+    const int slot = acm_post_target(d->face, n, state, c, i, t, term);
+    const uint64_t k = (uint64_t)t[0] + (uint64_t)n[0] * ((uint64_t)t[1] + (uint64_t)n[1] * (uint64_t)t[2]);
+    return acm_csoa_index(d->csoa, k, (uint32_t)slot);
 }
 
 /* ---- equilibrium in public order ---------------------------------------- */
