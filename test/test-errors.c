@@ -1178,6 +1178,17 @@ START_TEST(layout_errors)
     ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_BLOCK_SIZE, &v), ACM_OK);
     ck_assert_int_eq(v, 256);
 
+    /* streaming: one of the acm_streaming values (0 = default) */
+    ck_assert_int_eq(acm_layout_param_bounds(ACM_LAYOUT_STREAMING, &lo, &hi), ACM_OK);
+    ck_assert(lo == ACM_STREAMING_TWO_ARRAYS && hi == ACM_STREAMING_IN_PLACE);
+    const int64_t bad_streaming[] = {-1, ACM_STREAMING_IN_PLACE + 1, 1000};
+    for (size_t i = 0; i < sizeof bad_streaming / sizeof bad_streaming[0]; ++i)
+        EXPECT_LAYOUT_FAIL(l, acm_layout_set(l, ACM_LAYOUT_STREAMING, bad_streaming[i]),
+                           ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE), ACM_OK);
+    ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_STREAMING, &v), ACM_OK);
+    ck_assert_int_eq(v, ACM_STREAMING_IN_PLACE);
+
     /* the extremes of the range, and 0, are accepted */
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, 1), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, INT64_C(1) << 30), ACM_OK);
