@@ -176,6 +176,7 @@ static acm_gpu_grid grid_of(const acm_domain *d)
     memcpy(g.face, d->face, sizeof g.face);
     const cuda_impl *m = IMPL(d);
     g.state = !m->in_place ? ACM_STATE_POST : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
+    acm_inner_bounds(g);
     return g;
 }
 

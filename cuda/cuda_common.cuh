@@ -27,20 +27,30 @@
 /* Load/store of one stored population and the arithmetic type R. */
 template <typename T> struct acm_io;
 
+/* ld/st convert to and from f - w; ld_scaled/st_scaled move the stored value
+ * times its scale `sigma` (the fused kernel collides FP16 populations as
+ * stored: acm_collide's sigma). */
 template <> struct acm_io<float> {
     typedef float R;
+    static constexpr float sigma = 1.0f;
     static __device__ __forceinline__ R ld(const float *p, uint64_t i) { return __ldg(p + i); }
     static __device__ __forceinline__ void st(float *p, uint64_t i, R v) { p[i] = v; }
+    static __device__ __forceinline__ R ld_scaled(const float *p) { return __ldg(p); }
+    static __device__ __forceinline__ void st_scaled(float *p, R v) { *p = v; }
 };
 
 template <> struct acm_io<double> {
     typedef double R;
+    static constexpr double sigma = 1.0;
     static __device__ __forceinline__ R ld(const double *p, uint64_t i) { return __ldg(p + i); }
     static __device__ __forceinline__ void st(double *p, uint64_t i, R v) { p[i] = v; }
+    static __device__ __forceinline__ R ld_scaled(const double *p) { return __ldg(p); }
+    static __device__ __forceinline__ void st_scaled(double *p, R v) { *p = v; }
 };
 
 template <> struct acm_io<__half> {
     typedef float R;
+    static constexpr float sigma = ACM_HALF_SCALE;
     static __device__ __forceinline__ R ld(const __half *p, uint64_t i)
     {
         return __half2float(__ldg(p + i)) * (1.0f / ACM_HALF_SCALE);
@@ -49,6 +59,8 @@ template <> struct acm_io<__half> {
     {
         p[i] = __float2half_rn(v * ACM_HALF_SCALE);
     }
+    static __device__ __forceinline__ R ld_scaled(const __half *p) { return __half2float(__ldg(p)); }
+    static __device__ __forceinline__ void st_scaled(__half *p, R v) { *p = __float2half_rn(v); }
 };
 
 /* The collision template of collide.h for an arithmetic type, so kernels
@@ -59,10 +71,10 @@ template <typename R> struct acm_math;
     template <> struct acm_math<R> {                                                         \
         typedef acm_cell_diag_##SFX diag;                                                    \
         static __device__ __forceinline__ void collide(const acm_collide_params *p, int model, \
-                                                       const R f[27], const R F[3], R *tau,  \
-                                                       R o[27], diag *d)                     \
+                                                       const R f[27], const R F[3], R sigma, \
+                                                       R *tau, R o[27], diag *d)             \
         {                                                                                    \
-            acm_collide_##SFX(p, model, f, F, tau, o, d);                                    \
+            acm_collide_##SFX(p, model, f, F, sigma, tau, o, d);                             \
         }                                                                                    \
         static __device__ __forceinline__ void fallback(const acm_collide_params *p,         \
                                                         const R f[27], const R F[3], R o[27]) \
@@ -71,30 +83,25 @@ template <typename R> struct acm_math;
         }                                                                                    \
         static __device__ __forceinline__ void stage1(const acm_collide_params *p, int model, \
                                                       const R f[27], const R F[3], R *tau,   \
-                                                      R e[27], R k[27], R ut[3], diag *d)    \
+                                                      R k[27], diag *d)                      \
         {                                                                                    \
-            acm_collide_stage1_##SFX(p, model, f, F, tau, e, k, ut, d);                      \
+            acm_collide_stage1_##SFX(p, model, f, F, (R)1, tau, k, d);                       \
         }                                                                                    \
-        static __device__ __forceinline__ void stage2(const R e[27], R k[27], const R ut[3], \
-                                                      R o[27])                               \
+        static __device__ __forceinline__ void stage2(const acm_collide_params *p, int model, \
+                                                      R k[27], const R u[3], R o[27])        \
         {                                                                                    \
-            acm_collide_stage2_##SFX(e, k, ut, o);                                           \
+            acm_collide_stage2_##SFX(p, model, k, u, o);                                     \
         }                                                                                    \
         static __device__ __forceinline__ void macro(const R f[27], const R F[3], R *drho,   \
                                                      R u[3])                                 \
         {                                                                                    \
             acm_cell_macro_##SFX(f, F, drho, u);                                             \
         }                                                                                    \
-        static __device__ __forceinline__ void transform_velocity(int model, const R u[3],   \
-                                                                  R ut[3])                   \
-        {                                                                                    \
-            acm_transform_velocity_##SFX(model, u, ut);                                      \
-        }                                                                                    \
-        static __device__ __forceinline__ int below_floor(const acm_collide_params *p,       \
-                                                          const R e[27], const R o[27],      \
+        static __device__ __forceinline__ int below_floor(const acm_collide_params *p, R rho, \
+                                                          const R u[3], const R o[27],       \
                                                           int first, int count)              \
         {                                                                                    \
-            return acm_below_floor_##SFX(p, e, o, first, count);                             \
+            return acm_below_floor_##SFX(p, rho, u, (R)1, o, first, count);                  \
         }                                                                                    \
         static __device__ __forceinline__ void phi1d(R u, R d[3], R dp[3])                   \
         {                                                                                    \
@@ -147,7 +154,19 @@ struct acm_gpu_grid {
     acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
     acm_face_bc face[ACM_FACE_COUNT];
     int32_t state;              /* what the population array holds (acm_array_state) */
+    int32_t inner_lo[3], inner_hi[3]; /* per axis, the coordinates whose pull crosses no
+                                         non-periodic face (acm_inner_bounds) */
 };
+
+/* The inner coordinate range of every axis: 1 in from a non-periodic face. */
+static inline void acm_inner_bounds(acm_gpu_grid &g)
+{
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    for (int a = 0; a < 3; ++a) {
+        g.inner_lo[a] = g.face[2 * a].type == ACM_BOUNDARY_PERIODIC ? 0 : 1;
+        g.inner_hi[a] = n[a] - 1 - (g.face[2 * a + 1].type == ACM_BOUNDARY_PERIODIC ? 0 : 1);
+    }
+}
 
 /* Domain-wide sums of one step, the inputs of the ACM rules of the next.
  * Block reductions combine the first four fields; acm_finish_sums derives
@@ -359,6 +378,50 @@ __device__ __forceinline__ IDX acm_cell_base(const acm_csoa &l, uint32_t k)
     return (IDX)k + (IDX)26 * (IDX)(k & ~mask);
 }
 
+/* How a per-cell kernel addresses population `slot` of a cell (`at` its
+ * acm_addr_*::at). acm_addr_planes: any CSoA group, through the
+ * per-population plane pointers (one 64-bit address per population).
+ * acm_addr_fixed: the group ALPHA known at compile time and 32-bit indices:
+ * one address per cell, the populations at constant offsets that the load and
+ * store instructions carry as immediates (27 address computations fewer per
+ * pass over a cell's own slots). */
+template <typename IDX> struct acm_addr_planes {
+    static __device__ __forceinline__ IDX at(const acm_csoa &l, uint32_t k)
+    {
+        return acm_cell_base<IDX>(l, k);
+    }
+    template <typename T>
+    static __device__ __forceinline__ const T *src(const acm_step_args &a, IDX at, int slot)
+    {
+        return (const T *)a.src_plane[slot] + at;
+    }
+    template <typename T>
+    static __device__ __forceinline__ T *dst(const acm_step_args &a, IDX at, int slot)
+    {
+        return (T *)a.dst_plane[slot] + at;
+    }
+};
+
+template <uint32_t ALPHA> struct acm_addr_fixed {
+    static __device__ __forceinline__ uint32_t at(const acm_csoa &, uint32_t k)
+    {
+        return k + 26u * (k & ~(ALPHA - 1u));
+    }
+    template <typename T>
+    static __device__ __forceinline__ const T *src(const acm_step_args &a, uint32_t at, int slot)
+    {
+        return ((const T *)a.src + at) + (uint32_t)slot * ALPHA;
+    }
+    template <typename T>
+    static __device__ __forceinline__ T *dst(const acm_step_args &a, uint32_t at, int slot)
+    {
+        return ((T *)a.dst + at) + (uint32_t)slot * ALPHA;
+    }
+};
+
+/* The CSoA group of acm_addr_fixed (the default group, docs/performance.md). */
+#define ACM_FIXED_ALPHA 1024u
+
 /* The 27 pull sources of a cell away from non-periodic faces, as offsets of
  * the linear cell index along each axis (slot c + 1 for velocity component c,
  * periodic wrap included). `edge` is set when some source lies across a
@@ -373,23 +436,23 @@ __device__ __forceinline__ acm_sources acm_source_offsets(const acm_gpu_grid &g,
                                                           int32_t y, int32_t z)
 {
     acm_sources s;
-    s.edge = false;
     const int32_t coord[3] = {x, y, z}, n[3] = {g.nx, g.ny, g.nz};
     const int32_t stride[3] = {1, g.nx, g.nx * g.ny};
     int32_t *off[3] = {s.ox, s.oy, s.oz};
+    bool edge = false;
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis) {
-#pragma unroll
-        for (int c = -1; c <= 1; ++c) {
-            int32_t v = coord[axis] - DIR * c;
-            if (v < 0 || v >= n[axis]) {
-                const int f = 2 * axis + (v < 0 ? 0 : 1);
-                s.edge |= g.face[f].type != ACM_BOUNDARY_PERIODIC;
-                v = v < 0 ? v + n[axis] : v - n[axis];
-            }
-            off[axis][c + 1] = (v - coord[axis]) * stride[axis];
-        }
+        const int32_t c = coord[axis], m = n[axis];
+        edge |= (c < g.inner_lo[axis]) | (c > g.inner_hi[axis]);
+        /* the neighbours at c + 1 and c - 1, wrapped (across a non-periodic face
+         * the wrapped value is unused: edge is set) */
+        const int32_t up = (c == m - 1 ? 1 - m : 1) * stride[axis];
+        const int32_t down = (c == 0 ? m - 1 : -1) * stride[axis];
+        off[axis][0] = DIR > 0 ? up : down; /* velocity -1: source at c + DIR */
+        off[axis][1] = 0;
+        off[axis][2] = DIR > 0 ? down : up;
     }
+    s.edge = edge;
     return s;
 }
 
@@ -402,10 +465,11 @@ __device__ __forceinline__ bool acm_at_face(const acm_gpu_grid &g, uint32_t k)
 }
 
 /* Pull of a cell whose sources are all inside or across periodic faces:
- * straight-line loads through the per-population plane pointers, no branches.
- * STATE (acm_array_state): the cell's own slots for ACM_STATE_AA_OWN, slot
- * opp(i) of the source for ACM_STATE_AA_SWAP. */
-template <typename T, typename IDX, int STATE>
+ * straight-line loads, no branches. STATE (acm_array_state): the cell's own
+ * slots for ACM_STATE_AA_OWN, slot opp(i) of the source for
+ * ACM_STATE_AA_SWAP. ADDR: acm_addr_planes or acm_addr_fixed. SCALED: the
+ * populations as stored, times acm_io<T>::sigma (acm_collide's sigma). */
+template <typename T, typename ADDR, int STATE, bool SCALED = false>
 __device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32_t k,
                                                   const acm_sources &s,
                                                   typename acm_io<T>::R f[27])
@@ -417,8 +481,8 @@ __device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32
                                 : (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] +
                                              s.oy[acm_cy(i) + 1] + s.oz[acm_cz(i) + 1]);
         const int slot = STATE == ACM_STATE_AA_SWAP ? acm_opp(i) : i;
-        f[i] = acm_io<T>::ld((const T *)a.src_plane[slot],
-                             (uint64_t)acm_cell_base<IDX>(a.g.l, kn));
+        const T *p = ADDR::template src<T>(a, ADDR::at(a.g.l, kn), slot);
+        f[i] = SCALED ? acm_io<T>::ld_scaled(p) : acm_io<T>::ld(p, 0);
     }
 }
 
@@ -428,17 +492,18 @@ __device__ __forceinline__ void acm_pull_interior_any(const acm_step_args &a, ui
                                                       const acm_sources &s,
                                                       typename acm_io<T>::R f[27])
 {
+    typedef acm_addr_planes<IDX> ADDR;
     if (a.g.state == ACM_STATE_AA_OWN)
-        acm_pull_interior<T, IDX, ACM_STATE_AA_OWN>(a, k, s, f);
+        acm_pull_interior<T, ADDR, ACM_STATE_AA_OWN>(a, k, s, f);
     else if (a.g.state == ACM_STATE_AA_SWAP)
-        acm_pull_interior<T, IDX, ACM_STATE_AA_SWAP>(a, k, s, f);
+        acm_pull_interior<T, ADDR, ACM_STATE_AA_SWAP>(a, k, s, f);
     else
-        acm_pull_interior<T, IDX, ACM_STATE_POST>(a, k, s, f);
+        acm_pull_interior<T, ADDR, ACM_STATE_POST>(a, k, s, f);
 }
 
-/* In place, odd step, a cell away from non-periodic faces: f*_i to slot i of
- * x + c_i, which is the pull source of opp(i). */
-template <typename T, typename IDX>
+/* In place, odd step, a cell away from non-periodic faces: f*_i (times
+ * sigma) to slot i of x + c_i, which is the pull source of opp(i). */
+template <typename T, typename ADDR>
 __device__ __forceinline__ void acm_push_interior(const acm_step_args &a, uint32_t k,
                                                   const acm_sources &s,
                                                   const typename acm_io<T>::R o[27])
@@ -448,7 +513,7 @@ __device__ __forceinline__ void acm_push_interior(const acm_step_args &a, uint32
         const int j = acm_opp(i);
         const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(j) + 1] + s.oy[acm_cy(j) + 1] +
                                        s.oz[acm_cz(j) + 1]);
-        acm_io<T>::st((T *)a.dst_plane[i], (uint64_t)acm_cell_base<IDX>(a.g.l, kn), o[i]);
+        acm_io<T>::st_scaled(ADDR::template dst<T>(a, ADDR::at(a.g.l, kn), i), o[i]);
     }
 }
 

@@ -18,24 +18,26 @@
 #endif
 
 /* Register budget: blocks of up to ACM_FUSED_MAX_THREADS threads, at least
- * acm_fused_min_blocks<T> of them resident per multiprocessor: 2 (at most 128
- * registers a thread) for FP32 and FP16 storage; 1 for FP64, whose kernels
- * need 158-212 registers: capped at 128 they spilled up to 544 bytes a thread
- * and ran 30-50 % slower on an H200 (docs/performance.md, "Register spills"). */
+ * acm_fused_min_blocks of them resident per multiprocessor. 3 (at most 85
+ * registers a thread, no spills) for the moment models with FP16 storage,
+ * which are bound by instruction issue: more warps hide more latency (ACM
+ * +4-6 % against 96 registers, H100). 2 (at most 128) for FP32 storage,
+ * bound by memory, and for BGK, which spills below 96 registers. 1 for FP64,
+ * whose kernels need 158-212 registers: capped at 128 they spilled up to 544
+ * bytes a thread and ran 30-50 % slower on an H200 (docs/performance.md,
+ * "Register spills"). */
 #define ACM_FUSED_MAX_THREADS 256
-template <typename T> struct acm_fused_min_blocks {
-    static constexpr int value = 2;
-};
-template <> struct acm_fused_min_blocks<double> {
-    static constexpr int value = 1;
+template <typename T, int MODEL> struct acm_fused_min_blocks {
+    static constexpr int value = sizeof(T) == 8 ? 1 : sizeof(T) == 2 && MODEL != ACM_COLLISION_BGK ? 3 : 2;
 };
 
-template <typename T, typename IDX, int MODEL, bool PULL, int STATE>
-__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>::value)
+template <typename T, typename ADDR, int MODEL, bool PULL, int STATE>
+__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T, MODEL>::value)
     acm_lbm_kernel(const acm_step_args a)
 {
     const bool in_place = STATE != ACM_STATE_POST;
     typedef typename acm_io<T>::R R;
+    const R sigma = (R)acm_io<T>::sigma; /* populations collide as stored (acm_collide) */
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
@@ -43,22 +45,29 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
     R u2max = 0;
     bool redo = false;
     if (k < a.g.ncells) {
-        const T *src = (const T *)a.src;
         R f[27], o[27], F[3];
         const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
+        const auto at = ADDR::at(a.g.l, k);
         bool at_face;
-        if (!PULL) {
-            acm_load_cell(a.g, src, k, f);
+        if (!PULL) { /* a.src: the streamed populations (its planes are the source's) */
+            acm_load_cell(a.g, (const T *)a.src, k, f);
+#pragma unroll
+            for (int i = 0; i < 27; ++i)
+                f[i] *= sigma;
             at_face = acm && acm_at_face(a.g, k);
         } else {
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
             at_face = s.edge;
-            if (s.edge) /* next to a wall, inlet or outlet: the face rules */
-                acm_pull<T, 1, STATE>(a.g, src, x, y, z, f);
-            else
-                acm_pull_interior<T, IDX, STATE>(a, k, s, f);
+            if (s.edge) { /* next to a wall, inlet or outlet: the face rules */
+                acm_pull<T, 1, STATE>(a.g, (const T *)a.src, x, y, z, f);
+#pragma unroll
+                for (int i = 0; i < 27; ++i)
+                    f[i] *= sigma;
+            } else {
+                acm_pull_interior<T, ADDR, STATE, true>(a, k, s, f);
+            }
         }
         acm_cell_force(a, k, ib_word, F);
         acm_collide_params p = a.p;
@@ -67,28 +76,31 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         R tau_unused = 0;
         R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
         typename acm_math<R>::diag d;
-        acm_math<R>::collide(&p, MODEL, f, F, tau, o, &d);
+        acm_math<R>::collide(&p, MODEL, f, F, sigma, tau, o, &d);
         /* the fallback runs in acm_launch_redo: inline it would cost 32 registers */
         redo = acm && d.fallback;
-        const IDX base = acm_cell_base<IDX>(a.g.l, k);
         if (!in_place) {
 #pragma unroll
             for (int i = 0; i < 27; ++i)
-                acm_io<T>::st((T *)a.dst_plane[i], (uint64_t)base, o[i]);
+                acm_io<T>::st_scaled(ADDR::template dst<T>(a, at, i), o[i]);
         } else if (!redo && STATE == ACM_STATE_AA_OWN) { /* even step: opposite slots */
 #pragma unroll
             for (int i = 0; i < 27; ++i)
-                acm_io<T>::st((T *)a.dst_plane[acm_opp(i)], (uint64_t)base, o[i]);
+                acm_io<T>::st_scaled(ADDR::template dst<T>(a, at, acm_opp(i)), o[i]);
         } else if (!redo) { /* odd step: push (the pull's sources, derived again here: kept
                                live across the collision they cost the in-place FP16
                                kernel 5 % on an H100) */
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
-            if (s.edge) /* at a face: bouncing across walls */
+            if (s.edge) { /* at a face: bouncing across walls */
+#pragma unroll
+                for (int i = 0; i < 27; ++i)
+                    o[i] *= (R)1 / sigma;
                 acm_store_post<T>(a.g, (T *)a.dst, ACM_STATE_AA_OWN, x, y, z, o);
-            else
-                acm_push_interior<T, IDX>(a, k, s, o);
+            } else {
+                acm_push_interior<T, ADDR>(a, k, s, o);
+            }
         }
         const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
         if (PULL)
@@ -111,16 +123,17 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T>
         acm_block_max(u2max, &a.partials[blockIdx.x].max_u2);
 }
 
-/* The pulling kernel of one model and array state. */
+/* The pulling kernel of one model and array state: the compile-time CSoA
+ * group with 32-bit indices when the layout allows it (acm_addr_fixed),
+ * else the plane pointers and 64-bit indices. */
 template <typename T, int M, int STATE>
 static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
                                cudaStream_t s)
 {
-    /* 32-bit element indices when the population array allows them */
-    if (acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull)
-        acm_lbm_kernel<T, uint32_t, M, true, STATE><<<grid, block, 0, s>>>(a);
+    if (a.g.l.alpha == ACM_FIXED_ALPHA && acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull)
+        acm_lbm_kernel<T, acm_addr_fixed<ACM_FIXED_ALPHA>, M, true, STATE><<<grid, block, 0, s>>>(a);
     else
-        acm_lbm_kernel<T, uint64_t, M, true, STATE><<<grid, block, 0, s>>>(a);
+        acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, true, STATE><<<grid, block, 0, s>>>(a);
 }
 
 /* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
@@ -131,7 +144,7 @@ cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned bloc
     acm_with_model(a.p.model, [&](auto m) {
         constexpr int M = decltype(m)::value;
         if (!pull)
-            acm_lbm_kernel<T, uint64_t, M, false, ACM_STATE_POST><<<grid, block, 0, s>>>(a);
+            acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, false, ACM_STATE_POST><<<grid, block, 0, s>>>(a);
         else if (a.g.state == ACM_STATE_AA_OWN)
             acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s);
         else if (a.g.state == ACM_STATE_AA_SWAP)

@@ -88,7 +88,7 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= a.g.ncells)
         return;
-    R f[27], F[3], e[27], m[27], ut[3], tau_unused = 0;
+    R f[27], F[3], m[27], tau_unused = 0;
     const uint32_t ib_word = acm_ib_word(a, k);
     acm_load_cell(a.g, tmp, k, f);
     acm_cell_force(a, k, ib_word, F);
@@ -97,7 +97,7 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
         acm_params_from_sums(p, a.prev, acm_at_face(a.g, k));
     R *tau = MODEL == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
     typename acm_math<R>::diag d;
-    acm_math<R>::stage1(&p, MODEL, f, F, tau, e, m, ut, &d);
+    acm_math<R>::stage1(&p, MODEL, f, F, tau, m, &d);
 #pragma unroll
     for (int n = 0; n < 27; ++n)
         mom[acm_idx(a.g, k, n)] = m[n];
@@ -111,7 +111,7 @@ __device__ __forceinline__ bool acm_outputs(const acm_step_args &a,
                                             const acm_real<T> *__restrict__ macro, uint32_t k)
 {
     typedef acm_real<T> R;
-    R m[27], e[27], u[3], ut[3], out[27], dx[3], dy[3], dz[3], p[3];
+    R m[27], u[3], out[27];
 #pragma unroll
     for (int n = 0; n < 27; ++n)
         m[n] = __ldg(mom + acm_idx(a.g, k, n));
@@ -119,18 +119,13 @@ __device__ __forceinline__ bool acm_outputs(const acm_step_args &a,
 #pragma unroll
     for (int d = 0; d < 3; ++d)
         u[d] = __ldg(macro + (size_t)(d + 1) * a.g.ncells + k);
-    acm_math<R>::phi1d(u[0], dx, p);
-    acm_math<R>::phi1d(u[1], dy, p);
-    acm_math<R>::phi1d(u[2], dz, p);
-    acm_math<R>::equilibrium(drho, dx, dy, dz, e);
-    acm_math<R>::transform_velocity(MODEL, u, ut);
-    acm_math<R>::stage2(e, m, ut, out);
+    acm_math<R>::stage2(&a.p, MODEL, m, u, out);
     T *dst = (T *)a.dst;
 #pragma unroll
     for (int i = FIRST; i < FIRST + COUNT; ++i)
         acm_io<T>::st(dst, acm_idx(a.g, k, i), out[i]);
     return acm_is_adaptive(MODEL) && a.p.safety_net &&
-           acm_math<R>::below_floor(&a.p, e, out, FIRST, COUNT);
+           acm_math<R>::below_floor(&a.p, (R)1 + drho, u, out, FIRST, COUNT);
 }
 
 /* Collision outputs [FIRST, FIRST + COUNT) (stage 2) into a.dst, with the

@@ -34,7 +34,7 @@ ACM_SFX(row_model)(const acm_row_args *a, const int model)
         for (int i = 0; i < 27; ++i)
             f[i] = fin[i * st + x];
         ACM_SFX(acm_cell_diag) d;
-        ACM_SFX(acm_collide)(a->params, model, f, F, &tau[x], o, &d);
+        ACM_SFX(acm_collide)(a->params, model, f, F, (ACM_R)1, &tau[x], o, &d);
         ACM_UNROLL
         for (int i = 0; i < 27; ++i)
             fout[i * st + x] = o[i];

@@ -135,7 +135,7 @@ static void collide64(const acm_collide_params *p, int model, const double f[27]
     acm_cell_diag_f64 dd;
     for (int i = 0; i < 27; ++i)
         fs[i] = f[i] - acm_weight(i);
-    acm_collide_f64(p, model, fs, F, &tau, os, diag ? diag : &dd);
+    acm_collide_f64(p, model, fs, F, 1.0, &tau, os, diag ? diag : &dd);
     for (int i = 0; i < 27; ++i)
         out[i] = os[i] + acm_weight(i);
 }
@@ -171,56 +171,77 @@ static void feq(double rho, const double u[3], double f[27])
 
 START_TEST(forward_sweeps_equal_direct_moments)
 {
+    /* monomial central moments (h = 0) and central Hermite ones (h = 1/3:
+     * (c - u)^2 - 1/3 in place of (c - u)^2 along every axis) */
     unsigned seed = 11;
     double worst = 0;
     for (int trial = 0; trial < 50; ++trial) {
         double f[27], u[3] = {0.3 * urand(&seed) - 0.15, 0.3 * urand(&seed) - 0.15,
                               0.3 * urand(&seed) - 0.15};
+        const double h = trial % 2 ? 1.0 / 3.0 : 0.0;
         random_f(&seed, f);
         double k[27];
         for (int i = 0; i < 27; ++i)
             k[acm_abc(i)] = f[i];
-        acm_cm_forward_f64(k, u[0], u[1], u[2]);
-        for (int p = 0; p < 3; ++p)
-            for (int q = 0; q < 3; ++q)
-                for (int r = 0; r < 3; ++r) {
-                    double direct = 0;
-                    for (int i = 0; i < 27; ++i)
-                        direct += f[i] * pow(acm_cx(i) - u[0], p) * pow(acm_cy(i) - u[1], q) *
-                                  pow(acm_cz(i) - u[2], r);
-                    worst = fmax(worst, fabs(direct - k[9 * p + 3 * q + r]));
+        acm_moments_forward_f64(k, u, 1, h);
+        for (int n = 0; n < 27; ++n) {
+            const int e[3] = {n / 9, (n / 3) % 3, n % 3};
+            double direct = 0;
+            for (int i = 0; i < 27; ++i) {
+                double t = f[i];
+                for (int a = 0; a < 3; ++a) {
+                    const double c = acm_c(i, a) - u[a];
+                    t *= e[a] == 0 ? 1.0 : e[a] == 1 ? c : c * c - h;
                 }
+                direct += t;
+            }
+            worst = fmax(worst, fabs(direct - k[n]));
+        }
     }
     ck_assert_msg(worst <= 1e-13, "max |sweep - direct| = %g (spec: <= 1e-13)", worst);
 }
 END_TEST
 
+/* Moments as acm_moments_backward takes them (acm_moment_scale). */
+static void scale_moments(double k[27])
+{
+    for (int n = 0; n < 27; ++n)
+        k[n] *= acm_moment_scale_f64(n / 9, (n / 3) % 3, n % 3);
+}
+
 START_TEST(backward_inverts_forward)
 {
     /* velocities up to 0.05 (Mach 0.09); at 0.1 the float error relative to
-     * max|f| grows to about 1.6e-6 */
+     * max|f| grows to about 1.6e-6. Central monomial, central Hermite, raw. */
     unsigned seed = 12;
     double worst64 = 0, worst32 = 0;
-    for (int trial = 0; trial < 50; ++trial) {
+    for (int trial = 0; trial < 60; ++trial) {
         double f[27], k[27], u[3] = {0.1 * urand(&seed) - 0.05, 0.1 * urand(&seed) - 0.05,
                                      0.1 * urand(&seed) - 0.05};
-        float kf[27];
+        const int central = trial % 3 != 2;
+        const double h = trial % 3 == 1 ? 1.0 / 3.0 : 0.0;
+        float kf[27], uf[3] = {(float)u[0], (float)u[1], (float)u[2]};
         random_f(&seed, f);
         double norm = 0;
         for (int n = 0; n < 27; ++n)
             norm = fmax(norm, fabs(f[n]));
-        for (int n = 0; n < 27; ++n) {
+        for (int n = 0; n < 27; ++n)
             k[n] = f[n];
-            kf[n] = (float)f[n];
-        }
-        acm_cm_forward_f64(k, u[0], u[1], u[2]);
-        acm_cm_backward_f64(k, u[0], u[1], u[2]);
-        acm_cm_forward_f32(kf, (float)u[0], (float)u[1], (float)u[2]);
-        acm_cm_backward_f32(kf, (float)u[0], (float)u[1], (float)u[2]);
-        for (int n = 0; n < 27; ++n) {
+        acm_moments_forward_f64(k, u, central, h);
+        scale_moments(k);
+        for (int n = 0; n < 27; ++n)
+            kf[n] = (float)k[n];
+        acm_moments_backward_f64(k, u, central, h);
+        for (int n = 0; n < 27; ++n)
             worst64 = fmax(worst64, fabs(k[n] - f[n]));
+        for (int n = 0; n < 27; ++n)
+            kf[n] = (float)f[n];
+        acm_moments_forward_f32(kf, uf, central, (float)h);
+        for (int n = 0; n < 27; ++n)
+            kf[n] *= (float)acm_moment_scale_f64(n / 9, (n / 3) % 3, n % 3);
+        acm_moments_backward_f32(kf, uf, central, (float)h);
+        for (int n = 0; n < 27; ++n)
             worst32 = fmax(worst32, fabs((double)kf[n] - f[n]) / norm);
-        }
     }
     ck_assert_msg(worst64 <= 2e-15, "double round trip error %g (spec: <= 2e-15)", worst64);
     ck_assert_msg(worst32 <= 1e-6, "float round trip error relative to max|f|: %g (spec: <= 1e-6)", worst32);
@@ -303,20 +324,15 @@ START_TEST(factorised_collision_equals_matrix_form)
         solve27(T, kp, ref);
 
         /* ours: the sweeps and relaxation of the collision stages, per-order rates */
-        double out[27], k5[27], e[27], dx[3], dy[3], dz[3], px[3], py[3], pz[3], s[27];
+        double out[27], k5[27];
         const double rates[6] = {w, wb, r3, r4, r5, r6};
-        acm_phi1d_f64(u[0], dx, px);
-        acm_phi1d_f64(u[1], dy, py);
-        acm_phi1d_f64(u[2], dz, pz);
-        acm_equilibrium_f64(rho - 1, dx, dy, dz, e);
         for (int i = 0; i < 27; ++i)
-            k5[acm_abc(i)] = f[i] - acm_weight(i) - e[acm_abc(i)];
-        acm_cm_forward_f64(k5, u[0], u[1], u[2]);
-        acm_force_cm_f64(F, s);
-        acm_relax_f64(k5, rates, s);
-        acm_collide_stage2_f64(e, k5, u, out);
+            k5[acm_abc(i)] = f[i] - acm_weight(i);
+        acm_moments_forward_f64(k5, u, 1, 0.0);
+        acm_relax_moments_f64(k5, rates, rho - 1, u, F, 1, 0.0, 1.0);
+        acm_moments_backward_f64(k5, u, 1, 0.0);
         for (int i = 0; i < 27; ++i)
-            worst = fmax(worst, fabs(out[i] + acm_weight(i) - ref[i]));
+            worst = fmax(worst, fabs(k5[acm_abc(i)] + acm_weight(i) - ref[i]));
         /* and the CM model itself, whose orders 3..6 share one rate */
         if (trial % 2 == 0) {
             for (int n = 10; n < 27; ++n)
@@ -496,12 +512,11 @@ START_TEST(li2018_rule_values)
     acm_collide_params p = params_cm(1.9, 1, 1);
     p.rate_min = 0.0;
     p.rate_max = 2.0; /* no clamp */
-    const double k[27] = {0};
-    double tau = 0.005, pi = 0;
+    double tau = 0.005;
     for (int c = 0; c < 3; ++c) {
         double umag = 0.02 * c, u[3] = {umag, 0, 0}, rate[6] = {1.9, 1, 1, 1, 1, 1};
         p.inv_umax = 1.0 / 0.04;
-        acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2018, k, 1.0, u, &tau, rate, &pi);
+        acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2018, 0.0, 1.0, u, &tau, rate);
         for (int o = 0; o < 4; ++o) {
             double nu = (-4.0 * umag / 0.04 + 5.0) * p.li2018_nu0[o];
             double expect = 1.0 / (3.0 * nu + 0.5);
@@ -513,7 +528,7 @@ START_TEST(li2018_rule_values)
     p.rate_min = 1.0;
     p.rate_max = 1.95;
     double u[3] = {0, 0, 0}, rate[6] = {1.9, 1, 1, 1, 1, 1};
-    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2018, k, 1.0, u, &tau, rate, &pi);
+    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2018, 0.0, 1.0, u, &tau, rate);
     for (int o = 2; o < 6; ++o)
         ck_assert_double_le(rate[o], 1.95);
 }
@@ -524,19 +539,20 @@ START_TEST(li2020_keeps_previous_tau_when_nonpositive)
     acm_collide_params p = params_cm(1.9, 1, 1);
     p.rate_min = 0.0;
     p.rate_max = 2.0;
-    double k[27] = {0}, u[3] = {0.05, 0, 0}, rate[6], pi = 0;
+    double k[27] = {0}, u[3] = {0.05, 0, 0}, rate[6];
+    const double pi = acm_pi_zsums_f64(k, 1.0); /* |Pi| of the rest state w */
+    ck_assert_double_eq_tol(pi, sqrt(3.0) / 3.0, 1e-15);
     /* a large |j| feature drives theta . s below zero: the previous tau* is kept */
     p.inv_mean_j = 1000.0;
     double tau = 0.0123;
-    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2020, k, 1.0, u, &tau, rate, &pi);
+    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2020, pi, 1.0, u, &tau, rate);
     ck_assert_double_eq_tol(tau, 0.0123, 1e-15);
     ck_assert_double_eq_tol(rate[2], 1.0 / (0.0123 + 0.5), 1e-14);
     /* a normal node gets tau* = theta . (rho/<rho>, |j|/<|j|>, |Pi|/<|Pi|>, 1) */
     p.inv_mean_j = 1.0 / 0.05;
-    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2020, k, 1.0, u, &tau, rate, &pi);
+    acm_adaptive_rates_f64(&p, ACM_COLLISION_ACM_LI2020, pi, 1.0, u, &tau, rate);
     double expect = 0.0003 - 0.00775 + 0.00016 * pi + 0.0087;
     ck_assert_double_eq_tol(tau, expect, 1e-15);
-    ck_assert_double_eq_tol(pi, sqrt(3.0) / 3.0, 1e-15); /* |Pi| of the rest state w */
 }
 END_TEST
 
@@ -644,11 +660,53 @@ START_TEST(float_collision_tracks_double)
         for (int i = 0; i < 27; ++i)
             fs[i] = (float)(f[i] - acm_weight(i));
         acm_cell_diag_f32 d;
-        acm_collide_f32(&p, ACM_COLLISION_CM_MRT, fs, Ff, &tau, os, &d);
+        acm_collide_f32(&p, ACM_COLLISION_CM_MRT, fs, Ff, 1.0f, &tau, os, &d);
         for (int i = 0; i < 27; ++i)
             worst = fmax(worst, fabs((double)os[i] + acm_weight(i) - out[i]) / acm_weight(i));
     }
     ck_assert_msg(worst < 1e-6, "float vs double, relative to w_i: %g", worst);
+}
+END_TEST
+
+START_TEST(storage_scale_is_exact)
+{
+    /* FP16 storage keeps (f - w) 2^15 and the GPU collides it as stored
+     * (sigma = 2^15): a power of two scales every rounding alike, so the result
+     * must be the unscaled collision times sigma, floor test included */
+    unsigned seed = 31;
+    double worst = 0;
+    int flagged[2] = {0, 0};
+    for (int trial = 0; trial < 25; ++trial) {
+        const int model = all_models[trial % 5];
+        acm_collide_params p = params_cm(1.9, 1.3, 1.2);
+        p.model = model;
+        p.hermite_high_orders = trial % 2;
+        p.floor_ratio = ACM_SAFETY_FLOOR;
+        double f[27], fs[27], os[27], ref[27], F[3], tau[2] = {0.005, 0.005};
+        if (trial % 4 == 3)
+            harsh_state(0.3, 1.8, f);
+        else
+            random_f(&seed, f);
+        for (int a = 0; a < 3; ++a)
+            F[a] = 2e-3 * (urand(&seed) - 0.5);
+        const double sigma = 32768.0;
+        acm_cell_diag_f64 d0, d1;
+        for (int i = 0; i < 27; ++i)
+            fs[i] = f[i] - acm_weight(i);
+        acm_collide_f64(&p, model, fs, F, 1.0, &tau[0], ref, &d0);
+        for (int i = 0; i < 27; ++i)
+            fs[i] *= sigma;
+        acm_collide_f64(&p, model, fs, F, sigma, &tau[1], os, &d1);
+        for (int i = 0; i < 27; ++i)
+            worst = fmax(worst, fabs(os[i] / sigma - ref[i]));
+        ck_assert_double_eq(d0.rho, d1.rho);
+        ck_assert_double_eq(d0.u[0], d1.u[0]);
+        ck_assert_double_eq(d0.pi, d1.pi);
+        ck_assert_int_eq(d0.fallback, d1.fallback);
+        flagged[d0.fallback] = 1;
+    }
+    ck_assert_msg(worst == 0.0, "scaled collision differs by %g", worst);
+    ck_assert_msg(flagged[0] && flagged[1], "the floor test was not exercised both ways");
 }
 END_TEST
 
@@ -669,6 +727,7 @@ TEST_SUITE(collide_suite)
     tcase_add_test(tc, raw_and_central_moments_differ_with_distinct_rates);
     tcase_add_test(tc, hermite_high_orders_leave_a_shear_disturbance_alone);
     tcase_add_test(tc, float_collision_tracks_double);
+    tcase_add_test(tc, storage_scale_is_exact);
     suite_add_tcase(s, tc);
     tc = acm_tcase("adaptive", 60);
     tcase_add_test(tc, li2018_rule_values);
