@@ -74,8 +74,9 @@ ACM_HD void acm_face_params(acm_collide_params *p)
         p->rate_min = p->rate_max = 1.0;
 }
 
-/* Reciprocal of the adaptive rules' relaxation times (values in [0.5, 2]):
- * on the GPU the fast division (2 ulp) saves a full IEEE division per rate. */
+/* Reciprocal of values near 1 (the adaptive rules' relaxation times, the
+ * density): on the GPU the fast division (2 ulp) saves a full IEEE division,
+ * its slow path included. */
 ACM_HD float acm_rcp_f32(float x)
 {
 #ifdef __CUDA_ARCH__

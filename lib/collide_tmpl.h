@@ -96,9 +96,11 @@ ACM_INLINE void ACM__F(acm_force_source)(const ACM__R F[3], const ACM__R dx[3],
  * Moment (p, q, r) lives in abc slot 9p + 3q + r. Along one axis three values
  * (c = -1, 0, +1) become the raw sums (sum f, sum c f, sum c^2 f), then the
  * central moments about u (sum f (c - u)^n), with the third one taken as a
- * Hermite moment sum f ((c - u)^2 - h) when h = 1/3 (the safety net's high
- * orders, docs/physics.md "Hermite high orders"; h = 0: monomial). The three
- * axes commute, so the basis change costs nothing: it is the constant h. */
+ * Hermite moment sum f ((c - u)^2 - 1/3) when `hermite` (the safety net's high
+ * orders, docs/physics.md "Hermite high orders"; else monomial). The three
+ * axes commute, so the basis change costs nothing: it is a constant of the
+ * sweeps. `central` and `hermite` are compile-time constants after inlining
+ * (acm_collide specialises on them). */
 
 /* Raw sums along one axis, in place. */
 ACM_INLINE void ACM__F(acm_raw3)(ACM__R *k, int im, int i0, int ip)
@@ -129,15 +131,15 @@ ACM_INLINE void ACM__F(acm_zsums)(ACM__R k[27])
 }
 
 /* z sums -> the moments of the basis: central about u (raw ones when
- * !central, then u is unused and h must be 0). */
+ * !central, then u is unused and hermite must be 0). */
 ACM_INLINE void ACM__F(acm_moments_from_zsums)(ACM__R k[27], const ACM__R u[3], int central,
-                                               ACM__R h)
+                                               int hermite)
 {
     ACM__R m2u[3], uuh[3];
     ACM_UNROLL
     for (int d = 0; d < 3; ++d) {
         m2u[d] = (ACM__R)-2 * u[d];
-        uuh[d] = u[d] * u[d] - h;
+        uuh[d] = hermite ? u[d] * u[d] - (ACM__R)(1.0 / 3.0) : u[d] * u[d];
     }
     if (central) {
         ACM_UNROLL
@@ -164,10 +166,10 @@ ACM_INLINE void ACM__F(acm_moments_from_zsums)(ACM__R k[27], const ACM__R u[3], 
 
 /* Populations (abc slots, in place) -> moments of the basis. */
 ACM_INLINE void ACM__F(acm_moments_forward)(ACM__R k[27], const ACM__R u[3], int central,
-                                            ACM__R h)
+                                            int hermite)
 {
     ACM__F(acm_zsums)(k);
-    ACM__F(acm_moments_from_zsums)(k, u, central, h);
+    ACM__F(acm_moments_from_zsums)(k, u, central, hermite);
 }
 
 /* Scale of moment (p, q, r) in the backward sweeps' input: 1/2 per non-zero index. */
@@ -194,14 +196,15 @@ ACM_INLINE void ACM__F(acm_bwd3)(ACM__R *k, int i0, int i1, int i2, ACM__R hu, A
  * acm_moment_scale (what acm_relax_moments writes): the half of every
  * non-zero index saves two operations per axis and triple. Sweeps x, y, z. */
 ACM_INLINE void ACM__F(acm_moments_backward)(ACM__R k[27], const ACM__R u[3], int central,
-                                             ACM__R h)
+                                             int hermite)
 {
     ACM__R hu[3], u2[3], huuh[3];
     ACM_UNROLL
     for (int d = 0; d < 3; ++d) {
         hu[d] = (ACM__R)0.5 * u[d];
         u2[d] = (ACM__R)2 * u[d];
-        huuh[d] = (ACM__R)0.5 * (u[d] * u[d] + h);
+        huuh[d] = hermite ? (ACM__R)0.5 * (u[d] * u[d] + (ACM__R)(1.0 / 3.0))
+                          : (ACM__R)0.5 * (u[d] * u[d]);
     }
     ACM_UNROLL
     for (int j = 0; j < 9; ++j)
@@ -235,13 +238,15 @@ typedef struct ACM__F(acm_eq_axes) {
     ACM__R d[3][3]; /* [axis][index]: d / 2 (index 1 and 2) */
     ACM__R b[3][3]; /* [axis][index]: B / 2 (index 1 and 2) */
     ACM__R drho, rho;
+    int hermite; /* A2 = 0: prod A vanishes but for order 0 */
 } ACM__F(acm_eq_axes);
 
 ACM_INLINE void ACM__F(acm_eq_axes_make)(ACM__F(acm_eq_axes) * e, ACM__R drho, const ACM__R u[3],
-                                         int central, ACM__R h)
+                                         int central, int hermite)
 {
     const ACM__R half = (ACM__R)0.5;
-    e->a2 = half * ((ACM__R)(1.0 / 3.0) - h);
+    e->hermite = hermite;
+    e->a2 = hermite ? (ACM__R)0 : (ACM__R)(1.0 / 6.0);
     e->drho = drho;
     e->rho = (ACM__R)1 + drho;
     ACM_UNROLL
@@ -249,7 +254,7 @@ ACM_INLINE void ACM__F(acm_eq_axes_make)(ACM__F(acm_eq_axes) * e, ACM__R drho, c
         e->d[d][0] = e->b[d][0] = (ACM__R)1; /* unused: index 0 factors are 1 and skipped */
         e->d[d][1] = e->b[d][1] = central ? -half * u[d] : half * u[d];
         e->d[d][2] = half * u[d] * u[d];
-        e->b[d][2] = e->a2 + e->d[d][2];
+        e->b[d][2] = hermite ? e->d[d][2] : e->a2 + e->d[d][2];
     }
 }
 
@@ -292,7 +297,7 @@ ACM_INLINE ACM__R ACM__F(acm_eq_moment)(const ACM__F(acm_eq_axes) * e, int centr
                                         int r)
 {
     const int ones = (p == 1) + (q == 1) + (r == 1), twos = (p == 2) + (q == 2) + (r == 2);
-    if (ones) { /* prod A = 0 */
+    if (ones || e->hermite) { /* prod A = 0 */
         const ACM__R D = ACM__F(acm_prod_b)(e, p, q, r);
         return central ? -D : e->rho * D;
     }
@@ -304,10 +309,10 @@ ACM_INLINE ACM__R ACM__F(acm_eq_moment)(const ACM__F(acm_eq_axes) * e, int centr
 /* Whether moment (p, q, r) of the forcing source is non-zero: central
  * moments have F on order 1 and A2 F, A2^2 F where one index is 1 and the
  * others are in {0, 2} (spec 4.3); raw ones have every moment but 000. */
-ACM_INLINE int ACM__F(acm_has_source)(int central, int p, int q, int r)
+ACM_INLINE int ACM__F(acm_has_source)(int central, int hermite, int p, int q, int r)
 {
-    const int ones = (p == 1) + (q == 1) + (r == 1);
-    return central ? ones == 1 : p + q + r > 0;
+    const int ones = (p == 1) + (q == 1) + (r == 1), twos = (p == 2) + (q == 2) + (r == 2);
+    return central ? ones == 1 && !(hermite && twos) : p + q + r > 0;
 }
 
 /* Moment (p, q, r) of the forcing source F . d f^eq / d u / rho, scaled by
@@ -351,11 +356,11 @@ ACM_INLINE ACM__R ACM__F(acm_source_moment)(const ACM__F(acm_eq_axes) * e, const
  * omega. rate[0] = omega, rate[1] = omega_b, rate[2..5] = orders 3..6. */
 ACM_INLINE void ACM__F(acm_relax_moments)(ACM__R k[27], const ACM__R rate[6], ACM__R drho,
                                           const ACM__R u[3], const ACM__R F[3], int central,
-                                          ACM__R h, ACM__R sigma)
+                                          int hermite, ACM__R sigma)
 {
     const ACM__R one = (ACM__R)1, half = (ACM__R)0.5;
     ACM__F(acm_eq_axes) e;
-    ACM__F(acm_eq_axes_make)(&e, drho, u, central, h);
+    ACM__F(acm_eq_axes_make)(&e, drho, u, central, hermite);
     const ACM__R sF[3] = {sigma * F[0], sigma * F[1], sigma * F[2]};
     ACM_UNROLL
     for (int n = 1; n < 27; ++n) {
@@ -369,7 +374,7 @@ ACM_INLINE void ACM__F(acm_relax_moments)(ACM__R k[27], const ACM__R rate[6], AC
             continue; /* the diagonal of order 2: below */
         const ACM__R w = rate[order == 2 ? 0 : order - 1], c = ACM__F(acm_moment_scale)(p, q, r);
         ACM__R v = (sigma * w) * ACM__F(acm_eq_moment)(&e, central, p, q, r);
-        if (ACM__F(acm_has_source)(central, p, q, r))
+        if (ACM__F(acm_has_source)(central, hermite, p, q, r))
             v = v + (one - half * w) * ACM__F(acm_source_moment)(&e, sF, u, central, p, q, r);
         k[n] = (c * (one - w)) * k[n] + v;
     }
@@ -423,7 +428,7 @@ ACM_INLINE void ACM__F(acm_macro_zsums)(const ACM__R k[27], const ACM__R F[3], A
     for (int j = 1; j < 9; ++j)
         jz += k[3 * j + 1];
     const ACM__R is = (ACM__R)1 / sigma, d = ((X[0] + X[1]) + X[2]) * is;
-    const ACM__R inv_rho = (ACM__R)1 / ((ACM__R)1 + d);
+    const ACM__R inv_rho = ACM__F(acm_rcp)((ACM__R)1 + d);
     *drho = d;
     u[0] = ((X[2] - X[0]) * is + (ACM__R)0.5 * F[0]) * inv_rho;
     u[1] = ((Y[2] - Y[0]) * is + (ACM__R)0.5 * F[1]) * inv_rho;
@@ -526,10 +531,10 @@ ACM_INLINE void ACM__F(acm_collide_start)(const ACM__R fin[27], const ACM__R F[3
 /* Whether a model's moments are central (all but RM-MRT). */
 ACM_INLINE int ACM__F(acm_central)(int model) { return model != ACM_COLLISION_RM_MRT; }
 
-/* h of a model's basis: 1/3 for the Hermite high orders, else 0. */
-ACM_INLINE ACM__R ACM__F(acm_basis_h)(const acm_collide_params *p, int model)
+/* Whether a model relaxes central Hermite moments (the ACM safety net's high orders). */
+ACM_INLINE int ACM__F(acm_hermite)(const acm_collide_params *p, int model)
 {
-    return ACM__F(acm_central)(model) && p->hermite_high_orders ? (ACM__R)(1.0 / 3.0) : (ACM__R)0;
+    return ACM__F(acm_central)(model) && p->hermite_high_orders;
 }
 
 /* Relaxation rates {omega, omega_b, omega_3..omega_6} of a moment model. */
@@ -547,6 +552,22 @@ ACM_INLINE void ACM__F(acm_rates)(const acm_collide_params *p, int model, ACM__R
     }
 }
 
+/* Stage 1 in the basis given by hermite (acm_hermite). */
+ACM_INLINE void ACM__F(acm_collide_stage1_in)(const acm_collide_params *p, int model, int hermite,
+                                             const ACM__R fin[27], const ACM__R F[3],
+                                             ACM__R sigma, ACM__R *tau_state, ACM__R k[27],
+                                             ACM__F(acm_cell_diag) * diag)
+{
+    const int central = ACM__F(acm_central)(model);
+    ACM__R drho, u[3], rate[6];
+    ACM__F(acm_collide_start)(fin, F, sigma, k, &drho, u, diag);
+    if (model == ACM_COLLISION_ACM_LI2020)
+        diag->pi = ACM__F(acm_pi_zsums)(k, sigma);
+    ACM__F(acm_rates)(p, model, diag->pi, diag->rho, u, tau_state, rate);
+    ACM__F(acm_moments_from_zsums)(k, u, central, hermite);
+    ACM__F(acm_relax_moments)(k, rate, drho, u, F, central, hermite, sigma);
+}
+
 /*
  * Stage 1 of the moment-space collision (every model but BGK): populations
  * fin (shifted, public order, times sigma) and force F -> the relaxed moments
@@ -558,15 +579,8 @@ ACM_INLINE void ACM__F(acm_collide_stage1)(const acm_collide_params *p, int mode
                                           ACM__R *tau_state, ACM__R k[27],
                                           ACM__F(acm_cell_diag) * diag)
 {
-    const int central = ACM__F(acm_central)(model);
-    const ACM__R h = ACM__F(acm_basis_h)(p, model);
-    ACM__R drho, u[3], rate[6];
-    ACM__F(acm_collide_start)(fin, F, sigma, k, &drho, u, diag);
-    if (model == ACM_COLLISION_ACM_LI2020)
-        diag->pi = ACM__F(acm_pi_zsums)(k, sigma);
-    ACM__F(acm_rates)(p, model, diag->pi, diag->rho, u, tau_state, rate);
-    ACM__F(acm_moments_from_zsums)(k, u, central, h);
-    ACM__F(acm_relax_moments)(k, rate, drho, u, F, central, h, sigma);
+    ACM__F(acm_collide_stage1_in)(p, model, ACM__F(acm_hermite)(p, model), fin, F, sigma,
+                                  tau_state, k, diag);
 }
 
 /* Stage 2: populations (public order, times sigma) from the relaxed moments k
@@ -574,7 +588,7 @@ ACM_INLINE void ACM__F(acm_collide_stage1)(const acm_collide_params *p, int mode
 ACM_INLINE void ACM__F(acm_collide_stage2)(const acm_collide_params *p, int model, ACM__R k[27],
                                           const ACM__R u[3], ACM__R fout[27])
 {
-    ACM__F(acm_moments_backward)(k, u, ACM__F(acm_central)(model), ACM__F(acm_basis_h)(p, model));
+    ACM__F(acm_moments_backward)(k, u, ACM__F(acm_central)(model), ACM__F(acm_hermite)(p, model));
     ACM_UNROLL
     for (int i = 0; i < 27; ++i)
         fout[i] = k[acm_abc(i)];
@@ -585,22 +599,24 @@ ACM_INLINE void ACM__F(acm_collide_stage2)(const acm_collide_params *p, int mode
 ACM_INLINE void ACM__F(acm_floor)(const acm_collide_params *p, ACM__R rho, const ACM__R u[3],
                                  ACM__R sigma, ACM__R lo[27])
 {
-    const ACM__R w1[3] = {(ACM__R)(1.0 / 6.0), (ACM__R)(2.0 / 3.0), (ACM__R)(1.0 / 6.0)};
-    ACM__R dx[3], dy[3], dz[3], unused[3], X[3], Y[3], Z[3];
-    ACM__F(acm_phi1d)(u[0], dx, unused);
-    ACM__F(acm_phi1d)(u[1], dy, unused);
-    ACM__F(acm_phi1d)(u[2], dz, unused);
-    const ACM__R s = sigma * (ACM__R)p->floor_ratio * rho;
+    /* phi(c, u) = w1(c) (1 + d(c, u)) (acm_phi1d): 1/6 + (u^2 + c u) / 2 for
+     * c = -1, +1 and 2/3 - u^2 for c = 0 */
+    ACM__R phi[3][3];
     ACM_UNROLL
-    for (int a = 0; a < 3; ++a) {
-        const ACM__R sw = s * w1[a];
-        X[a] = sw + sw * dx[a];
-        Y[a] = w1[a] + w1[a] * dy[a];
-        Z[a] = w1[a] + w1[a] * dz[a];
+    for (int d = 0; d < 3; ++d) {
+        const ACM__R uu = u[d] * u[d], side = (ACM__R)0.5 * uu + (ACM__R)(1.0 / 6.0);
+        phi[d][0] = side - (ACM__R)0.5 * u[d];
+        phi[d][1] = (ACM__R)(2.0 / 3.0) - uu;
+        phi[d][2] = side + (ACM__R)0.5 * u[d];
     }
+    const ACM__R s = sigma * (ACM__R)p->floor_ratio * rho;
+    ACM__R X[3];
+    ACM_UNROLL
+    for (int a = 0; a < 3; ++a)
+        X[a] = s * phi[0][a];
     ACM_UNROLL
     for (int i = 0; i < 27; ++i)
-        lo[i] = (X[acm_cx(i) + 1] * Y[acm_cy(i) + 1]) * Z[acm_cz(i) + 1] -
+        lo[i] = (X[acm_cx(i) + 1] * phi[1][acm_cy(i) + 1]) * phi[2][acm_cz(i) + 1] -
                 sigma * (ACM__R)acm_weight(i);
 }
 
@@ -643,6 +659,24 @@ ACM_INLINE void ACM__F(acm_collide_bgk)(const acm_collide_params *p, const ACM__
     }
 }
 
+/* One moment-space collision in the basis given by hermite, and the safety
+ * net's floor test for the ACM modes. */
+ACM_INLINE void ACM__F(acm_collide_in)(const acm_collide_params *p, int model, int hermite,
+                                      const ACM__R fin[27], const ACM__R F[3], ACM__R sigma,
+                                      ACM__R *tau_state, ACM__R fout[27],
+                                      ACM__F(acm_cell_diag) * diag)
+{
+    ACM__R k[27];
+    ACM__F(acm_collide_stage1_in)(p, model, hermite, fin, F, sigma, tau_state, k, diag);
+    ACM__F(acm_moments_backward)(k, diag->u, ACM__F(acm_central)(model), hermite);
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i)
+        fout[i] = k[acm_abc(i)];
+    if (model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020)
+        diag->fallback = (p->safety_net != 0) &
+                         ACM__F(acm_below_floor)(p, diag->rho, diag->u, sigma, fout, 0, 27);
+}
+
 /*
  * Collide one cell.
  *   model  p->model, passed separately so that a caller looping over cells
@@ -662,12 +696,14 @@ ACM_INLINE void ACM__F(acm_collide)(const acm_collide_params *p, int model, cons
         ACM__F(acm_collide_bgk)(p, fin, F, sigma, fout, diag);
         return;
     }
-    ACM__R k[27];
-    ACM__F(acm_collide_stage1)(p, model, fin, F, sigma, tau_state, k, diag);
-    ACM__F(acm_collide_stage2)(p, model, k, diag->u, fout);
-    if (model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020)
-        diag->fallback = (p->safety_net != 0) &
-                         ACM__F(acm_below_floor)(p, diag->rho, diag->u, sigma, fout, 0, 27);
+    const int adaptive = model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
+    if (adaptive && p->hermite_high_orders) /* one specialised path per basis */
+        ACM__F(acm_collide_in)(p, model, 1, fin, F, sigma, tau_state, fout, diag);
+    else if (adaptive)
+        ACM__F(acm_collide_in)(p, model, 0, fin, F, sigma, tau_state, fout, diag);
+    else
+        ACM__F(acm_collide_in)(p, model, ACM__F(acm_hermite)(p, model), fin, F, sigma, tau_state,
+                               fout, diag);
 }
 
 /*

@@ -178,12 +178,13 @@ START_TEST(forward_sweeps_equal_direct_moments)
     for (int trial = 0; trial < 50; ++trial) {
         double f[27], u[3] = {0.3 * urand(&seed) - 0.15, 0.3 * urand(&seed) - 0.15,
                               0.3 * urand(&seed) - 0.15};
-        const double h = trial % 2 ? 1.0 / 3.0 : 0.0;
+        const int hermite = trial % 2;
+        const double h = hermite ? 1.0 / 3.0 : 0.0;
         random_f(&seed, f);
         double k[27];
         for (int i = 0; i < 27; ++i)
             k[acm_abc(i)] = f[i];
-        acm_moments_forward_f64(k, u, 1, h);
+        acm_moments_forward_f64(k, u, 1, hermite);
         for (int n = 0; n < 27; ++n) {
             const int e[3] = {n / 9, (n / 3) % 3, n % 3};
             double direct = 0;
@@ -219,7 +220,7 @@ START_TEST(backward_inverts_forward)
         double f[27], k[27], u[3] = {0.1 * urand(&seed) - 0.05, 0.1 * urand(&seed) - 0.05,
                                      0.1 * urand(&seed) - 0.05};
         const int central = trial % 3 != 2;
-        const double h = trial % 3 == 1 ? 1.0 / 3.0 : 0.0;
+        const int hermite = trial % 3 == 1;
         float kf[27], uf[3] = {(float)u[0], (float)u[1], (float)u[2]};
         random_f(&seed, f);
         double norm = 0;
@@ -227,19 +228,19 @@ START_TEST(backward_inverts_forward)
             norm = fmax(norm, fabs(f[n]));
         for (int n = 0; n < 27; ++n)
             k[n] = f[n];
-        acm_moments_forward_f64(k, u, central, h);
+        acm_moments_forward_f64(k, u, central, hermite);
         scale_moments(k);
         for (int n = 0; n < 27; ++n)
             kf[n] = (float)k[n];
-        acm_moments_backward_f64(k, u, central, h);
+        acm_moments_backward_f64(k, u, central, hermite);
         for (int n = 0; n < 27; ++n)
             worst64 = fmax(worst64, fabs(k[n] - f[n]));
         for (int n = 0; n < 27; ++n)
             kf[n] = (float)f[n];
-        acm_moments_forward_f32(kf, uf, central, (float)h);
+        acm_moments_forward_f32(kf, uf, central, hermite);
         for (int n = 0; n < 27; ++n)
             kf[n] *= (float)acm_moment_scale_f64(n / 9, (n / 3) % 3, n % 3);
-        acm_moments_backward_f32(kf, uf, central, (float)h);
+        acm_moments_backward_f32(kf, uf, central, hermite);
         for (int n = 0; n < 27; ++n)
             worst32 = fmax(worst32, fabs((double)kf[n] - f[n]) / norm);
     }
@@ -328,9 +329,9 @@ START_TEST(factorised_collision_equals_matrix_form)
         const double rates[6] = {w, wb, r3, r4, r5, r6};
         for (int i = 0; i < 27; ++i)
             k5[acm_abc(i)] = f[i] - acm_weight(i);
-        acm_moments_forward_f64(k5, u, 1, 0.0);
-        acm_relax_moments_f64(k5, rates, rho - 1, u, F, 1, 0.0, 1.0);
-        acm_moments_backward_f64(k5, u, 1, 0.0);
+        acm_moments_forward_f64(k5, u, 1, 0);
+        acm_relax_moments_f64(k5, rates, rho - 1, u, F, 1, 0, 1.0);
+        acm_moments_backward_f64(k5, u, 1, 0);
         for (int i = 0; i < 27; ++i)
             worst = fmax(worst, fabs(k5[acm_abc(i)] + acm_weight(i) - ref[i]));
         /* and the CM model itself, whose orders 3..6 share one rate */
