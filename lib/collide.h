@@ -52,7 +52,7 @@ typedef struct acm_collide_params {
     double inv_mean_j;
     double inv_mean_pi;
     int hermite_high_orders;    /* relax the moments of orders 3-6 as central Hermite
-                                   moments (acm_cm_hermite): the ACM modes with the
+                                   moments (acm_hermite): the ACM modes with the
                                    safety net (not its fallback, which is CM(1)) */
     double floor_ratio;         /* safety net: a post-collision population below this
                                    fraction of its equilibrium sends the cell to the
