@@ -659,16 +659,38 @@ __device__ __forceinline__ void acm_block_sums(acm_gpu_sums v, acm_gpu_sums *out
     }
 }
 
-/* Block-wide maximum of v into *out (inactive threads pass 0); R is the
- * arithmetic type, so FP64 domains reduce in double like the CPU. */
+/* Maximum over the warp of v >= 0 (never NaN). FP32: one warp reduction of
+ * the bit patterns (__reduce_max_sync, sm_80 and later), which order like
+ * the values for non-negative floats; FP64: shuffles. */
+__device__ __forceinline__ float acm_warp_max(float v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(v)));
+#else
+#  pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+#endif
+}
+
+__device__ __forceinline__ double acm_warp_max(double v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+/* Block-wide maximum of v >= 0 into *out (inactive threads pass 0, never
+ * NaN); R is the arithmetic type, so FP64 domains reduce in double like the
+ * CPU. */
 template <typename R>
 __device__ __forceinline__ void acm_block_max(R v, double *out)
 {
     __shared__ R warp_max[32];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1)
-        v = fmax(v, __shfl_down_sync(0xffffffffu, v, off));
+    v = acm_warp_max(v);
     if (lane == 0)
         warp_max[warp] = v;
     __syncthreads();
