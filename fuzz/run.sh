@@ -1,6 +1,7 @@
 #!/bin/sh
-# Fuzz the mesh readers: build the libFuzzer targets with clang (ASan and
-# UBSan) in build-fuzz/, then run each one for SECONDS (default 60).
+# Fuzz the mesh readers and the layout text reader: build the libFuzzer
+# targets with clang (ASan and UBSan) in build-fuzz/, then run each one for
+# SECONDS (default 60).
 #
 #   fuzz/run.sh [SECONDS]
 #
@@ -18,10 +19,10 @@ if [ ! -f "$build/build.ninja" ]; then
     CC=${CC:-clang} meson setup "$build" "$root" -Dfuzz=enabled -Dcuda=disabled \
         -Dtests=disabled -Dexamples=disabled -Dbuildtype=debugoptimized
 fi
-meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj
+meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj fuzz/fuzz_layout
 
 status=0
-for t in stl obj; do
+for t in stl obj layout; do
     grown=$build/corpus-$t
     mkdir -p "$grown"
     echo "== fuzz_$t: $secs s"

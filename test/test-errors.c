@@ -1197,6 +1197,154 @@ START_TEST(layout_errors)
 }
 END_TEST
 
+/* Every parameter of a layout, by key. */
+static void layout_values(const acm_layout *l, int64_t v[ACM_LAYOUT_STREAMING])
+{
+    for (int k = 1; k <= ACM_LAYOUT_STREAMING; ++k)
+        ck_assert_int_eq(acm_layout_get(l, (acm_layout_param)k, &v[k - 1]), ACM_OK);
+}
+
+/* A random admissible value of parameter k (0, the default, one time in four). */
+static int64_t random_layout_value(unsigned *seed, int k)
+{
+    int64_t lo, hi;
+    ck_assert_int_eq(acm_layout_param_bounds((acm_layout_param)k, &lo, &hi), ACM_OK);
+    *seed = *seed * 1664525u + 1013904223u;
+    const unsigned r = *seed >> 8;
+    if (r % 4 == 0)
+        return 0;
+    if (k == ACM_LAYOUT_CSOA_GROUP)
+        return INT64_C(1) << (r % 31);
+    if (k == ACM_LAYOUT_BLOCK_SIZE)
+        return 32 * (1 + (int64_t)(r % 8));
+    return lo + (int64_t)(r % (unsigned)(hi - lo + 1));
+}
+
+START_TEST(layout_text_round_trip)
+{
+    acm_layout *a = NULL, *b = NULL;
+    ck_assert_int_eq(acm_layout_create(&a), ACM_OK);
+    ck_assert_int_eq(acm_layout_create(&b), ACM_OK);
+    char text[ACM_LAYOUT_STRING_SIZE], again[ACM_LAYOUT_STRING_SIZE];
+    ck_assert_int_eq(acm_layout_to_string(a, text, sizeof text), ACM_OK);
+    ck_assert_str_eq(text, "acm-layout 1 csoa_group=default kernel=default block_size=default "
+                           "sample_block=default sample_order=default ib_spread=default "
+                           "streaming=default");
+    unsigned seed = 5;
+    for (int trial = 0; trial < 500; ++trial) {
+        int64_t va[ACM_LAYOUT_STREAMING], vb[ACM_LAYOUT_STREAMING];
+        for (int k = 1; k <= ACM_LAYOUT_STREAMING; ++k)
+            ck_assert_int_eq(acm_layout_set(a, (acm_layout_param)k, random_layout_value(&seed, k)),
+                             ACM_OK);
+        ck_assert_int_eq(acm_layout_to_string(a, text, sizeof text), ACM_OK);
+        ck_assert_msg(strlen(text) < ACM_LAYOUT_STRING_SIZE, "%s", text);
+        ck_assert_msg(acm_layout_from_string(b, text) == ACM_OK, "%s: %s", text,
+                      acm_layout_last_error(b));
+        layout_values(a, va);
+        layout_values(b, vb);
+        ck_assert_msg(memcmp(va, vb, sizeof va) == 0, "round trip changed %s", text);
+        ck_assert_int_eq(acm_layout_to_string(b, again, sizeof again), ACM_OK);
+        ck_assert_str_eq(text, again);
+    }
+    /* any order, any white space; absent keys are defaults; names as documented */
+    ck_assert_int_eq(acm_layout_from_string(b, "\t acm-layout   1\nstreaming=in_place\r\n"
+                                               "  kernel=split csoa_group=256 "),
+                     ACM_OK);
+    int64_t v[ACM_LAYOUT_STREAMING];
+    layout_values(b, v);
+    const int64_t expect[ACM_LAYOUT_STREAMING] = {256, ACM_KERNEL_SPLIT, 0, 0, 0, 0,
+                                                  ACM_STREAMING_IN_PLACE};
+    ck_assert(memcmp(v, expect, sizeof v) == 0);
+    ck_assert_int_eq(acm_layout_from_string(b, "acm-layout 1 sample_order=as_sampled "
+                                               "ib_spread=gather kernel=baseline"),
+                     ACM_OK);
+    layout_values(b, v);
+    ck_assert(v[ACM_LAYOUT_SAMPLE_ORDER - 1] == ACM_SAMPLE_ORDER_AS_SAMPLED &&
+              v[ACM_LAYOUT_IB_SPREAD - 1] == ACM_IB_SPREAD_GATHER &&
+              v[ACM_LAYOUT_KERNEL - 1] == ACM_KERNEL_BASELINE && v[0] == 0);
+    acm_layout_destroy(a);
+    acm_layout_destroy(b);
+}
+END_TEST
+
+START_TEST(layout_text_errors)
+{
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    const char *good = "acm-layout 1 csoa_group=64 kernel=fused block_size=96 sample_block=3 "
+                       "sample_order=morton_block ib_spread=scatter streaming=two_arrays";
+    ck_assert_int_eq(acm_layout_from_string(l, good), ACM_OK);
+    char before[ACM_LAYOUT_STRING_SIZE], after[ACM_LAYOUT_STRING_SIZE];
+    ck_assert_int_eq(acm_layout_to_string(l, before, sizeof before), ACM_OK);
+    static const struct {
+        const char *text;
+        acm_status expect;
+    } bad[] = {
+        {"", ACM_ERR_BAD_FORMAT},
+        {"   ", ACM_ERR_BAD_FORMAT},
+        {"acm-layout", ACM_ERR_BAD_FORMAT},
+        {"acm-layout x kernel=fused", ACM_ERR_BAD_FORMAT},
+        {"acm_layout 1", ACM_ERR_BAD_FORMAT},
+        {"kernel=fused", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 2 kernel=fused", ACM_ERR_BAD_VERSION},
+        {"acm-layout 0", ACM_ERR_BAD_VERSION},
+        {"acm-layout 1 kernel", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 1 kernel=fused kernel=split", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 1 csoa_group=", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 1 csoa_group=-4", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 1 csoa_group=4k", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 1 csoa_group=99999999999999999999999", ACM_ERR_BAD_FORMAT},
+        {"acm-layout 1 colour=red", ACM_ERR_BAD_ENUM},
+        {"acm-layout 1 =3", ACM_ERR_BAD_ENUM},
+        {"acm-layout 1 Kernel=fused", ACM_ERR_BAD_ENUM},
+        {"acm-layout 1 kernel=warp", ACM_ERR_BAD_ENUM},
+        {"acm-layout 1 kernel=2", ACM_ERR_BAD_ENUM},
+        {"acm-layout 1 streaming=inplace", ACM_ERR_BAD_ENUM},
+        {"acm-layout 1 csoa_group=1000", ACM_ERR_OUT_OF_RANGE},
+        {"acm-layout 1 csoa_group=2147483648", ACM_ERR_OUT_OF_RANGE},
+        {"acm-layout 1 block_size=48", ACM_ERR_OUT_OF_RANGE},
+        {"acm-layout 1 block_size=512", ACM_ERR_OUT_OF_RANGE},
+        {"acm-layout 1 sample_block=65", ACM_ERR_OUT_OF_RANGE},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        EXPECT_LAYOUT_FAIL(l, acm_layout_from_string(l, bad[i].text), bad[i].expect);
+        ck_assert_int_eq(acm_layout_to_string(l, after, sizeof after), ACM_OK);
+        ck_assert_msg(strcmp(before, after) == 0, "\"%s\" changed the layout", bad[i].text);
+    }
+    EXPECT_LAYOUT_FAIL(l, acm_layout_from_string(l, NULL), ACM_ERR_NULL_POINTER);
+    EXPECT_LAYOUT_FAIL(l, acm_layout_to_string(l, NULL, 100), ACM_ERR_NULL_POINTER);
+    EXPECT_STATUS(acm_layout_to_string(NULL, after, sizeof after), ACM_ERR_NULL_POINTER);
+    EXPECT_STATUS(acm_layout_from_string(NULL, good), ACM_ERR_NULL_POINTER);
+    char small[40];
+    memset(small, 'x', sizeof small);
+    EXPECT_LAYOUT_FAIL(l, acm_layout_to_string(l, small, sizeof small), ACM_ERR_BUFFER_SIZE);
+    ck_assert_int_eq(small[0], '\0');
+    EXPECT_LAYOUT_FAIL(l, acm_layout_to_string(l, small, 0), ACM_ERR_BUFFER_SIZE);
+    ck_assert_int_eq(acm_layout_to_string(l, after, strlen(before) + 1), ACM_OK);
+
+    /* mutated texts: never a crash, and on failure the layout unchanged */
+    unsigned seed = 9;
+    char text[160];
+    for (int trial = 0; trial < 3000; ++trial) {
+        snprintf(text, sizeof text, "%s", good);
+        const size_t n = strlen(text);
+        for (int m = 0; m < 1 + trial % 4; ++m) {
+            seed = seed * 1664525u + 1013904223u;
+            const size_t at = (seed >> 8) % n;
+            text[at] = (char)(" =ax0_9-\t"[(seed >> 20) % 9]);
+        }
+        if (acm_layout_from_string(l, text) != ACM_OK) {
+            ck_assert(acm_layout_last_error(l)[0] != '\0');
+            ck_assert_int_eq(acm_layout_to_string(l, after, sizeof after), ACM_OK);
+            ck_assert_msg(strcmp(before, after) == 0, "\"%s\" changed the layout", text);
+        } else {
+            ck_assert_int_eq(acm_layout_from_string(l, good), ACM_OK);
+        }
+    }
+    acm_layout_destroy(l);
+}
+END_TEST
+
 TEST_SUITE(errors_suite)
 {
     Suite *s = suite_create("errors");
@@ -1239,6 +1387,8 @@ TEST_SUITE(errors_suite)
 
     tc = acm_tcase("layout", 30);
     tcase_add_test(tc, layout_errors);
+    tcase_add_test(tc, layout_text_round_trip);
+    tcase_add_test(tc, layout_text_errors);
     suite_add_tcase(s, tc);
     return s;
 }

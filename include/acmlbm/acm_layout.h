@@ -155,6 +155,47 @@ ACM_API acm_status acm_layout_get(const acm_layout *layout, acm_layout_param par
  */
 ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min, int64_t *max);
 
+/** Size of a buffer that holds any acm_layout_to_string() text, terminator included. */
+#define ACM_LAYOUT_STRING_SIZE 256
+
+/**
+ * The layout as one line of text, every parameter by name, for logs, caches
+ * and configuration files. Version 1 reads
+ *
+ *     acm-layout 1 csoa_group=1024 kernel=fused block_size=default sample_block=2
+ *     sample_order=morton_block ib_spread=scatter streaming=in_place
+ *
+ * (one line): the header `acm-layout 1`, then `key=value` for every key in key
+ * order; enumerations by their name in lower case without the prefix
+ * (`two_arrays`, `as_sampled`), numbers in decimal, 0 as `default`.
+ *
+ * @param layout the layout
+ * @param[out] buf receives the text, NUL-terminated
+ * @param size   bytes at @p buf (::ACM_LAYOUT_STRING_SIZE always suffices)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BUFFER_SIZE if the text
+ *         does not fit (@p buf then holds "")
+ * @since 1.3
+ */
+ACM_API acm_status acm_layout_to_string(const acm_layout *layout, char *buf, size_t size);
+
+/**
+ * Set every parameter of a layout from a text of acm_layout_to_string().
+ * Keys may come in any order, separated by any white space; a key that is
+ * absent is set to 0 (default), so the text describes the whole layout.
+ * Every value is checked as acm_layout_set() checks it. On any error the
+ * layout is left unchanged and acm_layout_last_error() says what and where.
+ *
+ * @param layout the layout
+ * @param text   NUL-terminated text
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_FORMAT (no header,
+ *         a token without `=`, a key given twice, a number that is not one),
+ *         ::ACM_ERR_BAD_VERSION (a format version other than 1),
+ *         ::ACM_ERR_BAD_ENUM (an unknown key or enumeration name),
+ *         ::ACM_ERR_OUT_OF_RANGE (a value acm_layout_set() refuses)
+ * @since 1.3
+ */
+ACM_API acm_status acm_layout_from_string(acm_layout *layout, const char *text);
+
 /**
  * Message describing the last failed call on @p layout, or "" if none.
  * The string lives until the next call on the layout or its destruction.
