@@ -49,18 +49,17 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
         const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
         const auto at = ADDR::at(a.g.l, k);
         bool at_face;
-        if (!PULL) { /* a.src: the streamed populations (its planes are the source's) */
-            acm_load_cell(a.g, (const T *)a.src, k, f);
+        if (!PULL) { /* already streamed into a.src (the baseline: alpha 1, its own array) */
 #pragma unroll
             for (int i = 0; i < 27; ++i)
-                f[i] *= sigma;
+                f[i] = acm_io<T>::ld_scaled((const T *)a.src + acm_idx(a.g, k, i));
             at_face = acm && acm_at_face(a.g, k);
         } else {
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
             at_face = s.edge;
-            if (s.edge) { /* next to a wall, inlet or outlet: the face rules */
+            if (s.edge) { /* next to a wall, inlet or outlet: the face rules (f - w, scaled here) */
                 acm_pull<T, 1, STATE>(a.g, (const T *)a.src, x, y, z, f);
 #pragma unroll
                 for (int i = 0; i < 27; ++i)
@@ -93,7 +92,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
-            if (s.edge) { /* at a face: bouncing across walls */
+            if (s.edge) { /* at a face: bouncing across walls (acm_store_post takes f - w) */
 #pragma unroll
                 for (int i = 0; i < 27; ++i)
                     o[i] *= (R)1 / sigma;

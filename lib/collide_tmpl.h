@@ -164,14 +164,6 @@ ACM_INLINE void ACM__F(acm_moments_from_zsums)(ACM__R k[27], const ACM__R u[3], 
     }
 }
 
-/* Populations (abc slots, in place) -> moments of the basis. */
-ACM_INLINE void ACM__F(acm_moments_forward)(ACM__R k[27], const ACM__R u[3], int central,
-                                            int hermite)
-{
-    ACM__F(acm_zsums)(k);
-    ACM__F(acm_moments_from_zsums)(k, u, central, hermite);
-}
-
 /* Scale of moment (p, q, r) in the backward sweeps' input: 1/2 per non-zero index. */
 ACM_INLINE ACM__R ACM__F(acm_moment_scale)(int p, int q, int r)
 {
@@ -192,7 +184,7 @@ ACM_INLINE void ACM__F(acm_bwd3)(ACM__R *k, int i0, int i1, int i2, ACM__R hu, A
     k[i2] = q + r;
 }
 
-/* Exact inverse of acm_moments_forward for moments scaled by
+/* Exact inverse of acm_zsums + acm_moments_from_zsums for moments scaled by
  * acm_moment_scale (what acm_relax_moments writes): the half of every
  * non-zero index saves two operations per axis and triple. Sweeps x, y, z. */
 ACM_INLINE void ACM__F(acm_moments_backward)(ACM__R k[27], const ACM__R u[3], int central,
@@ -583,15 +575,22 @@ ACM_INLINE void ACM__F(acm_collide_stage1)(const acm_collide_params *p, int mode
                                   tau_state, k, diag);
 }
 
+/* Stage 2 in the basis given by hermite. */
+ACM_INLINE void ACM__F(acm_collide_stage2_in)(int model, int hermite, ACM__R k[27],
+                                             const ACM__R u[3], ACM__R fout[27])
+{
+    ACM__F(acm_moments_backward)(k, u, ACM__F(acm_central)(model), hermite);
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i)
+        fout[i] = k[acm_abc(i)];
+}
+
 /* Stage 2: populations (public order, times sigma) from the relaxed moments k
  * of stage 1 (consumed); u: the cell's velocity (diag->u). */
 ACM_INLINE void ACM__F(acm_collide_stage2)(const acm_collide_params *p, int model, ACM__R k[27],
                                           const ACM__R u[3], ACM__R fout[27])
 {
-    ACM__F(acm_moments_backward)(k, u, ACM__F(acm_central)(model), ACM__F(acm_hermite)(p, model));
-    ACM_UNROLL
-    for (int i = 0; i < 27; ++i)
-        fout[i] = k[acm_abc(i)];
+    ACM__F(acm_collide_stage2_in)(model, ACM__F(acm_hermite)(p, model), k, u, fout);
 }
 
 /* The safety net's floor of every population (public order, shifted, times
@@ -668,10 +667,7 @@ ACM_INLINE void ACM__F(acm_collide_in)(const acm_collide_params *p, int model, i
 {
     ACM__R k[27];
     ACM__F(acm_collide_stage1_in)(p, model, hermite, fin, F, sigma, tau_state, k, diag);
-    ACM__F(acm_moments_backward)(k, diag->u, ACM__F(acm_central)(model), hermite);
-    ACM_UNROLL
-    for (int i = 0; i < 27; ++i)
-        fout[i] = k[acm_abc(i)];
+    ACM__F(acm_collide_stage2_in)(model, hermite, k, diag->u, fout);
     if (model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020)
         diag->fallback = (p->safety_net != 0) &
                          ACM__F(acm_below_floor)(p, diag->rho, diag->u, sigma, fout, 0, 27);
