@@ -12,6 +12,8 @@
 
 #include <cuda_runtime.h>
 
+#include <acmlbm/acmlbm.h> /* acm_version_string */
+
 /* Exit status without a usable GPU: 77 ("skipped"), or 1 when
  * ACM_REQUIRE_GPU=1 is set (bench/device-check.sh sets it). */
 static inline int bench_no_gpu(const char *program)
@@ -61,6 +63,21 @@ static inline double bench_copy_bandwidth(int device, size_t bytes)
     cudaFree(a);
     cudaFree(b);
     return best;
+}
+
+/* Print "device: <name>, libacmlbm <version>, <date>; copy bandwidth <GB/s>"
+ * for device 0 and return the bandwidth (bytes per second). */
+static inline double bench_banner(void)
+{
+    struct cudaDeviceProp prop;
+    cudaGetDeviceProperties(&prop, 0);
+    time_t tt = time(NULL);
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&tt));
+    const double bw = bench_copy_bandwidth(0, (size_t)1 << 30);
+    printf("device: %s, libacmlbm %s, %s; copy bandwidth %.0f GB/s\n", prop.name,
+           acm_version_string(), date, bw / 1e9);
+    return bw;
 }
 
 #endif /* ACMLBM_BENCH_GPU_COMMON_H */

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <cuda_runtime.h>
 
@@ -26,7 +25,7 @@
 #include <acmlbm/acmlbm.h>
 
 #include "bench_gpu_common.h"
-#include "shapes.h"
+#include "bench_scene.h"
 
 #define MAX_ITEMS 8
 #define ROUNDS 5 /* timed chunks per configuration, taken in turns with the fluid-only run */
@@ -40,17 +39,7 @@ typedef struct bench_opts {
     int quick;
 } bench_opts;
 
-static void die(const char *what, acm_status st, const char *msg)
-{
-    fprintf(stderr, "%s: %s: %s\n", what, acm_status_string(st), msg);
-    exit(1);
-}
-
-/* A domain of the benchmark: flow along z from an inlet to an outlet,
- * periodic x and y (the paper's jet); FP32, the default model and kernel.
- * (Along z, because the fused kernel takes its slow face path in every warp
- * that touches a non-periodic x face: inlet/outlet faces on x cost this
- * 400 x 200 x 400 domain more than half its speed, docs/performance.md.) */
+/* The benchmark's domain with the sample order, block edge and spreading. */
 static acm_domain *make_domain(const int n[3], acm_sample_order order, int block,
                                acm_ib_spread spread)
 {
@@ -59,25 +48,8 @@ static acm_domain *make_domain(const int n[3], acm_sample_order order, int block
     acm_layout_set(l, ACM_LAYOUT_SAMPLE_ORDER, order);
     acm_layout_set(l, ACM_LAYOUT_SAMPLE_BLOCK, block);
     acm_layout_set(l, ACM_LAYOUT_IB_SPREAD, spread);
-    char err[256] = "";
-    acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
-    o.nx = n[0];
-    o.ny = n[1];
-    o.nz = n[2];
-    o.viscosity = 1e-3;
-    o.backend = ACM_BACKEND_CUDA;
-    o.layout = l;
-    o.initial_velocity[2] = 0.05;
-    o.error_buffer = err;
-    o.error_buffer_size = sizeof err;
-    acm_domain *d = NULL;
-    acm_status st = acm_domain_create(&d, &o);
+    acm_domain *d = bench_jet_domain(n, l);
     acm_layout_destroy(l);
-    if (st != ACM_OK)
-        die("acm_domain_create", st, err);
-    const double inflow[3] = {0, 0, 0.05};
-    acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_INLET, inflow);
-    acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_OUTLET, NULL);
     return d;
 }
 
@@ -89,7 +61,7 @@ static double time_steps(acm_domain *d, int steps)
     if (st == ACM_OK)
         st = acm_cuda_domain_synchronize(d);
     if (st != ACM_OK)
-        die("acm_step", st, acm_domain_last_error(d));
+        bench_die("acm_step", st, acm_domain_last_error(d));
     return (bench_now() - t0) / steps;
 }
 
@@ -125,42 +97,10 @@ typedef struct shape {
     double extent; /* largest half-extent of the mesh about its centroid */
 } shape;
 
-/* The mesh scaled to `size` cells across, centred at (nx / 2, ny / 2, 0.35 nz),
- * sampled to about `samples` samples; with a surface speed `spin` > 0 it turns
- * about the y axis (prescribed motion: placed, marked and re-sorted as it goes). */
 static acm_solid *add_shape(acm_domain *d, const int n[3], const shape *sh, double size,
                             long samples, double spin)
 {
-    acm_mesh *mesh = NULL;
-    char err[256] = "";
-    acm_mesh_options mo = ACM_MESH_OPTIONS_INIT;
-    mo.error_buffer = err;
-    mo.error_buffer_size = sizeof err;
-    acm_status st = acm_mesh_create(&mesh, sh->mesh.v, sh->mesh.nv, sh->mesh.t, sh->mesh.nt, &mo);
-    if (st != ACM_OK)
-        die("acm_mesh_create", st, err);
-    acm_mesh_info info;
-    memset(&info, 0, sizeof info);
-    info.version = ACM_MESH_INFO_VERSION;
-    acm_mesh_get_info(mesh, &info);
-    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
-    so.mesh = mesh;
-    so.scale = 0.5 * size / sh->extent;
-    so.position[0] = 0.5 * (n[0] - 1);
-    so.position[1] = 0.5 * (n[1] - 1);
-    so.position[2] = 0.35 * n[2];
-    so.samples_per_cell = (double)samples / (info.area * so.scale * so.scale);
-    so.max_samples = 1u << 26;
-    if (spin > 0.0) {
-        so.motion = ACM_MOTION_PRESCRIBED;
-        so.angular_velocity[1] = spin / (0.5 * size);
-    }
-    acm_solid *s = NULL;
-    st = acm_solid_create(&s, d, &so);
-    acm_mesh_destroy(mesh);
-    if (st != ACM_OK)
-        die("acm_solid_create", st, acm_domain_last_error(d));
-    return s;
+    return bench_add_mesh(d, n, &sh->mesh, sh->extent, size, samples, spin);
 }
 
 static uint64_t sample_count(acm_solid *s)
@@ -337,14 +277,7 @@ int main(int argc, char **argv)
     parse_args(argc, argv, &o);
     if (!acm_backend_available(ACM_BACKEND_CUDA))
         return bench_no_gpu(argv[0]);
-    struct cudaDeviceProp prop;
-    cudaGetDeviceProperties(&prop, 0);
-    time_t tt = time(NULL);
-    char date[32];
-    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&tt));
-    const double bw = bench_copy_bandwidth(0, (size_t)1 << 30);
-    printf("device: %s, libacmlbm %s, %s; copy bandwidth %.0f GB/s\n", prop.name,
-           acm_version_string(), date, bw / 1e9);
+    const double bw = bench_banner();
     printf("domain %dx%dx%d FP32, nu = 1e-3, inlet/outlet along z, periodic x and y; IB ms = "
            "step with the solid - step without\n\n",
            o.n[0], o.n[1], o.n[2]);

@@ -10,6 +10,7 @@
 #include "backend_cuda.h"
 #include "kernels.cuh"
 #include "solid.h"
+#include "state.h"
 
 #define ACM_KEY_CELL_BITS 36
 #define ACM_NO_KEY 0xffffffffffffffffull
@@ -270,7 +271,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
               : d->precision == ACM_PRECISION_FP64 ? ACM_ELEM_DOUBLE
                                                    : ACM_ELEM_FLOAT;
     m->real = m->elem == ACM_ELEM_DOUBLE ? sizeof(double) : sizeof(float);
-    m->block = d->block_size > 0 ? (unsigned)d->block_size : 128u;
+    m->block = d->block_size > 0 ? (unsigned)d->block_size : (unsigned)ACM_GPU_DEFAULT_BLOCK;
     d->block_size = (int32_t)m->block;
     CU_TRY(d, cudaSetDevice(d->device));
     CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
@@ -390,9 +391,9 @@ static acm_status ensure_tau(acm_domain *d)
     return ACM_OK;
 }
 
-/* After a new physical state in physical_target(): store it (two arrays:
- * the inverse pull; in place it is the state, parity 0), reset the ACM state. */
-static acm_status adopt_physical_state(acm_domain *d)
+/* A physical state in physical_target() becomes the stored one: two arrays,
+ * its inverse pull into f[cur]; in place it is the state (parity 0). */
+static acm_status store_physical_state(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     acm_gpu_grid g = grid_of(d);
@@ -401,6 +402,15 @@ static acm_status adopt_physical_state(acm_domain *d)
     else
         CU_TRY(d, acm_launch_pull(g, m->f[1 - m->cur], m->f[m->cur], m->elem, -1, m->block,
                                   m->stream));
+    return ACM_OK;
+}
+
+/* After a new physical state in physical_target(): store it and reset the
+ * ACM state. */
+static acm_status adopt_physical_state(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    ACM_TRY(store_physical_state(d));
     if (m->tau != NULL)
         CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0,
                                   m->stream));
@@ -437,24 +447,35 @@ extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_so
     return adopt_physical_state(d);
 }
 
-/* Copy a per-cell field of `comp` values through the staging buffer. */
-static acm_status download_field(acm_domain *d, acm_field field, int comp, acm_dtype dtype,
-                                 void *dst)
+/* Download interleaved per-cell values in chunks, each written into the
+ * staging buffer by `fill` first. */
+template <typename F>
+static acm_status download_chunks(acm_domain *d, int comp, acm_dtype dtype, void *dst, F &&fill)
 {
     cuda_impl *m = IMPL(d);
     const int de = (int)acm__dtype_size(dtype);
     const size_t per_cell = (size_t)comp * (size_t)de;
     const uint32_t chunk = chunk_cells(d, per_cell);
-    acm_step_args a = step_args(d);
     for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
         uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
-        CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, field, m->staging, de, k0, n,
-                                   m->stream));
+        CU_TRY(d, fill(de, k0, n));
         CU_TRY(d, cudaMemcpyAsync((char *)dst + (size_t)k0 * per_cell, m->staging,
                                   (size_t)n * per_cell, cudaMemcpyDeviceToHost, m->stream));
-        CU_TRY(d, cudaStreamSynchronize(m->stream));
+        CU_TRY(d, cudaStreamSynchronize(m->stream)); /* staging is reused */
     }
     return ACM_OK;
+}
+
+/* Copy a per-cell field of `comp` values through the staging buffer. */
+static acm_status download_field(acm_domain *d, acm_field field, int comp, acm_dtype dtype,
+                                 void *dst)
+{
+    cuda_impl *m = IMPL(d);
+    acm_step_args a = step_args(d);
+    return download_chunks(d, comp, dtype, dst, [&](int de, uint32_t k0, uint32_t n) {
+        return acm_launch_field(a, state_array(m), m->elem, field, m->staging, de, k0, n,
+                                m->stream);
+    });
 }
 
 /* The per-cell force (uniform + field) as a host array. */
@@ -534,7 +555,8 @@ extern "C" acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dty
         if (m->force == NULL)
             ACM_TRY(dev_alloc(d, &m->force, 3 * plane_bytes(d), "the force field"));
         return upload_chunks(d, 3, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
-            return acm_launch_set_force(g, m->force, m->elem, m->staging, de, k0, n, m->stream);
+            return acm_launch_set_planes(g, m->force, m->elem, 3, m->staging, de, k0, n,
+                                         m->stream);
         });
     }
     ACM_TRY(upload_chunks(d, ACM_Q, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
@@ -1005,6 +1027,286 @@ extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, d
                               cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     return ACM_OK;
+}
+
+/* ---- re-layout (lib/state.h) ------------------------------------------------------------- */
+
+static_assert(sizeof(acm_gpu_sums) == ACM_STATE_PREV_SIZE * sizeof(double),
+              "acm_state.prev holds the ring's acm_gpu_sums as they are");
+
+/* comp planes of the arithmetic type to and from interleaved host FP64. */
+static acm_status save_planes(acm_domain *d, const void *planes, int comp, double *dst)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = grid_of(d);
+    return download_chunks(d, comp, ACM_DTYPE_FLOAT64, dst, [&](int, uint32_t k0, uint32_t n) {
+        return acm_launch_get_planes(g, planes, m->elem, comp, (double *)m->staging, k0, n,
+                                     m->stream);
+    });
+}
+
+static acm_status load_planes(acm_domain *d, void *planes, int comp, const double *src)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = grid_of(d);
+    return upload_chunks(d, comp, ACM_DTYPE_FLOAT64, src, [&](int de, uint32_t k0, uint32_t n) {
+        return acm_launch_set_planes(g, planes, m->elem, comp, m->staging, de, k0, n, m->stream);
+    });
+}
+
+/* Bytes of the IB support mask in a state: a bit per cell, which the device
+ * mask (acm_redo_words, 32-bit arithmetic) must hold. */
+static acm_status ib_mask_bytes(acm_domain *d, size_t *bytes)
+{
+    const size_t words = acm_state_mask_words(d->ncells);
+    if (words > acm_redo_words((uint32_t)d->ncells))
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                        "the immersed-boundary mask cannot hold a bit for each of %lld cells",
+                        (long long)d->ncells);
+    *bytes = words * sizeof(uint32_t);
+    return ACM_OK;
+}
+
+/* The stored populations in canonical order, unstreamed (nothing is
+ * rounded): f*_i(x) at (x, i) from f[cur] (two arrays) or the opposite slots
+ * (in place, parity 1); in place at parity 0 the physical state. */
+static acm_status save_populations(acm_domain *d, acm_state *st)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = grid_of(d);
+    const bool swap = m->in_place && m->parity == 1;
+    st->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
+    return download_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f, [&](int, uint32_t k0, uint32_t n) {
+        return acm_launch_get_stored(g, state_array(m), m->elem, swap, (double *)m->staging, k0,
+                                     n, m->stream);
+    });
+}
+
+/* A state parked in device memory (acm_state.parked): the populations in
+ * canonical order as stored, the per-cell planes and the mask as they are. */
+struct cuda_parked {
+    int device;
+    acm_gpu_elem elem;
+    acm_state_form form;
+    void *f, *force, *tau, *ib_force;
+    uint32_t *ib_mask;
+};
+
+static void parked_free(void *p)
+{
+    cuda_parked *k = (cuda_parked *)p;
+    cudaSetDevice(k->device);
+    void *bufs[] = {k->f, k->force, k->tau, k->ib_force, k->ib_mask};
+    for (void *b : bufs)
+        if (b != NULL)
+            cudaFree(b);
+    free(k);
+}
+
+/* A device copy of `bytes` at src (NULL src: nothing, *dst stays NULL). */
+static acm_status park_copy(acm_domain *d, const void *src, size_t bytes, void **dst)
+{
+    if (src == NULL)
+        return ACM_OK;
+    cudaError_t e = cudaMalloc(dst, bytes);
+    if (e != cudaSuccess) {
+        *dst = NULL;
+        (void)cudaGetLastError();
+        return ACM_FAIL(d, ACM_ERR_DEVICE_MEMORY, "no device memory to park the state");
+    }
+    CU_TRY(d, cudaMemcpyAsync(*dst, src, bytes, cudaMemcpyDeviceToDevice, IMPL(d)->stream));
+    return ACM_OK;
+}
+
+/* The state into device memory, as stored. */
+static acm_status park(acm_domain *d, acm_state *st)
+{
+    cuda_impl *m = IMPL(d);
+    cuda_parked *k = (cuda_parked *)calloc(1, sizeof *k);
+    if (k == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a parked state");
+    k->device = d->device;
+    k->elem = m->elem;
+    st->parked = k;
+    st->parked_free = parked_free;
+    const bool swap = m->in_place && m->parity == 1;
+    k->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
+    const size_t pops = (size_t)ACM_Q * (size_t)d->ncells * (size_t)m->elem;
+    if (cudaMalloc(&k->f, pops) != cudaSuccess) {
+        k->f = NULL;
+        (void)cudaGetLastError();
+        return ACM_FAIL(d, ACM_ERR_DEVICE_MEMORY, "no device memory to park the state");
+    }
+    CU_TRY(d, acm_launch_move_stored(grid_of(d), state_array(m), m->elem, swap, k->f, false,
+                                     m->stream));
+    ACM_TRY(park_copy(d, m->force, 3 * plane_bytes(d), &k->force));
+    ACM_TRY(park_copy(d, m->tau, plane_bytes(d), &k->tau));
+    if (m->ib.force != NULL) {
+        size_t bytes = 0;
+        ACM_TRY(ib_mask_bytes(d, &bytes));
+        ACM_TRY(park_copy(d, m->ib.force, 3 * plane_bytes(d), &k->ib_force));
+        ACM_TRY(park_copy(d, m->ib.mask, bytes, (void **)&k->ib_mask));
+    }
+    return ACM_OK;
+}
+
+/* The state into host memory as FP64. */
+static acm_status save_to_host(acm_domain *d, acm_state *st)
+{
+    cuda_impl *m = IMPL(d);
+    ACM_TRY(acm__state_alloc(d, st, m->force != NULL, m->tau != NULL, m->ib.force != NULL));
+    ACM_TRY(save_populations(d, st));
+    if (st->force != NULL) /* the field only: the uniform part is the handle's */
+        ACM_TRY(save_planes(d, m->force, 3, st->force));
+    if (st->tau != NULL)
+        ACM_TRY(save_planes(d, m->tau, 1, st->tau));
+    if (st->ib_force != NULL) {
+        size_t bytes = 0;
+        ACM_TRY(ib_mask_bytes(d, &bytes));
+        ACM_TRY(save_planes(d, m->ib.force, 3, st->ib_force));
+        CU_TRY(d, cudaMemcpyAsync(st->ib_mask, m->ib.mask, bytes, cudaMemcpyDeviceToHost,
+                                  m->stream));
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_state_save(acm_domain *d, acm_state *st, bool parked)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    memset(st, 0, sizeof *st);
+    acm_status s = parked ? park(d, st) : ACM_ERR_UNSUPPORTED;
+    if (s == ACM_ERR_DEVICE_MEMORY || s == ACM_ERR_UNSUPPORTED) { /* through the host, then */
+        acm__state_free(st);
+        s = save_to_host(d, st);
+    }
+    ACM_TRY(s);
+    if (st->parked != NULL)
+        st->form = ((cuda_parked *)st->parked)->form;
+    st->stream = m->own_stream ? NULL : (void *)m->stream;
+    st->prev_backend = ACM_BACKEND_CUDA;
+    CU_TRY(d, cudaMemcpyAsync(st->prev, m->sums + m->ring, sizeof(acm_gpu_sums),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+/* A saved state's populations into this layout: a post-collision state into
+ * f[cur] (two arrays) or the opposite slots of f[0] (in place, parity 1); a
+ * physical state into f[0] (in place, parity 0) or, with two arrays, through
+ * the inverse pull (exact but for the moving-wall terms it subtracts). */
+static acm_status load_populations(acm_domain *d, const acm_state *st)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = grid_of(d);
+    const bool physical = st->form == ACM_FORM_PHYSICAL;
+    const bool swap = m->in_place && !physical;
+    void *dst = physical ? physical_target(m) : state_array(m);
+    if (st->parked != NULL)
+        CU_TRY(d, acm_launch_move_stored(g, dst, m->elem, swap, ((cuda_parked *)st->parked)->f,
+                                         true, m->stream));
+    else
+        ACM_TRY(upload_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f,
+                              [&](int, uint32_t k0, uint32_t n) {
+                                  return acm_launch_set_stored(g, dst, m->elem, swap,
+                                                               (const double *)m->staging, k0, n,
+                                                               m->stream);
+                              }));
+    if (physical)
+        return store_physical_state(d);
+    if (m->in_place)
+        m->parity = 1;
+    return ACM_OK;
+}
+
+/* The last immersed-boundary force and its support, which the fluid kernels
+ * and the field read-back add until the next step's IB phase. */
+static acm_status load_ib(acm_domain *d, const acm_state *st)
+{
+    cuda_impl *m = IMPL(d);
+    size_t bytes = 0;
+    ACM_TRY(ib_mask_bytes(d, &bytes));
+    ACM_TRY(load_planes(d, m->ib.force, 3, st->ib_force));
+    CU_TRY(d, cudaMemcpyAsync(m->ib.mask, st->ib_mask, bytes, cudaMemcpyHostToDevice,
+                              m->stream));
+    m->ib.band_valid = false; /* the band list is not loaded: the next step marks anew */
+    return ACM_OK;
+}
+
+/* The per-cell planes of a parked state back (the same storage type). */
+static acm_status unpark_planes(acm_domain *d, const cuda_parked *k)
+{
+    cuda_impl *m = IMPL(d);
+    const size_t plane = plane_bytes(d);
+    if (k->force != NULL) {
+        if (m->force == NULL)
+            ACM_TRY(dev_alloc(d, &m->force, 3 * plane, "the force field"));
+        CU_TRY(d, cudaMemcpyAsync(m->force, k->force, 3 * plane, cudaMemcpyDeviceToDevice,
+                                  m->stream));
+    }
+    if (k->tau != NULL) {
+        ACM_TRY(ensure_tau(d));
+        CU_TRY(d, cudaMemcpyAsync(m->tau, k->tau, plane, cudaMemcpyDeviceToDevice, m->stream));
+    }
+    if (k->ib_force != NULL && m->ib.force != NULL) {
+        size_t bytes = 0;
+        ACM_TRY(ib_mask_bytes(d, &bytes));
+        CU_TRY(d, cudaMemcpyAsync(m->ib.force, k->ib_force, 3 * plane, cudaMemcpyDeviceToDevice,
+                                  m->stream));
+        CU_TRY(d, cudaMemcpyAsync(m->ib.mask, k->ib_mask, bytes, cudaMemcpyDeviceToDevice,
+                                  m->stream));
+        m->ib.band_valid = false; /* the next step marks the band anew */
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_state_load(acm_domain *d, const acm_state *st)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    if (st->stream != NULL) { /* the caller's stream, as before the re-layout */
+        CU_TRY(d, cudaStreamDestroy(m->stream));
+        m->stream = (cudaStream_t)st->stream;
+        m->own_stream = false;
+    }
+    const cuda_parked *k = (const cuda_parked *)st->parked;
+    if (k != NULL && k->elem != m->elem)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "a state parked with %d-byte populations loaded "
+                        "into %d-byte storage", (int)k->elem, (int)m->elem);
+    ACM_TRY(load_populations(d, st));
+    if (k != NULL) {
+        ACM_TRY(unpark_planes(d, k));
+    } else {
+        if (st->force != NULL) {
+            if (m->force == NULL)
+                ACM_TRY(dev_alloc(d, &m->force, 3 * plane_bytes(d), "the force field"));
+            ACM_TRY(load_planes(d, m->force, 3, st->force));
+        }
+        if (st->tau != NULL) {
+            ACM_TRY(ensure_tau(d));
+            ACM_TRY(load_planes(d, m->tau, 1, st->tau));
+        }
+        if (st->ib_force != NULL && m->ib.force != NULL)
+            ACM_TRY(load_ib(d, st));
+    }
+    if (st->prev_backend == ACM_BACKEND_CUDA)
+        CU_TRY(d, cudaMemcpyAsync(m->sums + m->ring, st->prev, sizeof(acm_gpu_sums),
+                                  cudaMemcpyHostToDevice, m->stream));
+    else /* another backend's reductions: recompute ours, after the IB force is back */
+        ACM_TRY(refresh_ring(d));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+extern "C" void acm_cuda_device_name(acm_domain *d, char *buf, size_t size)
+{
+    cudaDeviceProp p;
+    if (cudaGetDeviceProperties(&p, d->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        acm__format(buf, size, "cuda device %d", (int)d->device);
+        return;
+    }
+    acm__format(buf, size, "%s sm_%d%d %zuMiB", p.name, p.major, p.minor, p.totalGlobalMem >> 20);
 }
 
 /* ---- interoperability (include/acmlbm/acm_cuda.h) ---------------------------------------- */

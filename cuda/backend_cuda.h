@@ -23,6 +23,10 @@ acm_status acm_cuda_ib_attach(acm_domain *d);
 acm_status acm_cuda_ib_forces(acm_domain *d);
 acm_status acm_cuda_ib_fetch(acm_domain *d);
 acm_status acm_cuda_ib_positions(acm_domain *d, const struct acm_solid *s, double *dst);
+acm_status acm_cuda_state_save(acm_domain *d, struct acm_state *st, bool park);
+acm_status acm_cuda_state_load(acm_domain *d, const struct acm_state *st);
+
+void acm_cuda_device_name(acm_domain *d, char *buf, size_t size);
 
 ACM_END_DECLS
 

@@ -1,7 +1,8 @@
 /*
  * libacmlbm -- transfers between the stored state and physical fields:
  * initial equilibria, restored populations, inverse streaming, per-cell
- * forces, field read-back and diagnostics. SPDX-License-Identifier: Apache-2.0
+ * planes, field read-back, the stored state as it is (lib/state.h) and
+ * diagnostics. SPDX-License-Identifier: Apache-2.0
  */
 #include "kernels.cuh"
 
@@ -87,16 +88,77 @@ __global__ void acm_set_populations_kernel(const acm_gpu_grid g, T *phys, const 
                       (acm_real<T>)(acm_load_any(f, src_elem, (size_t)t * 27 + i) - acm_weight(i)));
 }
 
-/* Force planes from interleaved (Fx, Fy, Fz) per cell. */
-template <typename R>
-__global__ void acm_set_force_kernel(const acm_gpu_grid g, R *planes, const void *src,
-                                     int src_elem, uint32_t k0, uint32_t count)
+/* Stored populations of cell k0 + t as they are, in public order, into
+ * dst[t * 27 + i]: no streaming and no weights, so FP64 holds them exactly
+ * (swap: population i from slot opp(i), the in-place parity 1). */
+template <typename T>
+__global__ void acm_get_stored_kernel(const acm_gpu_grid g, const T *__restrict__ arr, bool swap,
+                                      double *dst, uint32_t k0, uint32_t count)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
-    for (int d = 0; d < 3; ++d)
-        planes[(size_t)d * g.ncells + k0 + t] = (R)acm_load_any(src, src_elem, (size_t)t * 3 + d);
+    for (int i = 0; i < 27; ++i)
+        dst[(size_t)t * 27 + i] =
+            (double)acm_io<T>::ld(arr, acm_idx(g, k0 + t, swap ? acm_opp(i) : i));
+}
+
+/* The inverse: src[t * 27 + i] into the slots of cell k0 + t. */
+template <typename T>
+__global__ void acm_set_stored_kernel(const acm_gpu_grid g, T *arr, bool swap, const double *src,
+                                      uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(arr, acm_idx(g, k0 + t, swap ? acm_opp(i) : i),
+                      (acm_real<T>)src[(size_t)t * 27 + i]);
+}
+
+/* Stored values moved as they are between arr (CSoA slots, opp(i) with swap)
+ * and a canonical buffer (27 per cell, cell after cell): a state parked in
+ * device memory during a re-layout, bitwise in every storage type. */
+template <typename T>
+__global__ void acm_move_stored_kernel(const acm_gpu_grid g, T *arr, T *canon, bool swap,
+                                       bool to_arr)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= g.ncells)
+        return;
+    for (int i = 0; i < 27; ++i) {
+        const uint64_t slot = acm_idx(g, k, swap ? acm_opp(i) : i);
+        const size_t c = (size_t)k * 27 + i;
+        if (to_arr)
+            arr[slot] = canon[c];
+        else
+            canon[c] = arr[slot];
+    }
+}
+
+/* comp planes from interleaved values (comp per cell). */
+template <typename R>
+__global__ void acm_set_planes_kernel(const acm_gpu_grid g, R *planes, int comp, const void *src,
+                                      int src_elem, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int c = 0; c < comp; ++c)
+        planes[(size_t)c * g.ncells + k0 + t] =
+            (R)acm_load_any(src, src_elem, (size_t)t * comp + c);
+}
+
+/* The inverse, into FP64. */
+template <typename R>
+__global__ void acm_get_planes_kernel(const acm_gpu_grid g, const R *__restrict__ planes,
+                                      int comp, double *dst, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int c = 0; c < comp; ++c)
+        dst[(size_t)t * comp + c] = (double)planes[(size_t)c * g.ncells + k0 + t];
 }
 
 template <typename R> __global__ void acm_fill_kernel(R *p, uint64_t n, double v)
@@ -178,14 +240,60 @@ cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gp
     return cudaGetLastError();
 }
 
-cudaError_t acm_launch_set_force(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
-                                 const void *src, int src_elem, uint32_t k0, uint32_t count,
-                                 cudaStream_t s)
+cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gpu_elem elem,
+                                  bool swap, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_get_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (const T *)arr, swap, dst, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                   void *canon, bool to_arr, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_move_stored_kernel<T><<<acm_blocks(g.ncells, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)arr, (T *)canon, swap, to_arr);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                  const double *src, uint32_t k0, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_set_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)arr, swap, src, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_planes(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
+                                  int comp, const void *src, int src_elem, uint32_t k0,
+                                  uint32_t count, cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
-        acm_set_force_kernel<R><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
-            g, (R *)planes, src, src_elem, k0, count);
+        acm_set_planes_kernel<R><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (R *)planes, comp, src, src_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_get_planes(const acm_gpu_grid &g, const void *planes, acm_gpu_elem elem,
+                                  int comp, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_get_planes_kernel<R><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (const R *)planes, comp, dst, k0, count);
     });
     return cudaGetLastError();
 }

@@ -138,10 +138,28 @@ cudaError_t acm_launch_equilibrium(const acm_gpu_grid &g, void *phys, acm_gpu_el
 cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
                                        const void *f, int src_elem, uint32_t k0,
                                        uint32_t count, cudaStream_t s);
-/* Per-cell force planes (arithmetic type) from interleaved caller values. */
-cudaError_t acm_launch_set_force(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
-                                 const void *src, int src_elem, uint32_t k0, uint32_t count,
-                                 cudaStream_t s);
+/* Per-cell planes (comp of them, arithmetic type: the force, tau*) of cells
+ * [k0, k0 + count) from interleaved caller values (comp per cell). */
+cudaError_t acm_launch_set_planes(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
+                                  int comp, const void *src, int src_elem, uint32_t k0,
+                                  uint32_t count, cudaStream_t s);
+/* The inverse, into interleaved FP64 values (exact). */
+cudaError_t acm_launch_get_planes(const acm_gpu_grid &g, const void *planes, acm_gpu_elem elem,
+                                  int comp, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s);
+/* The stored shifted populations of cells [k0, k0 + count) of arr, unstreamed,
+ * as FP64 in public order (27 per cell: exact for every storage type); swap:
+ * population i from slot opp(i) (ACM_STATE_AA_SWAP). */
+cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gpu_elem elem,
+                                  bool swap, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s);
+/* The inverse: such values into the slots of cells [k0, k0 + count). */
+cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                  const double *src, uint32_t k0, uint32_t count, cudaStream_t s);
+/* Every cell's stored values as they are, between arr and a canonical buffer
+ * of the same type (27 per cell): to_arr moves them into arr, else out. */
+cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                   void *canon, bool to_arr, cudaStream_t s);
 /* Fill n values of the arithmetic type with v. */
 cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s);
 /* Diagnostics of the physical state: per block (max |u|^2, mass, sum rho|u|,

@@ -34,6 +34,7 @@ struct acm_layout {
     int64_t sample_order; /* acm_sample_order, 0 = default */
     int64_t ib_spread;    /* acm_ib_spread, 0 = default */
     int64_t streaming;    /* acm_streaming, 0 = default */
+    int64_t precision;    /* acm_precision, 0 = the domain options' */
     char error[ACM_ERROR_SIZE];
 };
 
@@ -78,7 +79,8 @@ struct acm_domain {
     double viscosity, omega;
     acm_backend backend;
     int32_t device;
-    acm_precision precision;
+    acm_precision precision;     /* of the layout (resolved) */
+    acm_precision options_precision; /* of acm_domain_options (resolved) */
     acm_csoa csoa;               /* population layout (beta = 27) */
     acm_kernel kernel;           /* GPU kernel structure (resolved) */
     acm_streaming streaming;     /* population streaming (resolved) */
@@ -115,6 +117,14 @@ struct acm_domain {
 /* domain.c: the time-step pipeline of acm_step() and acm_cuda_step_async();
  * checks = false leaves the divergence check to the caller (CUDA interop). */
 acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks);
+
+/* domain.c: the layout's settings into d (a validated layout; NULL: the
+ * defaults), and whether the backend can run it (msg says why not). */
+void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout);
+/* The layout d runs with, every value resolved (acm_domain_get_layout). */
+void acm__domain_layout(const acm_domain *d, acm_layout *layout);
+acm_status acm__layout_check(const acm_layout *layout, acm_precision options_precision,
+                             acm_backend backend, char *msg, size_t size);
 
 /* error.c */
 acm_status acm__domain_fail(acm_domain *d, acm_status code, const char *fmt, ...)

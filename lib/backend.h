@@ -12,6 +12,11 @@
 
 ACM_BEGIN_DECLS
 
+struct acm_state;
+
+/* GPU threads per block when the layout leaves it at 0. */
+#define ACM_GPU_DEFAULT_BLOCK 128
+
 /* When the fluid part of a step looks for divergence. */
 typedef enum acm_check {
     ACM_CHECK_NONE = 0, /* not now (CUDA interop: the caller synchronises) */
@@ -73,6 +78,24 @@ struct acm_backend_ops {
 
     /* Global sums (mass, momentum, energy, max speed) of the current state. */
     acm_status (*stats)(acm_domain *d, acm_domain_stats *out);
+
+    /* ---- re-layout (lib/state.h) ---- */
+
+    /* Copy the backend's state to host memory: the stored populations in
+     * canonical order, the force field, LI2020's tau*, the last immersed-
+     * boundary force and its support mask, the previous step's reductions.
+     * Allocates st's arrays with acm__state_alloc; with `park` a GPU may keep
+     * them in its memory instead (acm_state.parked), for a load in the same
+     * precision. */
+    acm_status (*state_save)(acm_domain *d, struct acm_state *st, bool park);
+    /* Load such a state into a freshly initialised backend (domain_init, and
+     * ib_attach when the domain has solids, already done), whatever the
+     * streaming, CSoA group, kernel structure or precision it was saved with. */
+    acm_status (*state_load)(acm_domain *d, const struct acm_state *st);
+
+    /* What the domain runs on, for the tuning cache's key ("NVIDIA H200",
+     * the CPU's model and thread count). */
+    void (*device_name)(acm_domain *d, char *buf, size_t size);
 };
 
 extern const struct acm_backend_ops acm_backend_cpu;

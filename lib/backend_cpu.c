@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>   /* sqrt */
+#include <stdio.h>  /* fopen, fgets */
 #include <stdlib.h> /* calloc, free, aligned_alloc */
 #include <string.h> /* memcpy, memset */
 
@@ -17,6 +18,7 @@
 #include "cpu_kernel.h"
 #include "ib.h"
 #include "solid.h"
+#include "state.h"
 
 /* Domains smaller than this run on one thread: the fork/join of a parallel
  * region costs more than it saves, and small domains are typical of games
@@ -575,6 +577,89 @@ static acm_status cpu_stats(acm_domain *d, acm_domain_stats *out)
     return ACM_OK;
 }
 
+/* ---- re-layout ------------------------------------------------------------------ */
+
+static acm_status cpu_state_save(acm_domain *d, acm_state *st, bool park)
+{
+    (void)park; /* host memory is where the CPU keeps it anyway */
+    cpu_impl *m = IMPL(d);
+    ACM_TRY(acm__state_alloc(d, st, m->force != NULL, m->tau != NULL, m->ib.force != NULL));
+    if (FP64(m))
+        state_save_f64(d, m, st);
+    else
+        state_save_f32(d, m, st);
+    if (st->ib_mask != NULL)
+        memcpy(st->ib_mask, m->ib.mask, acm_state_mask_words(d->ncells) * sizeof(uint32_t));
+    st->prev_backend = ACM_BACKEND_CPU;
+    st->prev[0] = d->prev.max_u;
+    st->prev[1] = d->prev.mean_rho;
+    st->prev[2] = d->prev.mean_j;
+    st->prev[3] = d->prev.mean_pi;
+    return ACM_OK;
+}
+
+static acm_status cpu_state_load(acm_domain *d, const acm_state *st)
+{
+    cpu_impl *m = IMPL(d);
+    ACM_TRY(sync_threads(d, m));
+    if (st->force != NULL && m->force == NULL &&
+        (m->force = alloc_zeroed(3 * (size_t)d->ncells * m->elem)) == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the force field");
+    if (st->tau != NULL)
+        ACM_TRY(acm_cpu_ensure_tau(d, m));
+    const bool ib = st->ib_force != NULL && m->ib.force != NULL;
+    if (FP64(m)) {
+        state_load_populations_f64(d, m, st);
+        if (st->force != NULL)
+            planes_load_f64(d, m->force, 3, st->force);
+        if (st->tau != NULL)
+            planes_load_f64(d, m->tau, 1, st->tau);
+        if (ib)
+            planes_load_f64(d, m->ib.force, 3, st->ib_force);
+    } else {
+        state_load_populations_f32(d, m, st);
+        if (st->force != NULL)
+            planes_load_f32(d, m->force, 3, st->force);
+        if (st->tau != NULL)
+            planes_load_f32(d, m->tau, 1, st->tau);
+        if (ib)
+            planes_load_f32(d, m->ib.force, 3, st->ib_force);
+    }
+    if (ib)
+        memcpy(m->ib.mask, st->ib_mask, acm_state_mask_words(d->ncells) * sizeof(uint32_t));
+    if (st->prev_backend == ACM_BACKEND_CPU) {
+        d->prev.max_u = st->prev[0];
+        d->prev.mean_rho = st->prev[1];
+        d->prev.mean_j = st->prev[2];
+        d->prev.mean_pi = st->prev[3];
+    } else if (FP64(m)) {
+        refresh_prev_f64(d, m);
+    } else {
+        refresh_prev_f32(d, m);
+    }
+    account(d, m);
+    return ACM_OK;
+}
+
+/* "cpu <model name> x<threads>" (the model from /proc/cpuinfo where there is one). */
+static void cpu_device_name(acm_domain *d, char *buf, size_t size)
+{
+    char model[128] = "unknown";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[256];
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        const char *colon = strchr(line, ':');
+        if (strncmp(line, "model name", 10) != 0 || colon == NULL)
+            continue;
+        acm__format(model, sizeof model, "%s", colon + 2);
+        model[strcspn(model, "\n")] = '\0';
+        break;
+    }
+    if (f != NULL)
+        fclose(f);
+    acm__format(buf, size, "cpu %s x%d", model, d->threads > 0 ? (int)d->threads : acm_max_threads());
+}
+
 const struct acm_backend_ops acm_backend_cpu = {
     .name = "cpu",
     .kind = ACM_BACKEND_CPU,
@@ -591,4 +676,7 @@ const struct acm_backend_ops acm_backend_cpu = {
     .set_field = cpu_set_field,
     .probe_cell = cpu_probe_cell,
     .stats = cpu_stats,
+    .state_save = cpu_state_save,
+    .state_load = cpu_state_load,
+    .device_name = cpu_device_name,
 };

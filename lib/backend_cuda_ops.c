@@ -22,4 +22,7 @@ const struct acm_backend_ops acm_backend_cuda = {
     .ib_forces = acm_cuda_ib_forces,
     .ib_fetch = acm_cuda_ib_fetch,
     .ib_positions = acm_cuda_ib_positions,
+    .state_save = acm_cuda_state_save,
+    .state_load = acm_cuda_state_load,
+    .device_name = acm_cuda_device_name,
 };

@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
 #include "solid.h"   /* the immersed solids of the step */
+#include "state.h"   /* acm__domain_relayout */
 
 #define ACM_DIM_MIN 1 /* a 1-cell periodic axis makes a 2-D (or 1-D) simulation */
 #define ACM_DIM_MAX 65535
@@ -186,7 +187,7 @@ static acm_status check_options(const acm_domain_options *o, double *nu, char *m
 static acm_csoa choose_layout(const acm_layout *layout, int64_t ncells, acm_backend backend,
                               acm_kernel kernel)
 {
-    int64_t alpha = layout != NULL ? layout->csoa_group : 0;
+    int64_t alpha = layout->csoa_group;
     if (backend == ACM_BACKEND_CUDA && kernel == ACM_KERNEL_BASELINE)
         alpha = 1;
     if (alpha == 0) {
@@ -200,8 +201,9 @@ static acm_csoa choose_layout(const acm_layout *layout, int64_t ncells, acm_back
     return acm_csoa_pow2(shift, ACM_Q);
 }
 
-/* Immersed-boundary settings from a layout (0 = default). */
-static acm_ib_settings ib_settings(const acm_layout *layout)
+/* Immersed-boundary settings from a layout (0 = default), with the domain's
+ * iteration count. */
+static acm_ib_settings ib_settings(const acm_layout *layout, int32_t iterations)
 {
     acm_ib_settings ib;
     ib.sample_block = layout && layout->sample_block ? (int32_t)layout->sample_block
@@ -209,8 +211,32 @@ static acm_ib_settings ib_settings(const acm_layout *layout)
     ib.sample_order = layout && layout->sample_order ? (int32_t)layout->sample_order
                                                      : ACM_SAMPLE_ORDER_MORTON_BLOCK;
     ib.spread = layout && layout->ib_spread ? (int32_t)layout->ib_spread : ACM_IB_SPREAD_SCATTER;
-    ib.iterations = 1;
+    ib.iterations = iterations;
     return ib;
+}
+
+acm_status acm__layout_check(const acm_layout *layout, acm_precision options_precision,
+                             acm_backend backend, char *msg, size_t size)
+{
+    const acm_precision p = layout != NULL && layout->precision != 0 ? (acm_precision)layout->precision
+                                                                     : options_precision;
+    if (p == ACM_PRECISION_FP16 && backend != ACM_BACKEND_CUDA) {
+        acm__format(msg, size, "FP16 storage needs the CUDA backend");
+        return ACM_ERR_NOT_BUILT;
+    }
+    return ACM_OK;
+}
+
+void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout)
+{
+    const acm_layout none = {0};
+    const acm_layout *l = layout != NULL ? layout : &none;
+    d->precision = l->precision != 0 ? (acm_precision)l->precision : d->options_precision;
+    d->streaming = l->streaming != 0 ? (acm_streaming)l->streaming : ACM_STREAMING_TWO_ARRAYS;
+    d->kernel = l->kernel != 0 ? (acm_kernel)l->kernel : ACM_KERNEL_FUSED;
+    d->block_size = (int32_t)l->block_size;
+    d->csoa = choose_layout(l, d->ncells, d->backend, d->kernel);
+    d->ib = ib_settings(l, d->ib.iterations);
 }
 
 /* ---- lifecycle -------------------------------------------------------- */
@@ -249,8 +275,8 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     st = acm__backend_select(o.backend, &ops, msg, sizeof msg);
     if (st != ACM_OK)
         return create_fail(opts, st, msg);
-    if (o.precision == ACM_PRECISION_FP16 && ops->kind != ACM_BACKEND_CUDA)
-        return create_fail(opts, ACM_ERR_NOT_BUILT, "FP16 storage needs the CUDA backend");
+    if (acm__layout_check(o.layout, o.precision, ops->kind, msg, sizeof msg) != ACM_OK)
+        return create_fail(opts, ACM_ERR_NOT_BUILT, msg);
 
     acm_domain *d = calloc(1, sizeof *d);
     if (d == NULL)
@@ -263,13 +289,9 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     d->omega = 1.0 / (3.0 * nu + 0.5);
     d->backend = ops->kind;
     d->device = ops->kind == ACM_BACKEND_CUDA ? (o.device < 0 ? 0 : o.device) : -1;
-    d->precision = o.precision;
-    d->streaming = o.layout != NULL && o.layout->streaming != 0 ? (acm_streaming)o.layout->streaming
-                                                                : ACM_STREAMING_TWO_ARRAYS;
-    d->kernel = o.layout != NULL && o.layout->kernel != 0 ? (acm_kernel)o.layout->kernel
-                                                          : ACM_KERNEL_FUSED;
-    d->block_size = o.layout != NULL ? (int32_t)o.layout->block_size : 0;
-    d->csoa = choose_layout(o.layout, d->ncells, ops->kind, d->kernel);
+    d->options_precision = o.precision;
+    d->ib.iterations = 1;
+    acm__domain_apply_layout(d, o.layout);
     acm_collision_options coll = ACM_COLLISION_OPTIONS_INIT;
     coll.model = o.collision == ACM_COLLISION_DEFAULT ? ACM_COLLISION_ACM_LI2018 : o.collision;
     d->coll = coll;
@@ -277,7 +299,6 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
         d->face[f].type = ACM_BOUNDARY_PERIODIC;
     d->max_speed = o.max_speed == 0.0 ? ACM_DEFAULT_MAX_SPEED : o.max_speed;
     d->divergence_interval = 1;
-    d->ib = ib_settings(o.layout);
     d->ops = ops;
 
     st = ops->domain_init(d);
@@ -799,4 +820,39 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
     i.bytes_per_cell = (double)domain->memory_bytes / (double)domain->ncells;
     memcpy(info, &i, size);
     return ACM_OK;
+}
+
+/* ---- layout ------------------------------------------------------------------ */
+
+ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *layout)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (layout == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "layout is NULL");
+    return acm__domain_relayout(domain, layout);
+}
+
+ACM_API acm_status acm_domain_get_layout(acm_domain *domain, acm_layout *layout)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (layout == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "layout is NULL");
+    acm__domain_layout(domain, layout);
+    return ACM_OK;
+}
+
+void acm__domain_layout(const acm_domain *d, acm_layout *layout)
+{
+    const bool gpu = d->backend == ACM_BACKEND_CUDA;
+    layout->csoa_group = (int64_t)d->csoa.alpha;
+    layout->kernel = gpu ? d->kernel : 0;
+    layout->block_size = gpu ? (d->block_size ? d->block_size : ACM_GPU_DEFAULT_BLOCK) : 0;
+    layout->sample_block = d->ib.sample_block;
+    layout->sample_order = d->ib.sample_order;
+    layout->ib_spread = d->ib.spread;
+    layout->streaming = d->streaming;
+    layout->precision = d->precision;
+    layout->error[0] = '\0';
 }

@@ -619,6 +619,68 @@ static void S(set_force)(const acm_domain *d, cpu_impl *m, acm_dtype dtype, cons
                 (R)acm__load(dtype, src, 3 * (size_t)k + (size_t)a);
 }
 
+/* ---- state transfers (lib/state.h) ------------------------------------------------- */
+
+/* Per-cell planes of `comp` components <-> interleaved doubles. */
+static void S(planes_save)(const acm_domain *d, const void *planes, int comp, double *dst)
+{
+    const R *p = (const R *)planes;
+    const size_t n = (size_t)d->ncells;
+    for (size_t k = 0; k < n; ++k)
+        for (int a = 0; a < comp; ++a)
+            dst[k * (size_t)comp + (size_t)a] = (double)p[(size_t)a * n + k];
+}
+
+static void S(planes_load)(const acm_domain *d, void *planes, int comp, const double *src)
+{
+    R *p = (R *)planes;
+    const size_t n = (size_t)d->ncells;
+    for (size_t k = 0; k < n; ++k)
+        for (int a = 0; a < comp; ++a)
+            p[(size_t)a * n + k] = (R)src[k * (size_t)comp + (size_t)a];
+}
+
+/* The stored populations in canonical order: f*_i(x) at (x, i) (two arrays,
+ * or in place at parity 1 from the opposite slots), or the physical state
+ * (in place at parity 0). No streaming, so nothing is rounded. */
+static void S(state_save)(const acm_domain *d, const cpu_impl *m, acm_state *st)
+{
+    const R *src = S(state)(m);
+    const int swap = m->in_place && m->parity == 1;
+    st->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
+    for (int64_t k = 0; k < d->ncells; ++k)
+        for (int i = 0; i < ACM_Q; ++i)
+            st->f[(size_t)k * ACM_Q + (size_t)i] =
+                (double)src[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)(swap ? acm_opp(i) : i))];
+    if (st->force != NULL)
+        S(planes_save)(d, m->force, 3, st->force);
+    if (st->tau != NULL)
+        S(planes_save)(d, m->tau, 1, st->tau);
+    if (st->ib_force != NULL)
+        S(planes_save)(d, m->ib.force, 3, st->ib_force);
+}
+
+/* The populations of a saved state into this layout: a post-collision state
+ * into f[cur] (two arrays) or the opposite slots (in place, parity 1); a
+ * physical state into f[0] (in place, parity 0) or, with two arrays, through
+ * the inverse pull (exact but for the moving-wall terms it subtracts). */
+static void S(state_load_populations)(acm_domain *d, cpu_impl *m, const acm_state *st)
+{
+    const int physical = st->form == ACM_FORM_PHYSICAL;
+    const int swap = m->in_place && !physical;
+    R *dst = m->in_place ? (R *)m->f[0] : physical ? S(physical_target)(m) : S(state)(m);
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
+    for (int64_t k = 0; k < d->ncells; ++k)
+        for (int i = 0; i < ACM_Q; ++i)
+            dst[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)(swap ? acm_opp(i) : i))] =
+                (R)st->f[(size_t)k * ACM_Q + (size_t)i];
+    if (m->in_place)
+        m->parity = physical ? 0 : 1;
+    else if (physical)
+        S(unstream_into_current)(d, m);
+}
+
 static void S(probe)(const acm_domain *d, cpu_impl *m, int32_t x, int32_t y, int32_t z,
                      double *rho, double u[3])
 {

@@ -307,41 +307,56 @@ static int sort_item_cmp(const void *a, const void *b)
     return x->index < y->index ? -1 : (x->index > y->index);
 }
 
-/* Sort the samples by their keys at the current pose (stable: ties keep the
- * sampling order) and remember the pose. */
+static bool in_sampling_order(const acm_solid *s)
+{
+    for (uint64_t l = 0; l < s->count; ++l)
+        if (s->origin[l] != l)
+            return false;
+    return true;
+}
+
+/* Put the samples in the domain's order at the current pose and remember the
+ * pose: the Morton-block order by key (stable: ties keep the current order),
+ * or the sampling order (by origin). The origins move with the samples. */
 static acm_status sort_samples(acm_domain *d, acm_solid *s)
 {
     memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
     memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
-    if (d->ib.sample_order != ACM_SAMPLE_ORDER_MORTON_BLOCK || s->count < 2)
+    const bool morton = d->ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
+    const size_t n = (size_t)s->count;
+    if (n < 2 || (!morton && in_sampling_order(s)))
         return ACM_OK;
     const acm_ib_grid g = acm__ib_grid(d);
-    const size_t n = (size_t)s->count;
     sort_item *items = malloc(n * sizeof *items);
     double *r = malloc(3 * n * sizeof(double)), *dv = malloc(n * sizeof(double));
-    if (items == NULL || r == NULL || dv == NULL) {
+    uint64_t *origin = malloc(n * sizeof(uint64_t));
+    if (items == NULL || r == NULL || dv == NULL || origin == NULL) {
         free(items);
         free(r);
         free(dv);
+        free(origin);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot sort %zu samples", n);
     }
     const double zero[3] = {0.0, 0.0, 0.0};
     for (size_t l = 0; l < n; ++l) {
         double X[3], ub[3];
         acm_rigid_place(s->body.x, s->body.q, zero, zero, s->r + 3 * l, X, ub);
-        items[l].key = acm_sample_key(X, g.n, g.periodic, d->ib.sample_block);
+        items[l].key = morton ? acm_sample_key(X, g.n, g.periodic, d->ib.sample_block) : s->origin[l];
         items[l].index = l;
     }
     qsort(items, n, sizeof *items, sort_item_cmp);
     for (size_t l = 0; l < n; ++l) {
         memcpy(r + 3 * l, s->r + 3 * items[l].index, 3 * sizeof(double));
         dv[l] = s->dv[items[l].index];
+        origin[l] = s->origin[items[l].index];
     }
     free(items);
     free(s->r);
     free(s->dv);
+    free(s->origin);
     s->r = r;
     s->dv = dv;
+    s->origin = origin;
     s->resorts++;
     return ACM_OK;
 }
@@ -364,6 +379,7 @@ static void free_solid(acm_solid *s)
         return;
     free(s->r);
     free(s->dv);
+    free(s->origin);
     free(s->mv);
     free(s->mt);
     free(s);
@@ -374,6 +390,8 @@ static void free_solid(acm_solid *s)
 static acm_status attach(acm_domain *d)
 {
     renumber(d);
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        d->solids[i]->placed = d->solids[i]->body;
     acm_status st = d->ops->ib_attach(d);
     d->ib_dirty = st != ACM_OK;
     d->forces_stale = false;
@@ -423,6 +441,10 @@ static acm_status build_solid(acm_domain *d, acm_solid *s, const acm_solid_optio
     b->r_max = largest_offset(s);
     ACM_TRY(mass_properties(d, s, o));
     ACM_TRY(check_body(d, s, b, d->error, sizeof d->error));
+    if ((s->origin = malloc((s->count ? s->count : 1) * sizeof(uint64_t))) == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %zu sample origins", (size_t)s->count);
+    for (uint64_t l = 0; l < s->count; ++l)
+        s->origin[l] = l;
     ACM_TRY(sort_samples(d, s));
     s->moved = true;
     return ACM_OK;
@@ -494,6 +516,33 @@ ACM_API const char *acm_solid_last_error(const acm_solid *solid)
 
 /* ---- the step ------------------------------------------------------------------------- */
 
+acm_status acm__solids_attach(acm_domain *d) { return attach(d); }
+
+acm_status acm__solids_reattach(acm_domain *d)
+{
+    acm_body *now = malloc(((size_t)d->nsolids + 1) * sizeof *now);
+    if (now == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d poses", (int)d->nsolids);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        now[i] = d->solids[i]->body;
+        d->solids[i]->body = d->solids[i]->placed;
+    }
+    acm_status st = attach(d);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        d->solids[i]->placed = d->solids[i]->body;
+        d->solids[i]->body = now[i];
+    }
+    free(now);
+    return st;
+}
+
+acm_status acm__solids_resort(acm_domain *d)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        ACM_TRY(sort_samples(d, d->solids[i]));
+    return ACM_OK;
+}
+
 acm_status acm__solids_fetch(acm_domain *d)
 {
     if (!d->forces_stale)
@@ -525,6 +574,7 @@ acm_status acm__solids_after_step(acm_domain *d)
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
         acm_body *b = &s->body;
+        s->placed = *b; /* the step placed the samples there */
         acm__body_advance(b, s->force, s->torque);
         if (b->motion == ACM_MOTION_FREE && !(acm__body_surface_speed(b) < ACM_SOLID_MAX_SPEED)) {
             d->diverged = true;

@@ -20,8 +20,10 @@ struct acm_solid {
     uint64_t offset;      /* first sample in the domain's concatenated arrays */
     double *r;            /* 3 per sample: body-frame offset from the centre of mass */
     double *dv;           /* per sample: volume weight dV = area x 1 cell (spec 8.1) */
+    uint64_t *origin;     /* per sample: its index in the sampling order */
     double alpha;         /* penalty gain */
     acm_body body;        /* pose and velocities the next step uses */
+    acm_body placed;      /* the pose the backend last placed the samples at */
     bool has_mass;        /* mass properties known: may move freely */
     bool moved;           /* pose changed since the backend placed the samples */
     double force[3], torque[3]; /* fluid on the solid, last step (spec 9.1) */
@@ -47,6 +49,18 @@ void acm__solids_destroy_all(acm_domain *d);
 
 /* Fetch the solids' forces from the backend if the last step's are not in. */
 acm_status acm__solids_fetch(acm_domain *d);
+
+/* Hand the current sample set to the backend (the solids' forces fetched). */
+acm_status acm__solids_attach(acm_domain *d);
+
+/* The same at the poses the samples were last placed at (a re-layout: what
+ * acm_solid_get_samples reports stays; the next step places moving solids
+ * anew from their bodies, as always). */
+acm_status acm__solids_reattach(acm_domain *d);
+
+/* Sort every solid's samples into the domain's sample order (d->ib) at its
+ * current pose; acm__solids_attach must follow. */
+acm_status acm__solids_resort(acm_domain *d);
 
 ACM_END_DECLS
 

@@ -74,6 +74,7 @@ ACM_BEGIN_DECLS
     X(ERR_BUFFER_SIZE, 207, "buffer size does not match the field")                          \
     X(ERR_BAD_FORMAT, 208, "malformed, truncated or inconsistent input data")                \
     X(ERR_LIMIT, 209, "a size limit was exceeded")                                           \
+    X(ERR_CANCELLED, 210, "cancelled by the caller")                                         \
     X(ERR_UNSUPPORTED, 301, "not supported by this backend")                                 \
     X(ERR_NOT_BUILT, 302, "feature not compiled into this build")                            \
     X(ERR_DIVERGED, 401, "the simulation diverged (NaN or runaway velocity)")                \

@@ -438,6 +438,43 @@ typedef struct acm_domain_stats {
  */
 ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats);
 
+/**
+ * Re-lay a live domain: run it from now on with @p layout (CSoA group, kernel
+ * structure, threads per block, sample order, spreading, streaming, storage
+ * precision) **without changing its state**. The populations, the force
+ * field, the collision's per-cell state, the last immersed-boundary force, the
+ * step counter and the solids (pose, velocities, forces, samples) are carried
+ * over: bitwise when the storage precision stays, rounded once to the new
+ * precision otherwise (a post-collision state moved from two arrays to in-place
+ * streaming and back is exact; the one exception is a physical in-place state
+ * moved to two arrays next to a moving wall, which is exact to round-off).
+ * A change of the sample order or spreading alone only re-sorts the samples.
+ *
+ * Costs a copy of the state through host memory (about 250 bytes per cell
+ * for a moment) and new device allocations; not for every frame. Pointers
+ * from acm_cuda_domain_map_fields() are invalid afterwards; the stream set
+ * with acm_cuda_domain_set_stream() is kept.
+ *
+ * @param domain the domain
+ * @param layout the new layout (0 values: the defaults, as at creation;
+ *               precision 0: acm_domain_options::precision)
+ * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_NOT_BUILT (FP16 on the
+ *         CPU); ::ACM_ERR_NO_MEMORY or ::ACM_ERR_DEVICE_MEMORY when the new
+ *         layout does not fit: the domain then runs on with its old layout
+ *         and state
+ * @since 1.3
+ */
+ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *layout);
+
+/**
+ * The layout a domain runs with, every parameter resolved (no 0 left but
+ * those that do not apply: kernel and block size on the CPU).
+ *
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER
+ * @since 1.3
+ */
+ACM_API acm_status acm_domain_get_layout(acm_domain *domain, acm_layout *layout);
+
 /** Static description of a domain; see acm_domain_get_info(). */
 typedef struct acm_domain_info {
     uint32_t version;        /**< set by the caller: ::ACM_DOMAIN_INFO_VERSION */

@@ -52,7 +52,11 @@ typedef enum acm_layout_param {
     ACM_LAYOUT_IB_SPREAD = 6,
     /** How populations stream, an ::acm_streaming; 0 = default
      *  (::ACM_STREAMING_TWO_ARRAYS). @since 1.2 */
-    ACM_LAYOUT_STREAMING = 7
+    ACM_LAYOUT_STREAMING = 7,
+    /** Storage precision of the populations, an ::acm_precision; 0 = the one of
+     *  acm_domain_options::precision. A layout that sets it overrides the option
+     *  (FP16: the CUDA backend only). @since 1.3 */
+    ACM_LAYOUT_PRECISION = 8
 } acm_layout_param;
 
 /** Population storage and streaming (docs/performance.md, "In-place streaming"). Both give
@@ -163,7 +167,7 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
  * and configuration files. Version 1 reads
  *
  *     acm-layout 1 csoa_group=1024 kernel=fused block_size=default sample_block=2
- *     sample_order=morton_block ib_spread=scatter streaming=in_place
+ *     sample_order=morton_block ib_spread=scatter streaming=in_place precision=default
  *
  * (one line): the header `acm-layout 1`, then `key=value` for every key in key
  * order; enumerations by their name in lower case without the prefix

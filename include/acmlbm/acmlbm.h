@@ -29,5 +29,6 @@
 #include "acm_layout.h" /* acm_layout */
 #include "acm_mesh.h"   /* acm_mesh */
 #include "acm_solid.h"  /* acm_solid */
+#include "acm_tune.h"   /* acm_domain_autotune */
 
 #endif /* ACMLBM_ACMLBM_H */

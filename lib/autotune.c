@@ -1,0 +1,729 @@
+/*
+ * libacmlbm -- the autotuner (paper Sec. 4.4): candidate layouts measured on
+ * the real scene, a search that prunes with the separation of the fluid and
+ * the immersed-boundary costs, a report, a cache. acm_tune.h says what it
+ * does; docs/performance.md ("Autotuning") why.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>  /* errno */
+#include <math.h>   /* ceil, floor, fmax, fmin */
+#include <stdio.h>  /* FILE, fopen, fgets, rename, remove */
+#include <stdlib.h> /* calloc, free, realloc */
+#include <string.h> /* memcpy, strcmp, strerror, strstr */
+#include <time.h>   /* clock_gettime */
+#include <unistd.h> /* getpid */
+
+#include "backend.h"
+#include "solid.h"
+#include "state.h"
+
+#define ACM_TUNE_DEFAULT_BUDGET 60.0
+#define ACM_TUNE_WARMUP 2      /* steps before each window: first launches, caches */
+#define ACM_TUNE_FINAL_FACTOR 3 /* the final round's window, in first-round windows */
+#define ACM_TUNE_FINALISTS 2   /* best fluid and best IB settings crossed in the final */
+#define ACM_TUNE_CHUNKS 4      /* a window is timed in chunks ... */
+#define ACM_TUNE_PRUNE 2.0     /* ... and cut after half of them at this many times the best */
+#define ACM_TUNE_LINE 1024     /* longest cache line */
+
+/* Candidate values (docs/performance.md, "Autotuning"). */
+static const int64_t gpu_alphas[] = {32, 128, 512, 1024, 2048, 8192};
+static const int64_t cpu_alphas[] = {16, 64, 256, 1024, 4096, 16384};
+static const int64_t gpu_blocks[] = {64, 128, 256};
+static const int64_t sample_blocks[] = {1, 2, 4, 8};
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+struct acm_tune_report {
+    acm_tune_entry *e;
+    int32_t n, cap;
+    acm_tune_summary sum;
+};
+
+typedef struct tune_ctx {
+    acm_domain *d;
+    acm_tune_options o;
+    acm_tune_report *r;
+    const acm_snapshot *snap;
+    const acm_layout *original; /* the caller's layout, the snapshot's */
+    double t0;
+    int64_t window;        /* steps of a first-round measurement */
+    int32_t planned;
+    double best_ms;
+    bool gpu, solids;
+    acm_status stop;       /* cancelled or a device failure: ends the search */
+} tune_ctx;
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* ---- options and report ---------------------------------------------------------------- */
+
+ACM_API acm_status acm_tune_options_init(acm_tune_options *opts, uint32_t version)
+{
+    if (opts == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (version != ACM_TUNE_OPTIONS_VERSION)
+        return ACM_ERR_BAD_VERSION;
+    const acm_tune_options init = ACM_TUNE_OPTIONS_INIT;
+    *opts = init;
+    return ACM_OK;
+}
+
+ACM_API void acm_tune_report_destroy(acm_tune_report *report)
+{
+    if (report == NULL)
+        return;
+    free(report->e);
+    free(report);
+}
+
+ACM_API acm_status acm_tune_report_summary(const acm_tune_report *report,
+                                           acm_tune_summary *summary)
+{
+    if (report == NULL || summary == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (summary->version != ACM_TUNE_SUMMARY_VERSION)
+        return ACM_ERR_BAD_VERSION;
+    *summary = report->sum;
+    return ACM_OK;
+}
+
+ACM_API acm_status acm_tune_report_entry(const acm_tune_report *report, int32_t index,
+                                         acm_tune_entry *entry)
+{
+    if (report == NULL || entry == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (entry->version != ACM_TUNE_ENTRY_VERSION)
+        return ACM_ERR_BAD_VERSION;
+    if (index < 0 || index >= report->n)
+        return ACM_ERR_OUT_OF_RANGE;
+    *entry = report->e[index];
+    return ACM_OK;
+}
+
+static const char *stage_name(acm_tune_stage s)
+{
+    switch (s) {
+    case ACM_TUNE_STAGE_FLUID: return "fluid";
+    case ACM_TUNE_STAGE_SOLIDS: return "solids";
+    case ACM_TUNE_STAGE_FINAL: return "final";
+    default: return "exhaustive";
+    }
+}
+
+ACM_API acm_status acm_tune_report_write_csv(const acm_tune_report *report, const char *path)
+{
+    if (report == NULL || path == NULL)
+        return ACM_ERR_NULL_POINTER;
+    FILE *f = fopen(path, "w");
+    if (f == NULL)
+        return ACM_ERR_IO;
+    fprintf(f, "index,stage,csoa_group,kernel,block_size,sample_block,sample_order,ib_spread,"
+               "streaming,precision,status,ms_per_step,mlups,steps,chosen\n");
+    for (int32_t i = 0; i < report->n; ++i) {
+        const acm_tune_entry *e = &report->e[i];
+        fprintf(f, "%d,%s", (int)i, stage_name(e->stage));
+        /* the layout text's values, in key order, as columns */
+        const char *p = strchr(e->layout, ' ');
+        p = p != NULL ? strchr(p + 1, ' ') : NULL;
+        while (p != NULL) {
+            const char *eq = strchr(p, '='), *end = strchr(p + 1, ' ');
+            if (eq == NULL)
+                break;
+            fprintf(f, ",%.*s", (int)((end ? end : eq + strlen(eq)) - eq - 1), eq + 1);
+            p = end;
+        }
+        fprintf(f, ",%s,%.6f,%.1f,%lld,%d\n", e->status == ACM_OK ? "ok" : acm_status_string(e->status),
+                e->ms_per_step, e->mlups, (long long)e->steps, i == report->sum.best);
+    }
+    const bool ok = !ferror(f);
+    return fclose(f) == 0 && ok ? ACM_OK : ACM_ERR_IO;
+}
+
+static acm_status report_add(acm_domain *d, acm_tune_report *r, const acm_tune_entry *e)
+{
+    if (r->n == r->cap) {
+        int32_t cap = r->cap ? 2 * r->cap : 64;
+        acm_tune_entry *p = realloc(r->e, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot grow the tuning report");
+        r->e = p;
+        r->cap = cap;
+    }
+    r->e[r->n++] = *e;
+    return ACM_OK;
+}
+
+/* ---- measuring one candidate ----------------------------------------------------------- */
+
+static void layout_text(const acm_layout *l, char *buf)
+{
+    (void)acm_layout_to_string(l, buf, ACM_LAYOUT_STRING_SIZE); /* always fits */
+}
+
+/* Stages that share a window length. */
+static bool first_round(acm_tune_stage s)
+{
+    return s == ACM_TUNE_STAGE_FLUID || s == ACM_TUNE_STAGE_SOLIDS;
+}
+
+static bool same_window(acm_tune_stage a, acm_tune_stage b)
+{
+    return a == b || (first_round(a) && first_round(b));
+}
+
+/* An earlier measurement of the same layout with the same window, or -1. */
+static int32_t find_entry(const tune_ctx *c, const char *text, acm_tune_stage stage)
+{
+    for (int32_t i = 0; i < c->r->n; ++i)
+        if (same_window(c->r->e[i].stage, stage) && strcmp(c->r->e[i].layout, text) == 0)
+            return i;
+    return -1;
+}
+
+/* The layout as the domain would resolve it (defaults made explicit), so
+ * that one layout is measured once however it is written. */
+static void canonical_text(const acm_domain *d, const acm_layout *l, char *buf)
+{
+    acm_domain next = *d;
+    acm__domain_apply_layout(&next, l);
+    acm_layout resolved;
+    acm__domain_layout(&next, &resolved);
+    if (resolved.sample_order == ACM_SAMPLE_ORDER_AS_SAMPLED) /* l orders nothing then */
+        resolved.sample_block = ACM_SAMPLE_BLOCK_DEFAULT;
+    layout_text(&resolved, buf);
+}
+
+static bool out_of_time(const tune_ctx *c)
+{
+    return now_s() - c->t0 > c->o.time_budget_s;
+}
+
+/* Time the candidate already applied: a warm-up, then up to `steps` steps
+ * in chunks, cut after half of them when it is already ACM_TUNE_PRUNE times
+ * slower than best_ms (0: never): such a candidate cannot win, and slow
+ * candidates (the paper's baseline is 10x slower) would take most of the
+ * time. Its mean ms per step and the steps measured. */
+static acm_status time_window(acm_domain *d, int64_t steps, double best_ms, double *ms,
+                              int64_t *measured)
+{
+    ACM_TRY(acm_step(d, ACM_TUNE_WARMUP));
+    const int64_t chunk = (steps + ACM_TUNE_CHUNKS - 1) / ACM_TUNE_CHUNKS;
+    double seconds = 0.0;
+    int64_t done = 0;
+    while (done < steps) {
+        const int64_t n = chunk < steps - done ? chunk : steps - done;
+        const double t = now_s();
+        ACM_TRY(acm_step(d, n)); /* its last step synchronises the device */
+        seconds += now_s() - t;
+        done += n;
+        if (best_ms > 0.0 && 2 * done >= steps && 1e3 * seconds > ACM_TUNE_PRUNE * best_ms * (double)done)
+            break;
+    }
+    *ms = 1e3 * seconds / (double)done;
+    *measured = done;
+    return ACM_OK;
+}
+
+static void report_progress(tune_ctx *c, const acm_tune_entry *e)
+{
+    if (c->o.progress == NULL)
+        return;
+    acm_tune_progress p = {c->r->n, c->planned, now_s() - c->t0, stage_name(e->stage), e->layout,
+                           e->ms_per_step, c->best_ms};
+    if (c->o.progress(&p, c->o.user_data) != 0)
+        c->stop = ACM_FAIL(c->d, ACM_ERR_CANCELLED, "the progress callback cancelled the search");
+}
+
+/* The caller's layout and state, as at the start. */
+static acm_status restore(tune_ctx *c)
+{
+    acm__domain_apply_layout(c->d, c->original);
+    return acm__snapshot_restore(c->d, c->snap);
+}
+
+/* Measure a candidate in a stage (once: a repeat gives the earlier entry);
+ * -1 when it was not measured (time is up, or the search stopped). A
+ * candidate that fails is recorded and the state put back from the snapshot. */
+static int32_t measure(tune_ctx *c, const acm_layout *l, acm_tune_stage stage)
+{
+    acm_tune_entry e;
+    memset(&e, 0, sizeof e);
+    e.version = ACM_TUNE_ENTRY_VERSION;
+    canonical_text(c->d, l, e.layout);
+    int32_t seen = find_entry(c, e.layout, stage);
+    if (seen >= 0 || c->stop != ACM_OK)
+        return seen;
+    if (stage != ACM_TUNE_STAGE_FINAL && out_of_time(c)) {
+        c->r->sum.budget_reached = 1;
+        return -1;
+    }
+    acm_domain *d = c->d;
+    e.stage = stage;
+    const int64_t window = c->window * (stage == ACM_TUNE_STAGE_FINAL ? ACM_TUNE_FINAL_FACTOR : 1);
+    e.status = acm__domain_relayout(d, l);
+    if (e.status == ACM_OK)
+        e.status = time_window(d, window, c->best_ms, &e.ms_per_step, &e.steps);
+    if (e.status == ACM_OK && e.steps < window)
+        acm__format(e.message, sizeof e.message, "cut after %lld of %lld steps: over %.0fx the best",
+                    (long long)e.steps, (long long)window, ACM_TUNE_PRUNE);
+    if (e.status != ACM_OK) {
+        acm__format(e.message, sizeof e.message, "%s", d->error);
+        e.ms_per_step = 0.0;
+        e.steps = 0;
+        if (e.status == ACM_ERR_DEVICE) /* the context may be gone: stop searching */
+            c->stop = e.status;
+        else if (restore(c) != ACM_OK)
+            c->stop = ACM_FAIL(d, ACM_ERR_INTERNAL, "%s (restoring the state after a failed "
+                               "candidate)", d->error);
+    } else {
+        e.mlups = (double)d->ncells / (1e3 * e.ms_per_step);
+        if (c->best_ms == 0.0 || e.ms_per_step < c->best_ms)
+            c->best_ms = e.ms_per_step;
+    }
+    if (report_add(d, c->r, &e) != ACM_OK) {
+        c->stop = ACM_ERR_NO_MEMORY;
+        return -1;
+    }
+    report_progress(c, &e);
+    return c->r->n - 1;
+}
+
+/* Time of an entry for comparisons (failed and missing: infinitely slow). */
+static double entry_ms(const tune_ctx *c, int32_t i)
+{
+    return i >= 0 && c->r->e[i].status == ACM_OK ? c->r->e[i].ms_per_step : 1e300;
+}
+
+/* ---- the search ------------------------------------------------------------------------- */
+
+/* The best `k` entries of a stage, fastest first; returns how many. */
+static int best_of_stage(const tune_ctx *c, acm_tune_stage stage, int32_t *best, int k)
+{
+    int n = 0;
+    for (int32_t i = 0; i < c->r->n; ++i) {
+        if (c->r->e[i].stage != stage || c->r->e[i].status != ACM_OK)
+            continue;
+        int at = n < k ? n++ : k;
+        while (at > 0 && entry_ms(c, best[at - 1]) > entry_ms(c, i)) {
+            if (at < k)
+                best[at] = best[at - 1];
+            --at;
+        }
+        if (at < k)
+            best[at] = i;
+    }
+    return n;
+}
+
+/* The layout of an entry. */
+static void entry_layout(const tune_ctx *c, int32_t i, acm_layout *l)
+{
+    (void)acm_layout_from_string(l, c->r->e[i].layout); /* our own text */
+}
+
+/* Measure `base` with parameter `param` set to each value; base becomes the
+ * fastest (it stays as it was if none is faster or all fail). */
+static void sweep(tune_ctx *c, acm_layout *base, int64_t *slot, const int64_t *values, size_t n,
+                  acm_tune_stage stage)
+{
+    const int64_t keep = *slot;
+    int32_t best = measure(c, base, stage);
+    int64_t best_value = keep;
+    for (size_t v = 0; v < n; ++v) {
+        *slot = values[v];
+        int32_t i = measure(c, base, stage);
+        if (entry_ms(c, i) < entry_ms(c, best)) {
+            best = i;
+            best_value = values[v];
+        }
+    }
+    *slot = best_value;
+}
+
+/* Fluid parameters one at a time, from `base` (the IB settings as they are). */
+static void search_fluid(tune_ctx *c, acm_layout *base)
+{
+    const int64_t *alphas = c->gpu ? gpu_alphas : cpu_alphas;
+    sweep(c, base, &base->csoa_group, alphas, COUNT(gpu_alphas), ACM_TUNE_STAGE_FLUID);
+    if (!c->gpu)
+        return;
+    static const int64_t kernels[] = {ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
+    static const int64_t in_place[] = {ACM_STREAMING_IN_PLACE};
+    static const int64_t fp16[] = {ACM_PRECISION_FP16};
+    sweep(c, base, &base->block_size, gpu_blocks, COUNT(gpu_blocks), ACM_TUNE_STAGE_FLUID);
+    sweep(c, base, &base->kernel, kernels, COUNT(kernels), ACM_TUNE_STAGE_FLUID);
+    if (c->o.flags & ACM_TUNE_STREAMING)
+        sweep(c, base, &base->streaming, in_place, 1, ACM_TUNE_STAGE_FLUID);
+    if ((c->o.flags & ACM_TUNE_PRECISION) && base->precision == ACM_PRECISION_FP32)
+        sweep(c, base, &base->precision, fp16, 1, ACM_TUNE_STAGE_FLUID);
+}
+
+/* Immersed-boundary parameters from the best fluid layout. */
+static void search_solids(tune_ctx *c, acm_layout *base)
+{
+    base->sample_order = ACM_SAMPLE_ORDER_MORTON_BLOCK;
+    sweep(c, base, &base->sample_block, sample_blocks, COUNT(sample_blocks), ACM_TUNE_STAGE_SOLIDS);
+    static const int64_t as_sampled[] = {ACM_SAMPLE_ORDER_AS_SAMPLED};
+    sweep(c, base, &base->sample_order, as_sampled, 1, ACM_TUNE_STAGE_SOLIDS);
+    static const int64_t gather[] = {ACM_IB_SPREAD_GATHER};
+    if (c->gpu)
+        sweep(c, base, &base->ib_spread, gather, 1, ACM_TUNE_STAGE_SOLIDS);
+}
+
+/* The fluid part of a, with the IB part of b. */
+static acm_layout cross(const acm_layout *a, const acm_layout *b)
+{
+    acm_layout l = *a;
+    l.sample_block = b->sample_block;
+    l.sample_order = b->sample_order;
+    l.ib_spread = b->ib_spread;
+    return l;
+}
+
+/* The finalists (best fluid x best IB settings, the default, the caller's
+ * layout) with the long window; the fastest of them wins. */
+static int32_t final_round(tune_ctx *c, const acm_layout *deflt, const acm_layout *original)
+{
+    int32_t fl[ACM_TUNE_FINALISTS], ib[ACM_TUNE_FINALISTS];
+    int nf = best_of_stage(c, ACM_TUNE_STAGE_FLUID, fl, ACM_TUNE_FINALISTS);
+    int ni = best_of_stage(c, ACM_TUNE_STAGE_SOLIDS, ib, ACM_TUNE_FINALISTS);
+    int32_t best = measure(c, deflt, ACM_TUNE_STAGE_FINAL);
+    c->r->sum.default_entry = best;
+    int32_t i = measure(c, original, ACM_TUNE_STAGE_FINAL);
+    best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
+    for (int a = 0; a < nf; ++a)
+        for (int b = 0; b < (ni > 0 ? ni : 1); ++b) {
+            acm_layout fa, ib_b;
+            entry_layout(c, fl[a], &fa);
+            if (ni > 0)
+                entry_layout(c, ib[b], &ib_b);
+            acm_layout l = ni > 0 ? cross(&fa, &ib_b) : fa;
+            i = measure(c, &l, ACM_TUNE_STAGE_FINAL);
+            best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
+        }
+    if (ni > 0) /* the best IB settings were found with the best fluid layout: also alone */
+        for (int b = 0; b < ni; ++b) {
+            acm_layout l;
+            entry_layout(c, ib[b], &l);
+            i = measure(c, &l, ACM_TUNE_STAGE_FINAL);
+            best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
+        }
+    return best;
+}
+
+/* Every combination of the candidate values, measured with the final window. */
+static int32_t exhaustive(tune_ctx *c, const acm_layout *base)
+{
+    static const int64_t gpu_kernels[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
+    static const int64_t one[] = {0};
+    const int64_t *alphas = c->gpu ? gpu_alphas : cpu_alphas;
+    const int64_t *kernels = c->gpu ? gpu_kernels : one, *blocks = c->gpu ? gpu_blocks : one;
+    const size_t nk = c->gpu ? COUNT(gpu_kernels) : 1, nb = c->gpu ? COUNT(gpu_blocks) : 1;
+    const size_t nl = c->solids ? COUNT(sample_blocks) + 1 : 1, ns = c->solids && c->gpu ? 2 : 1;
+    c->planned = (int32_t)((COUNT(gpu_alphas) * (nk - (c->gpu ? 1 : 0)) + (c->gpu ? 1 : 0)) * nb *
+                           nl * ns);
+    int32_t best = -1;
+    acm_layout l = *base;
+    for (size_t k = 0; k < nk; ++k)
+        for (size_t a = 0; a < COUNT(gpu_alphas); ++a)
+            for (size_t b = 0; b < nb; ++b)
+                for (size_t s = 0; s < nl; ++s)
+                    for (size_t g = 0; g < ns; ++g) {
+                        l.kernel = kernels[k] ? kernels[k] : base->kernel;
+                        l.csoa_group = kernels[k] == ACM_KERNEL_BASELINE ? 1 : alphas[a];
+                        if (kernels[k] == ACM_KERNEL_BASELINE && a > 0)
+                            continue; /* alpha is 1 there */
+                        l.block_size = blocks[b] ? blocks[b] : base->block_size;
+                        l.sample_order = s < COUNT(sample_blocks) ? ACM_SAMPLE_ORDER_MORTON_BLOCK
+                                                                  : ACM_SAMPLE_ORDER_AS_SAMPLED;
+                        l.sample_block = s < COUNT(sample_blocks) ? sample_blocks[s] : base->sample_block;
+                        if (!c->solids)
+                            l.sample_block = base->sample_block;
+                        l.ib_spread = g ? ACM_IB_SPREAD_GATHER : ACM_IB_SPREAD_SCATTER;
+                        int32_t i = measure(c, &l, ACM_TUNE_STAGE_EXHAUSTIVE);
+                        best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
+                    }
+    return best;
+}
+
+/* ---- the tuning cache ------------------------------------------------------------------- */
+
+/* The scene's key: device, grid, precision, model, what may change, and the
+ * solids' statistics (sample count, bounding box in cells, motion). */
+static void cache_key(acm_domain *d, const acm_tune_options *o, char *key, size_t size)
+{
+    char dev[160];
+    d->ops->device_name(d, dev, sizeof dev);
+    for (char *p = dev; *p != '\0'; ++p)
+        if (*p == ' ' || *p == '|')
+            *p = '_';
+    uint64_t samples = 0;
+    double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+    int moving = 0;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_body *b = &d->solids[i]->body;
+        samples += d->solids[i]->count;
+        moving |= b->motion != ACM_MOTION_STATIC;
+        for (int a = 0; a < 3; ++a) {
+            const double l = floor(b->x[a] - b->r_max), h = ceil(b->x[a] + b->r_max);
+            lo[a] = i == 0 || l < lo[a] ? l : lo[a];
+            hi[a] = i == 0 || h > hi[a] ? h : hi[a];
+        }
+    }
+    acm__format(key, size,
+                "acm-tune 1 device=%s grid=%dx%dx%d precision=%d model=%d flags=%u solids=%d "
+                "samples=%llu moving=%d bbox=%g,%g,%g,%g,%g,%g",
+                dev, d->nx, d->ny, d->nz, (int)d->precision, (int)d->coll.model,
+                o->flags & (ACM_TUNE_STREAMING | ACM_TUNE_PRECISION), (int)d->nsolids,
+                (unsigned long long)samples, moving, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
+}
+
+/* The cached layout of `key` into *l: 1 found, 0 not; a status on error. */
+static acm_status cache_lookup(acm_domain *d, const char *path, const char *key, acm_layout *l,
+                               int *found)
+{
+    *found = 0;
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return errno == ENOENT ? ACM_OK
+                               : ACM_FAIL(d, ACM_ERR_IO, "cannot read the tuning cache %s: %s",
+                                          path, strerror(errno));
+    char line[ACM_TUNE_LINE];
+    const size_t klen = strlen(key);
+    acm_status st = ACM_OK;
+    for (int n = 1; st == ACM_OK && !*found && fgets(line, sizeof line, f) != NULL; ++n) {
+        if (strncmp(line, key, klen) != 0 || strncmp(line + klen, " | ", 3) != 0)
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        acm_layout parsed;
+        memset(&parsed, 0, sizeof parsed);
+        if (acm_layout_from_string(&parsed, line + klen + 3) != ACM_OK)
+            st = ACM_FAIL(d, ACM_ERR_BAD_FORMAT,
+                          "tuning cache %s, line %d: the entry for this scene is corrupt (%s); "
+                          "remove it or tune with ACM_TUNE_REFRESH", path, n, parsed.error);
+        else
+            *l = parsed;
+        *found = st == ACM_OK;
+    }
+    fclose(f);
+    return st;
+}
+
+/* Fail early when the cache cannot be written (before minutes of search). */
+static acm_status cache_check_writable(acm_domain *d, const char *path)
+{
+    char tmp[4096];
+    acm__format(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL)
+        return ACM_FAIL(d, ACM_ERR_IO, "cannot write the tuning cache next to %s: %s", path,
+                        strerror(errno));
+    fclose(f);
+    remove(tmp);
+    return ACM_OK;
+}
+
+/* Replace the line of `key` (or append one): the other lines kept, the new
+ * file written beside the old and renamed over it. */
+static acm_status cache_store(acm_domain *d, const char *path, const char *key, const char *layout)
+{
+    char tmp[4096], line[ACM_TUNE_LINE];
+    acm__format(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *out = fopen(tmp, "w");
+    if (out == NULL)
+        return ACM_FAIL(d, ACM_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
+    FILE *in = fopen(path, "r");
+    const size_t klen = strlen(key);
+    while (in != NULL && fgets(line, sizeof line, in) != NULL)
+        if (!(strncmp(line, key, klen) == 0 && strncmp(line + klen, " | ", 3) == 0))
+            fputs(line, out);
+    if (in != NULL)
+        fclose(in);
+    fprintf(out, "%s | %s\n", key, layout);
+    const bool ok = !ferror(out);
+    if (fclose(out) != 0 || !ok || rename(tmp, path) != 0) {
+        const int e = errno;
+        remove(tmp);
+        return ACM_FAIL(d, ACM_ERR_IO, "cannot write the tuning cache %s: %s", path, strerror(e));
+    }
+    return ACM_OK;
+}
+
+/* ---- the call ---------------------------------------------------------------------------- */
+
+/* Steps per first-round window: about 40 ms of the current layout; with
+ * moving solids at least 120 ms and, within a second, as many steps as take
+ * the fastest surface over two re-sorts at the largest sample block (their
+ * cost comes in bursts). */
+static acm_status auto_window(tune_ctx *c)
+{
+    if (c->o.window_steps > 0) {
+        c->window = c->o.window_steps;
+        return ACM_OK;
+    }
+    double speed = 0.0; /* cells per step */
+    for (int32_t i = 0; i < c->d->nsolids; ++i)
+        if (c->d->solids[i]->body.motion != ACM_MOTION_STATIC)
+            speed = fmax(speed, acm__body_surface_speed(&c->d->solids[i]->body));
+    double ms;
+    int64_t steps;
+    ACM_TRY(time_window(c->d, 3, 0.0, &ms, &steps));
+    ms = fmax(ms, 1e-6);
+    double w = ceil(40.0 / ms), lo = 5.0, hi = 500.0;
+    if (speed > 0.0) {
+        const double resorts = 2.0 * (double)sample_blocks[COUNT(sample_blocks) - 1] / speed;
+        w = fmin(fmax(ceil(120.0 / ms), ceil(resorts)), ceil(1000.0 / ms));
+        lo = 20.0;
+        hi = 4000.0;
+    }
+    c->window = (int64_t)fmin(fmax(w, lo), hi);
+    return ACM_OK;
+}
+
+/* The layout the search starts from: the tuned parameters at their
+ * defaults, the others (streaming, precision unless allowed) as they are. */
+static acm_layout default_layout(const acm_layout *now, uint32_t flags)
+{
+    acm_layout l;
+    memset(&l, 0, sizeof l);
+    l.csoa_group = 0;
+    l.streaming = flags & ACM_TUNE_STREAMING ? ACM_STREAMING_TWO_ARRAYS : now->streaming;
+    l.precision = now->precision;
+    l.sample_block = 2;
+    l.sample_order = ACM_SAMPLE_ORDER_MORTON_BLOCK;
+    l.ib_spread = ACM_IB_SPREAD_SCATTER;
+    return l;
+}
+
+static void summarise(tune_ctx *c, int32_t best)
+{
+    acm_tune_summary *s = &c->r->sum;
+    s->entries = c->r->n;
+    s->best = best;
+    for (int32_t i = 0; i < c->r->n; ++i) {
+        const bool ok = c->r->e[i].status == ACM_OK;
+        s->failed += !ok;
+        if (ok && (s->worst < 0 || c->r->e[i].ms_per_step > c->r->e[s->worst].ms_per_step))
+            s->worst = i;
+    }
+    if (best >= 0)
+        memcpy(s->best_layout, c->r->e[best].layout, sizeof s->best_layout);
+    acm__format(s->not_tuned, sizeof s->not_tuned, "%s%s%s%s",
+                c->gpu ? "" : "kernel block_size ib_spread (GPU only) ",
+                c->solids ? "" : "sample_block sample_order ib_spread (no solids) ",
+                c->o.flags & ACM_TUNE_STREAMING ? "" : "streaming ",
+                c->o.flags & ACM_TUNE_PRECISION ? "" : "precision");
+}
+
+/* The search proper, on the domain; the caller puts its state back. */
+static int32_t search(tune_ctx *c, const acm_layout *original)
+{
+    const acm_layout deflt = default_layout(original, c->o.flags);
+    if (c->o.flags & ACM_TUNE_EXHAUSTIVE)
+        return exhaustive(c, &deflt);
+    c->planned = (int32_t)(COUNT(gpu_alphas) + (c->gpu ? 5 : 0) + (c->solids ? 6 : 0) + 6);
+    acm_layout l = deflt;
+    if (c->solids) /* first: their best settings make the fluid timings steadier */
+        search_solids(c, &l);
+    search_fluid(c, &l);
+    return final_round(c, &deflt, original);
+}
+
+static acm_status check_tune_args(acm_domain *d, const acm_tune_options *o, const acm_layout *best)
+{
+    if (best == NULL)
+        return ACM_FAIL(d, ACM_ERR_NULL_POINTER, "best is NULL");
+    if (o->version != ACM_TUNE_OPTIONS_VERSION)
+        return ACM_FAIL(d, ACM_ERR_BAD_VERSION, "acm_tune_options version %u is not supported (%d)",
+                        o->version, ACM_TUNE_OPTIONS_VERSION);
+    if (!(o->time_budget_s >= 0.0) || o->window_steps < 0)
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                        "time_budget_s=%g and window_steps=%lld must not be negative",
+                        o->time_budget_s, (long long)o->window_steps);
+    if (d->diverged)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "the domain has diverged; re-initialise it first");
+    return acm__domain_check_faces(d);
+}
+
+/* Search on the domain and put its state and layout back. */
+static acm_status tune(tune_ctx *c, const acm_layout *original, int32_t *best)
+{
+    acm_snapshot snap;
+    ACM_TRY(acm__snapshot_take(c->d, &snap, true));
+    c->snap = &snap;
+    c->original = original;
+    acm_status st = auto_window(c);
+    *best = st == ACM_OK ? search(c, original) : -1;
+    if (st == ACM_OK)
+        st = c->stop;
+    /* back to the caller's layout and state, whatever happened */
+    char msg[ACM_ERROR_SIZE];
+    memcpy(msg, c->d->error, sizeof msg);
+    acm_status back = restore(c);
+    acm__snapshot_free(&snap);
+    if (back != ACM_OK)
+        return back;
+    memcpy(c->d->error, msg, sizeof msg);
+    if (st == ACM_OK && *best < 0)
+        st = ACM_FAIL(c->d, ACM_ERR_INTERNAL, "no candidate could be measured");
+    return st;
+}
+
+ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_options *opts,
+                                       acm_layout *best, acm_tune_report **report)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    const acm_tune_options defaults = ACM_TUNE_OPTIONS_INIT;
+    tune_ctx c;
+    memset(&c, 0, sizeof c);
+    c.d = domain;
+    c.o = opts != NULL ? *opts : defaults;
+    ACM_TRY(check_tune_args(domain, &c.o, best));
+    if (c.o.time_budget_s == 0.0)
+        c.o.time_budget_s = ACM_TUNE_DEFAULT_BUDGET;
+    c.t0 = now_s();
+    c.gpu = domain->backend == ACM_BACKEND_CUDA;
+    c.solids = domain->nsolids > 0;
+    if ((c.r = calloc(1, sizeof *c.r)) == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate the tuning report");
+    c.r->sum.version = ACM_TUNE_SUMMARY_VERSION;
+    c.r->sum.best = c.r->sum.default_entry = c.r->sum.worst = -1;
+
+    acm_layout original;
+    memset(&original, 0, sizeof original);
+    (void)acm_domain_get_layout(domain, &original);
+    char key[ACM_TUNE_LINE / 2];
+    acm_status st = ACM_OK;
+    int found = 0;
+    if (c.o.cache_path != NULL) {
+        cache_key(domain, &c.o, key, sizeof key);
+        if (!(c.o.flags & ACM_TUNE_REFRESH))
+            st = cache_lookup(domain, c.o.cache_path, key, best, &found);
+        if (st == ACM_OK && !found)
+            st = cache_check_writable(domain, c.o.cache_path);
+    }
+    int32_t chosen = -1;
+    if (st == ACM_OK && !found)
+        st = tune(&c, &original, &chosen);
+    if (st == ACM_OK && !found) {
+        summarise(&c, chosen);
+        entry_layout(&c, chosen, best);
+        if (c.o.cache_path != NULL)
+            st = cache_store(domain, c.o.cache_path, key, c.r->e[chosen].layout);
+    }
+    if (st == ACM_OK && found) {
+        c.r->sum.cache_hit = 1;
+        layout_text(best, c.r->sum.best_layout);
+    }
+    c.r->sum.seconds = now_s() - c.t0;
+    if (st != ACM_OK || report == NULL)
+        acm_tune_report_destroy(c.r);
+    else
+        *report = c.r;
+    return st;
+}
