@@ -33,6 +33,8 @@ struct cuda_ib {
     double *centre;       /* host, 3 per solid: the torque centres of the last step */
     void *scratch;        /* gather cell lists */
     size_t scratch_bytes;
+    int32_t nsolids, spread;  /* what the storage was sized for, with n ... */
+    uint64_t region, most;    /* ... and ib_extents */
 };
 
 struct cuda_impl {
@@ -846,17 +848,12 @@ static void ib_extents(const acm_domain *d, uint64_t *region, uint64_t *samples)
     }
 }
 
-extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
+/* Device storage for d's sample set (the sizes in ib->n, region, most). */
+static acm_status ib_allocate(acm_domain *d)
 {
-    ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     cuda_ib *ib = &m->ib;
-    CU_TRY(d, cudaStreamSynchronize(m->stream));
-    ib_release(d, d->nsamples == 0);
-    if (d->nsamples == 0)
-        return ACM_OK;
-    const size_t n = (size_t)d->nsamples, real = m->real;
-    ib->n = d->nsamples;
+    const size_t n = (size_t)ib->n, real = m->real;
     ACM_TRY(dev_alloc(d, (void **)&ib->X, 3 * n * sizeof(double), "sample positions"));
     ACM_TRY(dev_alloc(d, (void **)&ib->r, 3 * n * sizeof(double), "sample offsets"));
     ACM_TRY(dev_alloc(d, &ib->ub, 3 * n * real, "sample velocities"));
@@ -865,10 +862,7 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     ACM_TRY(dev_alloc(d, &ib->G, 3 * n * real, "sample forces"));
     ACM_TRY(dev_alloc(d, &ib->Gsum, 3 * n * real, "sample forces"));
     ACM_TRY(dev_alloc(d, &ib->rho, n * real, "sample densities"));
-    CU_TRY(d, cudaMemsetAsync(ib->Gsum, 0, 3 * n * real, m->stream));
-    uint64_t most = 1, region = 1;
-    ib_extents(d, &region, &most);
-    ib->partial_bytes = 4 * (size_t)acm_ib_sum_blocks(most) * sizeof(acm_gpu_sums);
+    ib->partial_bytes = 4 * (size_t)acm_ib_sum_blocks(ib->most) * sizeof(acm_gpu_sums);
     ACM_TRY(dev_alloc(d, (void **)&ib->partials, ib->partial_bytes, "force sums"));
     ib->band_cap = acm_ib_band_bound(n, (uint32_t)d->ncells);
     ACM_TRY(dev_alloc(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t),
@@ -878,10 +872,9 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d torque centres", (int)d->nsolids);
     ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
     ACM_TRY(dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
-    CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
     CU_TRY(d, cudaMallocHost((void **)&ib->host_ft, ib->ft_bytes));
     if (d->ib.spread == ACM_IB_SPREAD_GATHER) {
-        ib->scratch_bytes = acm_ib_gather_scratch_bytes(region, most);
+        ib->scratch_bytes = acm_ib_gather_scratch_bytes(ib->region, ib->most);
         ACM_TRY(dev_alloc(d, &ib->scratch, ib->scratch_bytes, "gather cell lists"));
     }
     if (ib->macro == NULL) {
@@ -892,7 +885,40 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
         CU_TRY(d, cudaMemsetAsync(ib->mask, 0, words, m->stream));
         CU_TRY(d, cudaMemsetAsync(ib->force, 0, 3 * plane_bytes(d), m->stream));
     }
-    acm_status st = real == sizeof(double) ? ib_upload<double>(d) : ib_upload<float>(d);
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    uint64_t most = 1, region = 1;
+    ib_extents(d, &region, &most);
+    /* a re-sort hands over samples of the same sizes (in another order): the
+     * storage stays, only the samples are uploaded again */
+    const bool same = d->nsamples > 0 && ib->n == d->nsamples && ib->nsolids == d->nsolids &&
+                      ib->spread == d->ib.spread && ib->region == region && ib->most == most;
+    if (!same) {
+        ib_release(d, d->nsamples == 0);
+        if (d->nsamples == 0)
+            return ACM_OK;
+        ib->n = d->nsamples;
+        ib->nsolids = d->nsolids;
+        ib->spread = d->ib.spread;
+        ib->region = region;
+        ib->most = most;
+        const acm_status st = ib_allocate(d);
+        if (st != ACM_OK) {
+            ib_release(d, false); /* nothing half-allocated looks reusable */
+            return st;
+        }
+    }
+    ib->band_valid = false;
+    CU_TRY(d, cudaMemsetAsync(ib->Gsum, 0, 3 * (size_t)ib->n * m->real, m->stream));
+    CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
+    acm_status st = m->real == sizeof(double) ? ib_upload<double>(d) : ib_upload<float>(d);
     for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
         st = ib_place(d, d->solids[i]);
     return st;

@@ -17,7 +17,9 @@
  * so far, and the throughput in MLUPS. It writes --frames images
  * PREFIX-0000.png ... of |u| on the plane z through the torus centre (0 to
  * the tip speed on viridis, the torus section outlined in red), and at the end
- * PREFIX.vti with velocity, density and occupancy.
+ * PREFIX.vti with velocity, density and occupancy. With --tune S it first
+ * lets the library find the fastest layout for the scene (acm_domain_autotune,
+ * at most S seconds; --tune-cache FILE remembers it for the next run).
  *
  * Units are lattice units: cells, time steps, density 1, radians per step.
  */
@@ -38,15 +40,17 @@ typedef struct torus_args {
     int64_t every;    /* progress interval; 0: steps / 16 */
     int64_t frames;   /* PNG frames */
     double tip, tilt, viscosity, density;
+    double tune;      /* seconds of autotuning; 0: the default layout */
     int backend, precision, model;
     const char *out;
+    const char *tune_cache;
 } torus_args;
 
 static int parse(int argc, char **argv, torus_args *a)
 {
-    const torus_args defaults = {{0, 0, 0}, 0, 0, 8, 0.06, 30.0, 1e-4, 16.0,
+    const torus_args defaults = {{0, 0, 0}, 0, 0, 8, 0.06, 30.0, 1e-4, 16.0, 0.0,
                                  ACM_BACKEND_AUTO, ACM_PRECISION_FP32,
-                                 ACM_COLLISION_ACM_LI2018, "torus"};
+                                 ACM_COLLISION_ACM_LI2018, "torus", NULL};
     *a = defaults;
     const sc_option opts[] = {
         {"--size", "NXxNYxNZ", SC_SIZE3, a->size, 8, 4096, 0, NULL, 0,
@@ -66,6 +70,10 @@ static int parse(int argc, char **argv, torus_args *a)
         {"--density", "N", SC_REAL, &a->density, 1, 400, 0, NULL, 0,
          "surface samples per cell^2 (default 16)"},
         SC_RUN_OPTIONS(a, "acm"),
+        {"--tune", "SECONDS", SC_REAL, &a->tune, 0, 3600, 0, NULL, 0,
+         "find the fastest layout first, within SECONDS (default 0: don't)"},
+        {"--tune-cache", "FILE", SC_TEXT, &a->tune_cache, 0, 0, 0, NULL, 0,
+         "keep tuned layouts in FILE (a second run of the scene skips the search)"},
         {"--out", "PREFIX", SC_TEXT, &a->out, 0, 0, 0, NULL, 0,
          "PREFIX-0000.png ... and PREFIX.vti (default torus)"},
     };
@@ -261,6 +269,8 @@ int main(int argc, char **argv)
         rc = sc_print_domain(prog, t.d);
     if (rc == 0)
         rc = create_torus(&a, &t);
+    if (rc == 0 && a.tune > 0.0)
+        rc = sc_autotune(prog, t.d, a.tune, a.tune_cache);
     double seconds = 0.0;
     if (rc == 0) {
         printf("%lld steps (%.2f turns)\n", (long long)a.steps,

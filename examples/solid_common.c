@@ -215,6 +215,53 @@ int sc_step(const char *prog, acm_domain *d, int64_t n, double *seconds)
     return sc_failed(prog, st, "acm_step", acm_domain_last_error(d)) ? -1 : 0;
 }
 
+/* One line per measured candidate, on the same terminal line. */
+static int tune_progress(const acm_tune_progress *p, void *user)
+{
+    (void)user;
+    fprintf(stderr, "\r  tuning: %-7s %3d candidates, %5.1f s, best %.3f ms/step   ", p->stage,
+            (int)p->done, p->elapsed_s, p->best_ms);
+    return 0;
+}
+
+int sc_autotune(const char *prog, acm_domain *d, double budget, const char *cache)
+{
+    acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
+    o.time_budget_s = budget;
+    o.cache_path = cache;
+    o.progress = tune_progress;
+    acm_layout *best = NULL;
+    acm_tune_report *r = NULL;
+    acm_status st = acm_layout_create(&best);
+    if (st == ACM_OK)
+        st = acm_domain_autotune(d, &o, best, &r);
+    fprintf(stderr, "\n");
+    acm_tune_summary sum;
+    memset(&sum, 0, sizeof sum);
+    sum.version = ACM_TUNE_SUMMARY_VERSION;
+    if (st == ACM_OK)
+        st = acm_tune_report_summary(r, &sum);
+    if (st == ACM_OK && !sum.cache_hit) {
+        acm_tune_entry b, def;
+        memset(&b, 0, sizeof b);
+        memset(&def, 0, sizeof def);
+        b.version = def.version = ACM_TUNE_ENTRY_VERSION;
+        acm_tune_report_entry(r, sum.best, &b);
+        acm_tune_report_entry(r, sum.default_entry, &def);
+        printf("tuned in %.1f s over %d layouts: %.3f ms/step (the default layout: %.3f)\n",
+               sum.seconds, (int)sum.entries, b.ms_per_step, def.ms_per_step);
+    } else if (st == ACM_OK) {
+        printf("layout from the tuning cache %s\n", cache);
+    }
+    if (st == ACM_OK) {
+        printf("layout: %s\n", sum.best_layout);
+        st = acm_domain_set_layout(d, best);
+    }
+    acm_tune_report_destroy(r);
+    acm_layout_destroy(best);
+    return sc_failed(prog, st, "autotuning", acm_domain_last_error(d)) ? -1 : 0;
+}
+
 double sc_now(void)
 {
     struct timespec ts;

@@ -102,6 +102,11 @@ int sc_step(const char *prog, acm_domain *d, int64_t n, double *seconds);
 /** Monotonic clock, seconds. */
 double sc_now(void);
 
+/* Tune the domain's layout within `budget` seconds (acm_domain_autotune; cache:
+ * a file of tuned layouts or NULL), print what it found and apply it; -1
+ * (with a message) on failure. */
+int sc_autotune(const char *prog, acm_domain *d, double budget, const char *cache);
+
 /* ---- rotations (unit quaternions w, x, y, z, as the library's orientations) -------------- */
 
 /** q = rotation by @p degrees about the unit @p axis. */

@@ -21,6 +21,7 @@
 #define ACM_TUNE_WARMUP 2      /* steps before each window: first launches, caches */
 #define ACM_TUNE_FINAL_FACTOR 3 /* the final round's window, in first-round windows */
 #define ACM_TUNE_FINALISTS 2   /* best fluid and best IB settings crossed in the final */
+#define ACM_TUNE_WINDOWS 45.0 /* windows of a search: ~24 candidates, 6 finalists x 3 */
 #define ACM_TUNE_CHUNKS 4      /* a window is timed in chunks ... */
 #define ACM_TUNE_PRUNE 2.0     /* ... and cut after half of them at this many times the best */
 #define ACM_TUNE_LINE 1024     /* longest cache line */
@@ -325,53 +326,84 @@ static void entry_layout(const tune_ctx *c, int32_t i, acm_layout *l)
     (void)acm_layout_from_string(l, c->r->e[i].layout); /* our own text */
 }
 
-/* Measure `base` with parameter `param` set to each value; base becomes the
- * fastest (it stays as it was if none is faster or all fail). */
-static void sweep(tune_ctx *c, acm_layout *base, int64_t *slot, const int64_t *values, size_t n,
-                  acm_tune_stage stage)
+/* A tuned parameter: where it lives in a layout and its candidate values. */
+typedef struct tune_dim {
+    int64_t *slot;
+    const int64_t *values;
+    size_t n;
+} tune_dim;
+
+#define ACM_TUNE_MAX_DIMS 8
+
+static const int64_t kernels[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
+static const int64_t streamings[] = {ACM_STREAMING_TWO_ARRAYS, ACM_STREAMING_IN_PLACE};
+static const int64_t precisions[] = {ACM_PRECISION_FP32, ACM_PRECISION_FP16};
+static const int64_t orders[] = {ACM_SAMPLE_ORDER_MORTON_BLOCK, ACM_SAMPLE_ORDER_AS_SAMPLED};
+static const int64_t spreads[] = {ACM_IB_SPREAD_SCATTER, ACM_IB_SPREAD_GATHER};
+
+static tune_dim dim(int64_t *slot, const int64_t *values, size_t n)
 {
-    const int64_t keep = *slot;
+    tune_dim d = {slot, values, n};
+    return d;
+}
+
+/* The fluid parameters tuned for this scene, in the order they are searched. */
+static size_t fluid_dims(const tune_ctx *c, acm_layout *l, tune_dim *dims)
+{
+    size_t n = 0;
+    dims[n++] = dim(&l->csoa_group, c->gpu ? gpu_alphas : cpu_alphas, COUNT(gpu_alphas));
+    if (c->gpu) {
+        dims[n++] = dim(&l->block_size, gpu_blocks, COUNT(gpu_blocks));
+        dims[n++] = dim(&l->kernel, kernels, COUNT(kernels));
+    }
+    if (c->o.flags & ACM_TUNE_STREAMING)
+        dims[n++] = dim(&l->streaming, streamings, COUNT(streamings));
+    if (c->gpu && (c->o.flags & ACM_TUNE_PRECISION) && l->precision == ACM_PRECISION_FP32)
+        dims[n++] = dim(&l->precision, precisions, COUNT(precisions));
+    return n;
+}
+
+/* The immersed-boundary parameters (none without solids). */
+static size_t solid_dims(const tune_ctx *c, acm_layout *l, tune_dim *dims)
+{
+    if (!c->solids)
+        return 0;
+    size_t n = 0;
+    dims[n++] = dim(&l->sample_block, sample_blocks, COUNT(sample_blocks));
+    dims[n++] = dim(&l->sample_order, orders, COUNT(orders));
+    if (c->gpu)
+        dims[n++] = dim(&l->ib_spread, spreads, COUNT(spreads));
+    return n;
+}
+
+/* Measure `base` with one parameter at each of its values; the parameter
+ * keeps the fastest (or stays as it was if none is faster or all fail). */
+static void sweep(tune_ctx *c, acm_layout *base, const tune_dim *p, acm_tune_stage stage)
+{
     int32_t best = measure(c, base, stage);
-    int64_t best_value = keep;
-    for (size_t v = 0; v < n; ++v) {
-        *slot = values[v];
+    int64_t best_value = *p->slot;
+    for (size_t v = 0; v < p->n; ++v) {
+        *p->slot = p->values[v];
         int32_t i = measure(c, base, stage);
         if (entry_ms(c, i) < entry_ms(c, best)) {
             best = i;
-            best_value = values[v];
+            best_value = p->values[v];
         }
     }
-    *slot = best_value;
+    *p->slot = best_value;
 }
 
-/* Fluid parameters one at a time, from `base` (the IB settings as they are). */
-static void search_fluid(tune_ctx *c, acm_layout *base)
+/* Parameters one at a time, from `base`: those of the solids, then those of
+ * the fluid with the solids' best. */
+static void search_each(tune_ctx *c, acm_layout *base)
 {
-    const int64_t *alphas = c->gpu ? gpu_alphas : cpu_alphas;
-    sweep(c, base, &base->csoa_group, alphas, COUNT(gpu_alphas), ACM_TUNE_STAGE_FLUID);
-    if (!c->gpu)
-        return;
-    static const int64_t kernels[] = {ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
-    static const int64_t in_place[] = {ACM_STREAMING_IN_PLACE};
-    static const int64_t fp16[] = {ACM_PRECISION_FP16};
-    sweep(c, base, &base->block_size, gpu_blocks, COUNT(gpu_blocks), ACM_TUNE_STAGE_FLUID);
-    sweep(c, base, &base->kernel, kernels, COUNT(kernels), ACM_TUNE_STAGE_FLUID);
-    if (c->o.flags & ACM_TUNE_STREAMING)
-        sweep(c, base, &base->streaming, in_place, 1, ACM_TUNE_STAGE_FLUID);
-    if ((c->o.flags & ACM_TUNE_PRECISION) && base->precision == ACM_PRECISION_FP32)
-        sweep(c, base, &base->precision, fp16, 1, ACM_TUNE_STAGE_FLUID);
-}
-
-/* Immersed-boundary parameters from the best fluid layout. */
-static void search_solids(tune_ctx *c, acm_layout *base)
-{
-    base->sample_order = ACM_SAMPLE_ORDER_MORTON_BLOCK;
-    sweep(c, base, &base->sample_block, sample_blocks, COUNT(sample_blocks), ACM_TUNE_STAGE_SOLIDS);
-    static const int64_t as_sampled[] = {ACM_SAMPLE_ORDER_AS_SAMPLED};
-    sweep(c, base, &base->sample_order, as_sampled, 1, ACM_TUNE_STAGE_SOLIDS);
-    static const int64_t gather[] = {ACM_IB_SPREAD_GATHER};
-    if (c->gpu)
-        sweep(c, base, &base->ib_spread, gather, 1, ACM_TUNE_STAGE_SOLIDS);
+    tune_dim dims[ACM_TUNE_MAX_DIMS];
+    size_t n = solid_dims(c, base, dims);
+    for (size_t k = 0; k < n; ++k)
+        sweep(c, base, &dims[k], ACM_TUNE_STAGE_SOLIDS);
+    n = fluid_dims(c, base, dims);
+    for (size_t k = 0; k < n; ++k)
+        sweep(c, base, &dims[k], ACM_TUNE_STAGE_FLUID);
 }
 
 /* The fluid part of a, with the IB part of b. */
@@ -415,39 +447,30 @@ static int32_t final_round(tune_ctx *c, const acm_layout *deflt, const acm_layou
     return best;
 }
 
-/* Every combination of the candidate values, measured with the final window. */
+/* Every combination of the candidate values (the solids' innermost, so the
+ * fluid storage is rebuilt as rarely as possible). */
 static int32_t exhaustive(tune_ctx *c, const acm_layout *base)
 {
-    static const int64_t gpu_kernels[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
-    static const int64_t one[] = {0};
-    const int64_t *alphas = c->gpu ? gpu_alphas : cpu_alphas;
-    const int64_t *kernels = c->gpu ? gpu_kernels : one, *blocks = c->gpu ? gpu_blocks : one;
-    const size_t nk = c->gpu ? COUNT(gpu_kernels) : 1, nb = c->gpu ? COUNT(gpu_blocks) : 1;
-    const size_t nl = c->solids ? COUNT(sample_blocks) + 1 : 1, ns = c->solids && c->gpu ? 2 : 1;
-    c->planned = (int32_t)((COUNT(gpu_alphas) * (nk - (c->gpu ? 1 : 0)) + (c->gpu ? 1 : 0)) * nb *
-                           nl * ns);
-    int32_t best = -1;
     acm_layout l = *base;
-    for (size_t k = 0; k < nk; ++k)
-        for (size_t a = 0; a < COUNT(gpu_alphas); ++a)
-            for (size_t b = 0; b < nb; ++b)
-                for (size_t s = 0; s < nl; ++s)
-                    for (size_t g = 0; g < ns; ++g) {
-                        l.kernel = kernels[k] ? kernels[k] : base->kernel;
-                        l.csoa_group = kernels[k] == ACM_KERNEL_BASELINE ? 1 : alphas[a];
-                        if (kernels[k] == ACM_KERNEL_BASELINE && a > 0)
-                            continue; /* alpha is 1 there */
-                        l.block_size = blocks[b] ? blocks[b] : base->block_size;
-                        l.sample_order = s < COUNT(sample_blocks) ? ACM_SAMPLE_ORDER_MORTON_BLOCK
-                                                                  : ACM_SAMPLE_ORDER_AS_SAMPLED;
-                        l.sample_block = s < COUNT(sample_blocks) ? sample_blocks[s] : base->sample_block;
-                        if (!c->solids)
-                            l.sample_block = base->sample_block;
-                        l.ib_spread = g ? ACM_IB_SPREAD_GATHER : ACM_IB_SPREAD_SCATTER;
-                        int32_t i = measure(c, &l, ACM_TUNE_STAGE_EXHAUSTIVE);
-                        best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
-                    }
-    return best;
+    tune_dim dims[2 * ACM_TUNE_MAX_DIMS];
+    size_t n = fluid_dims(c, &l, dims);
+    n += solid_dims(c, &l, dims + n);
+    size_t at[2 * ACM_TUNE_MAX_DIMS] = {0};
+    c->planned = 1;
+    for (size_t k = 0; k < n; ++k)
+        c->planned *= (int32_t)dims[k].n;
+    int32_t best = -1;
+    for (;;) {
+        for (size_t k = 0; k < n; ++k)
+            *dims[k].slot = dims[k].values[at[k]];
+        const int32_t i = measure(c, &l, ACM_TUNE_STAGE_EXHAUSTIVE); /* repeats cost nothing */
+        best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
+        size_t k = n;
+        while (k > 0 && ++at[k - 1] == dims[k - 1].n)
+            at[--k] = 0;
+        if (k == 0)
+            return best;
+    }
 }
 
 /* ---- the tuning cache ------------------------------------------------------------------- */
@@ -558,7 +581,7 @@ static acm_status cache_store(acm_domain *d, const char *path, const char *key, 
 /* Steps per first-round window: about 40 ms of the current layout; with
  * moving solids at least 120 ms and, within a second, as many steps as take
  * the fastest surface over two re-sorts at the largest sample block (their
- * cost comes in bursts). */
+ * cost comes in bursts); never so many that the search outlasts its budget. */
 static acm_status auto_window(tune_ctx *c)
 {
     if (c->o.window_steps > 0) {
@@ -580,6 +603,8 @@ static acm_status auto_window(tune_ctx *c)
         lo = 20.0;
         hi = 4000.0;
     }
+    /* the whole search measures about ACM_TUNE_WINDOWS windows: fit them in the budget */
+    w = fmin(w, ceil(1e3 * c->o.time_budget_s / ACM_TUNE_WINDOWS / ms));
     c->window = (int64_t)fmin(fmax(w, lo), hi);
     return ACM_OK;
 }
@@ -625,11 +650,9 @@ static int32_t search(tune_ctx *c, const acm_layout *original)
     const acm_layout deflt = default_layout(original, c->o.flags);
     if (c->o.flags & ACM_TUNE_EXHAUSTIVE)
         return exhaustive(c, &deflt);
-    c->planned = (int32_t)(COUNT(gpu_alphas) + (c->gpu ? 5 : 0) + (c->solids ? 6 : 0) + 6);
+    c->planned = (int32_t)(COUNT(gpu_alphas) + (c->gpu ? 6 : 0) + (c->solids ? 8 : 0) + 6);
     acm_layout l = deflt;
-    if (c->solids) /* first: their best settings make the fluid timings steadier */
-        search_solids(c, &l);
-    search_fluid(c, &l);
+    search_each(c, &l); /* the solids first: their best settings steady the fluid's timings */
     return final_round(c, &deflt, original);
 }
 

@@ -299,12 +299,37 @@ typedef struct sort_item {
     uint64_t key, index;
 } sort_item;
 
-static int sort_item_cmp(const void *a, const void *b)
+#define ACM_RADIX_BITS 16
+#define ACM_RADIX (1u << ACM_RADIX_BITS)
+
+/* Sort items by key, stably (equal keys keep their order): least significant
+ * digit first, 16 bits a pass, as many passes as the keys have bits. tmp
+ * holds n items; returns the buffer that holds the result (items or tmp), or
+ * NULL without memory for the counts. (With qsort and a full re-attach a
+ * re-sort of 1.2M samples cost ~0.3 s, with this ~75 ms: docs/performance.md,
+ * "Autotuning".) */
+static sort_item *radix_sort(sort_item *items, sort_item *tmp, size_t n)
 {
-    const sort_item *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return x->index < y->index ? -1 : (x->index > y->index);
+    size_t *count = malloc((ACM_RADIX + 1) * sizeof *count);
+    if (count == NULL)
+        return NULL;
+    uint64_t bits = 0;
+    for (size_t i = 0; i < n; ++i)
+        bits |= items[i].key;
+    for (unsigned shift = 0; shift < 64 && (bits >> shift) != 0; shift += ACM_RADIX_BITS) {
+        memset(count, 0, (ACM_RADIX + 1) * sizeof *count);
+        for (size_t i = 0; i < n; ++i)
+            count[((items[i].key >> shift) & (ACM_RADIX - 1)) + 1]++;
+        for (size_t b = 0; b < ACM_RADIX; ++b)
+            count[b + 1] += count[b];
+        for (size_t i = 0; i < n; ++i)
+            tmp[count[(items[i].key >> shift) & (ACM_RADIX - 1)]++] = items[i];
+        sort_item *t = items;
+        items = tmp;
+        tmp = t;
+    }
+    free(count);
+    return items;
 }
 
 static bool in_sampling_order(const acm_solid *s)
@@ -327,28 +352,32 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
     if (n < 2 || (!morton && in_sampling_order(s)))
         return ACM_OK;
     const acm_ib_grid g = acm__ib_grid(d);
-    sort_item *items = malloc(n * sizeof *items);
+    sort_item *items = malloc(2 * n * sizeof *items), *sorted = NULL;
     double *r = malloc(3 * n * sizeof(double)), *dv = malloc(n * sizeof(double));
     uint64_t *origin = malloc(n * sizeof(uint64_t));
-    if (items == NULL || r == NULL || dv == NULL || origin == NULL) {
+    if (items != NULL && r != NULL && dv != NULL && origin != NULL) {
+        const double zero[3] = {0.0, 0.0, 0.0};
+#pragma omp parallel for schedule(static) if (n >= 16384)
+        for (int64_t l = 0; l < (int64_t)n; ++l) {
+            double X[3], ub[3];
+            acm_rigid_place(s->body.x, s->body.q, zero, zero, s->r + 3 * l, X, ub);
+            items[l].key = morton ? acm_sample_key(X, g.n, g.periodic, d->ib.sample_block)
+                                  : s->origin[l];
+            items[l].index = (uint64_t)l;
+        }
+        sorted = radix_sort(items, items + n, n);
+    }
+    if (sorted == NULL) {
         free(items);
         free(r);
         free(dv);
         free(origin);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot sort %zu samples", n);
     }
-    const double zero[3] = {0.0, 0.0, 0.0};
     for (size_t l = 0; l < n; ++l) {
-        double X[3], ub[3];
-        acm_rigid_place(s->body.x, s->body.q, zero, zero, s->r + 3 * l, X, ub);
-        items[l].key = morton ? acm_sample_key(X, g.n, g.periodic, d->ib.sample_block) : s->origin[l];
-        items[l].index = l;
-    }
-    qsort(items, n, sizeof *items, sort_item_cmp);
-    for (size_t l = 0; l < n; ++l) {
-        memcpy(r + 3 * l, s->r + 3 * items[l].index, 3 * sizeof(double));
-        dv[l] = s->dv[items[l].index];
-        origin[l] = s->origin[items[l].index];
+        memcpy(r + 3 * l, s->r + 3 * sorted[l].index, 3 * sizeof(double));
+        dv[l] = s->dv[sorted[l].index];
+        origin[l] = s->origin[sorted[l].index];
     }
     free(items);
     free(s->r);

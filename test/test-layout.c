@@ -521,6 +521,53 @@ START_TEST(autotune_discards_failing_candidates)
 }
 END_TEST
 
+/* In-place streaming is a candidate only when the caller allows it; the
+ * exhaustive search measures every combination once. */
+START_TEST(autotune_flags)
+{
+    acm_solid *s = NULL;
+    acm_domain *d = scene(ACM_PRECISION_FP32, NULL, &s);
+    acm_layout *best = NULL;
+    ck_assert_int_eq(acm_layout_create(&best), ACM_OK);
+    for (int flags = 0; flags < 2; ++flags) {
+        acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
+        o.window_steps = 1;
+        o.flags = flags ? ACM_TUNE_STREAMING : 0u;
+        acm_tune_report *r = NULL;
+        ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
+        const acm_tune_summary sum = summary_of(r);
+        int in_place = 0;
+        for (int32_t i = 0; i < sum.entries; ++i)
+            in_place += strstr(entry_of(r, i).layout, "streaming=in_place") != NULL;
+        ck_assert_msg(flags ? in_place > 0 : in_place == 0, "flags %d: %d in-place candidates",
+                      flags, in_place);
+        ck_assert_msg((strstr(sum.not_tuned, "streaming") == NULL) == (flags != 0), "%s",
+                      sum.not_tuned);
+        acm_tune_report_destroy(r);
+    }
+    acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
+    o.window_steps = 1;
+    o.flags = ACM_TUNE_EXHAUSTIVE;
+    acm_tune_report *r = NULL;
+    ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
+    const acm_tune_summary sum = summary_of(r);
+    /* CPU: 6 alphas x (4 sample blocks + as sampled); CUDA: x 3 blocks x 3 kernels x 2
+     * spreads, the baseline at alpha = 1 once */
+    const int expect = acm_test_backend() == ACM_BACKEND_CPU ? 6 * 5 : (6 * 2 + 1) * 3 * 5 * 2;
+    ck_assert_int_eq(sum.entries, expect);
+    for (int32_t i = 0; i < sum.entries; ++i) {
+        const acm_tune_entry e = entry_of(r, i);
+        ck_assert_int_eq(e.stage, ACM_TUNE_STAGE_EXHAUSTIVE);
+        for (int32_t j = 0; j < i; ++j)
+            ck_assert_msg(strcmp(e.layout, entry_of(r, j).layout) != 0, "%s twice", e.layout);
+    }
+    ck_assert_int_ge(sum.best, 0);
+    acm_tune_report_destroy(r);
+    acm_layout_destroy(best);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 static int cancel_at_three(const acm_tune_progress *p, void *user)
 {
     (void)user;
@@ -576,6 +623,7 @@ TEST_SUITE(layout_relayout)
     tcase_add_test(tc, autotune_cache);
     tcase_add_test(tc, autotune_discards_failing_candidates);
     tcase_add_test(tc, autotune_errors);
+    tcase_add_test(tc, autotune_flags);
     suite_add_tcase(s, tc);
     return s;
 }
