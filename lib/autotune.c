@@ -416,8 +416,9 @@ static acm_layout cross(const acm_layout *a, const acm_layout *b)
     return l;
 }
 
-/* The finalists (best fluid x best IB settings, the default, the caller's
- * layout) with the long window; the fastest of them wins. */
+/* The finalists with the long window (the default, the caller's layout, the
+ * best fluid layouts crossed with the best IB settings, those IB settings
+ * alone); the fastest of them wins. */
 static int32_t final_round(tune_ctx *c, const acm_layout *deflt, const acm_layout *original)
 {
     int32_t fl[ACM_TUNE_FINALISTS], ib[ACM_TUNE_FINALISTS];
@@ -437,7 +438,7 @@ static int32_t final_round(tune_ctx *c, const acm_layout *deflt, const acm_layou
             i = measure(c, &l, ACM_TUNE_STAGE_FINAL);
             best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
         }
-    if (ni > 0) /* the best IB settings were found with the best fluid layout: also alone */
+    if (ni > 0) /* and the best IB settings as they were found, with the default fluid */
         for (int b = 0; b < ni; ++b) {
             acm_layout l;
             entry_layout(c, ib[b], &l);
