@@ -108,6 +108,11 @@ struct acm_domain {
     bool ib_dirty;         /* the sample set changed: the backend must re-attach it */
     bool forces_stale;     /* the solids' force/torque not yet fetched from the backend */
 
+    /* tracer particles (smoke.c), moved after the fluid part of each step */
+    struct acm_smoke **smokes;
+    int32_t nsmokes, smokes_cap;
+    float *smoke_velocity; /* 3 per cell: the velocity they move with */
+
     const struct acm_backend_ops *ops;
     void *impl;            /* backend state */
     uint64_t memory_bytes; /* held by the backend, kept current by it */

@@ -680,6 +680,8 @@ static acm_status tune(tune_ctx *c, const acm_layout *original, int32_t *best)
     ACM_TRY(acm__snapshot_take(c->d, &snap, true));
     c->snap = &snap;
     c->original = original;
+    const int32_t smokes = c->d->nsmokes; /* the trials leave the caller's particles alone */
+    c->d->nsmokes = 0;
     acm_status st = auto_window(c);
     *best = st == ACM_OK ? search(c, original) : -1;
     if (st == ACM_OK)
@@ -689,6 +691,7 @@ static acm_status tune(tune_ctx *c, const acm_layout *original, int32_t *best)
     memcpy(msg, c->d->error, sizeof msg);
     acm_status back = restore(c);
     acm__snapshot_free(&snap);
+    c->d->nsmokes = smokes;
     if (back != ACM_OK)
         return back;
     memcpy(c->d->error, msg, sizeof msg);

@@ -10,6 +10,7 @@
 
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
+#include "smoke.h"   /* the tracer particles of the step */
 #include "solid.h"   /* the immersed solids of the step */
 #include "state.h"   /* acm__domain_relayout */
 
@@ -322,6 +323,7 @@ ACM_API void acm_domain_destroy(acm_domain *domain)
     if (domain == NULL)
         return;
     acm__solids_destroy_all(domain);
+    acm__smokes_destroy_all(domain);
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
     free(domain);
@@ -420,7 +422,9 @@ ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
  *   2. fluid: pull-stream and collide with the external plus the IB force,
  *      face layers, divergence check (spec 3-7);
  *   3. rigid bodies: moved by the force of step 1 (spec 9), re-sorted into the
- *      Morton-block order when they drifted by a block.
+ *      Morton-block order when they drifted by a block;
+ *   4. smoke: tracer particles moved with the new velocity, recycled, emitted
+ *      (docs/smoke.md).
  */
 acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
 {
@@ -435,6 +439,8 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
         ACM_TRY(d->ops->advance(d, check));
         if (d->nsolids > 0)
             ACM_TRY(acm__solids_after_step(d));
+        if (d->nsmokes > 0)
+            ACM_TRY(acm__smokes_advance(d));
     }
     return ACM_OK;
 }

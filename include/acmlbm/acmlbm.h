@@ -28,6 +28,7 @@
 #include "acm_domain.h" /* acm_domain */
 #include "acm_layout.h" /* acm_layout */
 #include "acm_mesh.h"   /* acm_mesh */
+#include "acm_smoke.h"  /* acm_smoke */
 #include "acm_solid.h"  /* acm_solid */
 #include "acm_tune.h"   /* acm_domain_autotune */
 

@@ -1,0 +1,446 @@
+/*
+ * libacmlbm -- tracer particles ("smoke", acm_smoke.h): emitters, slots and
+ * their recycling, advection by the explicit midpoint rule on the fluid
+ * velocity interpolated trilinearly between cell centres (docs/smoke.md).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <math.h>   /* floor, isfinite */
+#include <stdarg.h> /* va_list */
+#include <stdlib.h> /* calloc, free, malloc, realloc */
+#include <string.h> /* memcpy, memset */
+
+#include "backend.h"
+#include "smoke.h"
+
+#define ACM_SMOKE_CAPACITY_MAX (UINT64_C(1) << 31)
+
+/* An emitter as the smoke keeps it. */
+typedef struct smoke_emitter {
+    acm_emitter e;    /* e.points points at `points` */
+    double *points;   /* owned copy */
+    double carry;     /* fraction of a particle owed to the next step */
+    size_t next;      /* next point of a POINTS emitter */
+} smoke_emitter;
+
+struct acm_smoke {
+    acm_domain *domain;
+    uint64_t capacity;
+    double *x;           /* 3 per slot */
+    int64_t *age;        /* steps lived; -1: free slot */
+    int64_t *life;       /* lifetime of the slot's particle (0: until it leaves) */
+    uint32_t *free_slot; /* stack of free slots */
+    uint64_t nfree;
+    smoke_emitter *emitters;
+    int32_t nemitters;
+    uint64_t rng;
+    uint64_t emitted, left, expired, dropped;
+    char error[ACM_ERROR_SIZE];
+};
+
+static acm_status smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static acm_status smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    acm__vformat(s->error, ACM_ERROR_SIZE, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+/* ---- random numbers: splitmix64, a uniform double in [0, 1) ------------------------ */
+
+static double uniform(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    z ^= z >> 31;
+    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------- */
+
+ACM_API acm_status acm_smoke_options_init(acm_smoke_options *opts, uint32_t version)
+{
+    if (opts == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (version != ACM_SMOKE_OPTIONS_VERSION)
+        return ACM_ERR_BAD_VERSION;
+    const acm_smoke_options init = ACM_SMOKE_OPTIONS_INIT;
+    *opts = init;
+    return ACM_OK;
+}
+
+static void free_smoke(acm_smoke *s)
+{
+    for (int32_t i = 0; i < s->nemitters; ++i)
+        free(s->emitters[i].points);
+    free(s->emitters);
+    free(s->x);
+    free(s->age);
+    free(s->life);
+    free(s->free_slot);
+    free(s);
+}
+
+/* Every slot free; the top of the stack is slot 0, so slots fill in order. */
+static void reset_slots(acm_smoke *s)
+{
+    s->nfree = s->capacity;
+    for (uint64_t k = 0; k < s->capacity; ++k) {
+        s->free_slot[k] = (uint32_t)(s->capacity - 1 - k);
+        s->age[k] = -1;
+    }
+}
+
+/* The domain's list of smokes and its velocity buffer. */
+static acm_status join_domain(acm_domain *d, acm_smoke *s)
+{
+    if (d->smoke_velocity == NULL &&
+        (d->smoke_velocity = malloc(3 * (size_t)d->ncells * sizeof(float))) == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's velocity field");
+    if (d->nsmokes == d->smokes_cap) {
+        int32_t cap = d->smokes_cap ? 2 * d->smokes_cap : 4;
+        acm_smoke **p = realloc(d->smokes, (size_t)cap * sizeof *p);
+        if (p == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot grow the list of smokes");
+        d->smokes = p;
+        d->smokes_cap = cap;
+    }
+    d->smokes[d->nsmokes++] = s;
+    return ACM_OK;
+}
+
+ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
+                                    const acm_smoke_options *opts)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (out == NULL || opts == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL", out == NULL ? "out" : "opts");
+    if (opts->version != ACM_SMOKE_OPTIONS_VERSION)
+        return ACM_FAIL(domain, ACM_ERR_BAD_VERSION, "acm_smoke_options version %u is not "
+                        "supported (%d)", opts->version, ACM_SMOKE_OPTIONS_VERSION);
+    if (opts->capacity < 1 || opts->capacity >= ACM_SMOKE_CAPACITY_MAX)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "capacity=%llu must be in [1, 2^31)",
+                        (unsigned long long)opts->capacity);
+    acm_smoke *s = calloc(1, sizeof *s);
+    const size_t n = (size_t)opts->capacity;
+    if (s != NULL) {
+        s->x = malloc(3 * n * sizeof(double));
+        s->age = malloc(n * sizeof(int64_t));
+        s->life = calloc(n, sizeof(int64_t));
+        s->free_slot = malloc(n * sizeof(uint32_t));
+    }
+    if (s == NULL || s->x == NULL || s->age == NULL || s->life == NULL || s->free_slot == NULL) {
+        if (s != NULL)
+            free_smoke(s);
+        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate a smoke of %zu particles", n);
+    }
+    s->domain = domain;
+    s->capacity = opts->capacity;
+    s->rng = opts->seed;
+    reset_slots(s);
+    acm_status st = join_domain(domain, s);
+    if (st != ACM_OK) {
+        free_smoke(s);
+        return st;
+    }
+    *out = s;
+    return ACM_OK;
+}
+
+ACM_API void acm_smoke_destroy(acm_smoke *smoke)
+{
+    if (smoke == NULL)
+        return;
+    acm_domain *d = smoke->domain;
+    for (int32_t i = 0; i < d->nsmokes; ++i)
+        if (d->smokes[i] == smoke) {
+            memmove(d->smokes + i, d->smokes + i + 1, (size_t)(d->nsmokes - i - 1) * sizeof *d->smokes);
+            d->nsmokes--;
+            break;
+        }
+    free_smoke(smoke);
+}
+
+void acm__smokes_destroy_all(acm_domain *d)
+{
+    while (d->nsmokes > 0)
+        acm_smoke_destroy(d->smokes[d->nsmokes - 1]);
+    free(d->smokes);
+    free(d->smoke_velocity);
+    d->smokes = NULL;
+    d->smoke_velocity = NULL;
+    d->smokes_cap = 0;
+}
+
+ACM_API const char *acm_smoke_last_error(const acm_smoke *smoke)
+{
+    return smoke == NULL ? "smoke is NULL" : smoke->error;
+}
+
+/* ---- emitters ---------------------------------------------------------------------- */
+
+static bool finite3(const double v[3])
+{
+    return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
+}
+
+static acm_status check_emitter(acm_smoke *s, const acm_emitter *e)
+{
+    if (!(isfinite(e->rate) && e->rate >= 0.0) || e->lifetime < 0)
+        return smoke_fail(s, ACM_ERR_OUT_OF_RANGE,
+                          "rate=%g must be finite and >= 0, lifetime=%lld >= 0 (0: unlimited)",
+                          e->rate, (long long)e->lifetime);
+    switch (e->shape) {
+    case ACM_EMITTER_BOX:
+        if (!finite3(e->lo) || !finite3(e->hi) || e->lo[0] > e->hi[0] || e->lo[1] > e->hi[1] ||
+            e->lo[2] > e->hi[2])
+            return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "box emitter: lo and hi must be finite, "
+                              "lo <= hi on every axis");
+        return ACM_OK;
+    case ACM_EMITTER_SPHERE:
+        if (!finite3(e->centre) || !(isfinite(e->radius) && e->radius >= 0.0))
+            return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "sphere emitter: the centre must be "
+                              "finite and radius=%g finite and >= 0", e->radius);
+        return ACM_OK;
+    case ACM_EMITTER_POINTS:
+        if (e->points == NULL)
+            return smoke_fail(s, ACM_ERR_NULL_POINTER, "points emitter: points is NULL");
+        if (e->point_count == 0 || e->point_count > SIZE_MAX / (3 * sizeof(double)))
+            return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point_count=%zu",
+                              e->point_count);
+        for (size_t p = 0; p < e->point_count; ++p)
+            if (!finite3(e->points + 3 * p))
+                return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point %zu is not "
+                                  "finite", p);
+        return ACM_OK;
+    default:
+        return smoke_fail(s, ACM_ERR_BAD_ENUM, "unknown emitter shape %d", (int)e->shape);
+    }
+}
+
+ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *emitter)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (emitter == NULL)
+        return smoke_fail(smoke, ACM_ERR_NULL_POINTER, "emitter is NULL");
+    if (emitter->version != ACM_EMITTER_VERSION)
+        return smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_emitter version %u is not supported "
+                          "(%d)", emitter->version, ACM_EMITTER_VERSION);
+    ACM_TRY(check_emitter(smoke, emitter));
+    smoke_emitter se;
+    memset(&se, 0, sizeof se);
+    se.e = *emitter;
+    if (emitter->shape == ACM_EMITTER_POINTS) {
+        const size_t bytes = 3 * emitter->point_count * sizeof(double);
+        if ((se.points = malloc(bytes)) == NULL)
+            return smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot copy %zu points",
+                              emitter->point_count);
+        memcpy(se.points, emitter->points, bytes);
+        se.e.points = se.points;
+    } else {
+        se.e.points = NULL;
+        se.e.point_count = 0;
+    }
+    smoke_emitter *p = realloc(smoke->emitters, ((size_t)smoke->nemitters + 1) * sizeof *p);
+    if (p == NULL) {
+        free(se.points);
+        return smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
+    }
+    smoke->emitters = p;
+    smoke->emitters[smoke->nemitters++] = se;
+    return ACM_OK;
+}
+
+/* A position of emitter se. */
+static void emit_position(acm_smoke *s, smoke_emitter *se, double X[3])
+{
+    const acm_emitter *e = &se->e;
+    switch (e->shape) {
+    case ACM_EMITTER_BOX:
+        for (int a = 0; a < 3; ++a)
+            X[a] = e->lo[a] + (e->hi[a] - e->lo[a]) * uniform(&s->rng);
+        return;
+    case ACM_EMITTER_SPHERE: {
+        double v[3], r2;
+        do { /* uniform in the ball: rejection from the cube, 1.9 tries on average */
+            for (int a = 0; a < 3; ++a)
+                v[a] = 2.0 * uniform(&s->rng) - 1.0;
+            r2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
+        } while (r2 > 1.0);
+        for (int a = 0; a < 3; ++a)
+            X[a] = e->centre[a] + e->radius * v[a];
+        return;
+    }
+    default:
+        memcpy(X, e->points + 3 * se->next, 3 * sizeof(double));
+        se->next = (se->next + 1) % e->point_count;
+        return;
+    }
+}
+
+/* This step's particles of every emitter, into free slots. */
+static void emit(acm_smoke *s)
+{
+    for (int32_t i = 0; i < s->nemitters; ++i) {
+        smoke_emitter *se = &s->emitters[i];
+        se->carry += se->e.rate;
+        const double whole = floor(se->carry);
+        se->carry -= whole;
+        for (uint64_t k = 0; k < (uint64_t)whole; ++k) {
+            if (s->nfree == 0) {
+                s->dropped += (uint64_t)whole - k;
+                break;
+            }
+            const uint32_t slot = s->free_slot[--s->nfree];
+            emit_position(s, se, s->x + 3 * (size_t)slot);
+            s->age[slot] = 0;
+            s->life[slot] = se->e.lifetime;
+            s->emitted++;
+        }
+    }
+}
+
+/* ---- advection --------------------------------------------------------------------- */
+
+/* The two cell centres along one axis around coordinate c, and the weight of
+ * the upper one: wrapped on a periodic axis, clamped to the grid otherwise. */
+static void axis_cells(double c, int32_t n, int periodic, int32_t *i0, int32_t *i1, double *f)
+{
+    if (periodic) {
+        c -= (double)n * floor(c / (double)n);
+        int32_t i = (int32_t)c;
+        i = i >= n ? n - 1 : i;
+        *i0 = i;
+        *i1 = i + 1 == n ? 0 : i + 1;
+        *f = c - (double)i;
+        return;
+    }
+    c = c < 0.0 ? 0.0 : (c > (double)(n - 1) ? (double)(n - 1) : c);
+    int32_t i = (int32_t)c;
+    i = i >= n - 1 ? (n > 1 ? n - 2 : 0) : i;
+    *i0 = i;
+    *i1 = n > 1 ? i + 1 : i;
+    *f = n > 1 ? c - (double)i : 0.0;
+}
+
+/* The fluid velocity at X, trilinear between cell centres. */
+static void sample_velocity(const acm_domain *d, const float *u, const double X[3], double out[3])
+{
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    int32_t c[3][2];
+    double f[3];
+    for (int a = 0; a < 3; ++a)
+        axis_cells(X[a], n[a], d->face[2 * a].type == ACM_BOUNDARY_PERIODIC, &c[a][0], &c[a][1],
+                   &f[a]);
+    out[0] = out[1] = out[2] = 0.0;
+    for (int k = 0; k < 8; ++k) {
+        const int dx = k & 1, dy = (k >> 1) & 1, dz = k >> 2;
+        const double w = (dx ? f[0] : 1.0 - f[0]) * (dy ? f[1] : 1.0 - f[1]) * (dz ? f[2] : 1.0 - f[2]);
+        const size_t cell = (size_t)c[0][dx] + (size_t)n[0] * ((size_t)c[1][dy] + (size_t)n[1] * (size_t)c[2][dz]);
+        for (int a = 0; a < 3; ++a)
+            out[a] += w * (double)u[3 * cell + (size_t)a];
+    }
+}
+
+/* Wrap X into the periodic images; false when it has left along another axis
+ * (beyond half a cell outside the outermost centres). */
+static bool keep_inside(const acm_domain *d, double X[3])
+{
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    for (int a = 0; a < 3; ++a) {
+        if (d->face[2 * a].type == ACM_BOUNDARY_PERIODIC)
+            X[a] -= (double)n[a] * floor(X[a] / (double)n[a]);
+        else if (!(X[a] >= -0.5 && X[a] < (double)n[a] - 0.5))
+            return false;
+    }
+    return true;
+}
+
+static void recycle(acm_smoke *s, uint32_t slot)
+{
+    s->age[slot] = -1;
+    s->free_slot[s->nfree++] = slot;
+}
+
+/* Move every particle one step (the explicit midpoint rule), recycle those
+ * that left or expired. */
+static void advect(acm_smoke *s, const float *u)
+{
+    const acm_domain *d = s->domain;
+    for (uint64_t k = 0; k < s->capacity; ++k) {
+        if (s->age[k] < 0)
+            continue;
+        double *X = s->x + 3 * k, u1[3], mid[3], u2[3];
+        sample_velocity(d, u, X, u1);
+        for (int a = 0; a < 3; ++a)
+            mid[a] = X[a] + 0.5 * u1[a];
+        sample_velocity(d, u, mid, u2);
+        for (int a = 0; a < 3; ++a)
+            X[a] += u2[a];
+        s->age[k]++;
+        if (!keep_inside(d, X)) {
+            s->left++;
+            recycle(s, (uint32_t)k);
+        } else if (s->life[k] > 0 && s->age[k] >= s->life[k]) {
+            s->expired++;
+            recycle(s, (uint32_t)k);
+        }
+    }
+}
+
+acm_status acm__smokes_advance(acm_domain *d)
+{
+    ACM_TRY(d->ops->get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT32, d->smoke_velocity));
+    for (int32_t i = 0; i < d->nsmokes; ++i) {
+        advect(d->smokes[i], d->smoke_velocity);
+        emit(d->smokes[i]);
+    }
+    return ACM_OK;
+}
+
+/* ---- queries ------------------------------------------------------------------------ */
+
+ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (info == NULL)
+        return smoke_fail(smoke, ACM_ERR_NULL_POINTER, "info is NULL");
+    if (info->version != ACM_SMOKE_INFO_VERSION)
+        return smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_smoke_info version %u is not "
+                          "supported (%d)", info->version, ACM_SMOKE_INFO_VERSION);
+    info->capacity = smoke->capacity;
+    info->alive = smoke->capacity - smoke->nfree;
+    info->emitted = smoke->emitted;
+    info->left = smoke->left;
+    info->expired = smoke->expired;
+    info->dropped = smoke->dropped;
+    info->emitters = smoke->nemitters;
+    return ACM_OK;
+}
+
+ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t count,
+                                           size_t *written)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (dst == NULL)
+        return smoke_fail(smoke, ACM_ERR_NULL_POINTER, "dst is NULL");
+    const uint64_t alive = smoke->capacity - smoke->nfree;
+    if (count < alive)
+        return smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "room for %zu particles, %llu are alive",
+                          count, (unsigned long long)alive);
+    size_t n = 0;
+    for (uint64_t k = 0; k < smoke->capacity; ++k)
+        if (smoke->age[k] >= 0)
+            memcpy(dst + 3 * n++, smoke->x + 3 * k, 3 * sizeof(double));
+    if (written != NULL)
+        *written = n;
+    return ACM_OK;
+}

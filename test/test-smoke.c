@@ -1,0 +1,334 @@
+/*
+ * libacmlbm tests -- tracer particles (acm_smoke): counts with emitters,
+ * lifetimes and recycling, exact transport by a uniform flow, leaving the
+ * domain, trajectories in a Taylor-Green vortex against the analytic flow,
+ * bad input. On the backend under test. SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+static acm_smoke_info info_of(acm_smoke *s)
+{
+    acm_smoke_info i;
+    memset(&i, 0, sizeof i);
+    i.version = ACM_SMOKE_INFO_VERSION;
+    ck_assert_msg(acm_smoke_get_info(s, &i) == ACM_OK, "%s", acm_smoke_last_error(s));
+    return i;
+}
+
+static acm_smoke *smoke_of(acm_domain *d, uint64_t capacity)
+{
+    acm_smoke_options o = ACM_SMOKE_OPTIONS_INIT;
+    o.capacity = capacity;
+    o.seed = 7;
+    acm_smoke *s = NULL;
+    ACM_CK_OK(d, acm_smoke_create(&s, d, &o));
+    return s;
+}
+
+static void add_box(acm_smoke *s, double lo, double hi, double rate, int64_t lifetime)
+{
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_BOX;
+    for (int a = 0; a < 3; ++a) {
+        e.lo[a] = lo;
+        e.hi[a] = hi;
+    }
+    e.rate = rate;
+    e.lifetime = lifetime;
+    ck_assert_msg(acm_smoke_add_emitter(s, &e) == ACM_OK, "%s", acm_smoke_last_error(s));
+}
+
+/* Every particle emitted is alive, expired or gone: with 2.5 a step living 30
+ * steps, exactly 75 live from step 30 on; a full smoke drops the rest. */
+START_TEST(smoke_counts)
+{
+    acm_domain_options o = acm_test_options(16, 16, 16, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    o.initial_velocity[0] = 0.05;
+    o.initial_velocity[1] = 0.02;
+    acm_domain *d = acm_test_domain(&o);
+    acm_smoke *s = smoke_of(d, 100), *small = smoke_of(d, 50);
+    add_box(s, 2.0, 6.0, 2.5, 30);
+    add_box(small, 2.0, 6.0, 2.5, 30);
+    for (int step = 1; step <= 60; ++step) {
+        ACM_CK_OK(d, acm_step(d, 1));
+        const acm_smoke_info i = info_of(s), j = info_of(small);
+        ck_assert_uint_eq(i.emitted, (uint64_t)(2.5 * step)); /* 2.5 is exact in binary */
+        ck_assert_uint_eq(i.alive + i.expired + i.left, i.emitted);
+        ck_assert_uint_eq(i.left, 0); /* all periodic */
+        ck_assert_uint_eq(i.dropped, 0);
+        ck_assert_uint_eq(i.alive, step < 30 ? i.emitted : 75);
+        ck_assert_uint_le(j.alive, 50);
+        ck_assert_uint_eq(j.alive + j.expired + j.left, j.emitted);
+        ck_assert_uint_eq(j.emitted + j.dropped, (uint64_t)(2.5 * step));
+    }
+    ck_assert_uint_eq(info_of(small).alive, 50);
+    ck_assert_uint_gt(info_of(small).dropped, 0);
+    size_t written = 0;
+    double *x = acm_test_alloc(3 * 100 * sizeof(double));
+    ck_assert_int_eq(acm_smoke_get_particles(s, x, 100, &written), ACM_OK);
+    ck_assert_uint_eq(written, 75);
+    for (size_t p = 0; p < written; ++p)
+        for (int a = 0; a < 3; ++a)
+            ck_assert_msg(x[3 * p + a] >= 0.0 && x[3 * p + a] < 16.0, "particle %zu at %g", p,
+                          x[3 * p + a]);
+    ck_assert_int_eq(acm_smoke_get_particles(s, x, 74, &written), ACM_ERR_BUFFER_SIZE);
+    free(x);
+    acm_smoke_destroy(small);
+    ACM_CK_OK(d, acm_step(d, 2));
+    acm_domain_destroy(d); /* destroys s */
+}
+END_TEST
+
+/* A uniform flow carries a particle by exactly u per step, through the
+ * periodic faces. */
+START_TEST(smoke_uniform_flow)
+{
+    acm_domain_options o = acm_test_options(8, 10, 6, 0.1, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+    const double u[3] = {0.07, -0.03, 0.011};
+    memcpy(o.initial_velocity, u, sizeof u);
+    acm_domain *d = acm_test_domain(&o);
+    acm_smoke *s = smoke_of(d, 4);
+    const double start[3] = {1.25, 8.5, 3.0};
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_POINTS;
+    e.points = start;
+    e.point_count = 1;
+    e.rate = 1.0;
+    ck_assert_int_eq(acm_smoke_add_emitter(s, &e), ACM_OK);
+    ACM_CK_OK(d, acm_step(d, 1)); /* emitted at the end of step 1, into slot 0 */
+    const int steps = 150;         /* later ones fill slots 1-3, then the smoke is full */
+    ACM_CK_OK(d, acm_step(d, steps));
+    double x[3 * 4];
+    size_t n = 0;
+    ck_assert_int_eq(acm_smoke_get_particles(s, x, 4, &n), ACM_OK);
+    ck_assert_uint_eq(n, 4);
+    const int32_t size[3] = {8, 10, 6};
+    for (int a = 0; a < 3; ++a) {
+        double expect = start[a] + steps * u[a];
+        expect -= size[a] * floor(expect / size[a]);
+        /* the velocity field is kept in FP32: 0.07 rounds by ~1e-9 */
+        ck_assert_msg(fabs(x[a] - expect) < 1e-6, "axis %d: %.12f, expected %.12f", a, x[a], expect);
+    }
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* Through an outlet: particles leave and are recycled; the count balances. */
+START_TEST(smoke_leaves_domain)
+{
+    acm_domain_options o = acm_test_options(12, 6, 6, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    o.initial_velocity[0] = 0.1;
+    acm_domain *d = acm_test_domain(&o);
+    const double inflow[3] = {0.1, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, inflow));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+    acm_smoke *s = smoke_of(d, 1000);
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_SPHERE;
+    e.centre[0] = 1.5;
+    e.centre[1] = e.centre[2] = 2.5;
+    e.radius = 1.0;
+    e.rate = 3.0;
+    ck_assert_int_eq(acm_smoke_add_emitter(s, &e), ACM_OK);
+    ACM_CK_OK(d, acm_step(d, 300));
+    const acm_smoke_info i = info_of(s);
+    ck_assert_uint_gt(i.left, 0);
+    ck_assert_uint_eq(i.expired, 0);
+    ck_assert_uint_eq(i.alive + i.left, i.emitted);
+    ck_assert_uint_lt(i.alive, 3 * 150); /* 10.5 cells at ~0.1: ~105 steps inside */
+    double *x = acm_test_alloc(3 * 1000 * sizeof(double));
+    size_t n = 0;
+    ck_assert_int_eq(acm_smoke_get_particles(s, x, 1000, &n), ACM_OK);
+    for (size_t p = 0; p < n; ++p)
+        ck_assert_msg(x[3 * p] >= -0.5 && x[3 * p] < 11.5, "particle %zu at x = %g", p, x[3 * p]);
+    free(x);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* ---- a Taylor-Green vortex ------------------------------------------------------------ */
+
+/* A decaying Taylor-Green vortex of wavelength n cells (periodic n x n x 1),
+ * velocity amplitude TG_U, viscosity and duration scaled with n (diffusive
+ * scaling at fixed lattice velocity: the same flow at every n). */
+#define TG_U 0.02
+
+typedef struct tg_flow {
+    int n;
+    double nu, k;
+} tg_flow;
+
+/* The analytic velocity at (x, y) and time t (steps). */
+static void tg_velocity(const tg_flow *f, double x, double y, double t, double u[2])
+{
+    const double decay = exp(-2.0 * f->nu * f->k * f->k * t);
+    u[0] = TG_U * decay * sin(f->k * x) * cos(f->k * y);
+    u[1] = -TG_U * decay * cos(f->k * x) * sin(f->k * y);
+}
+
+/* The exact trajectory from (x, y) at t0 to t1, RK4 with 20 substeps a step. */
+static void tg_trajectory(const tg_flow *f, double *x, double *y, double t0, double t1)
+{
+    const int n = (int)(20 * (t1 - t0));
+    const double h = (t1 - t0) / n;
+    for (int s = 0; s < n; ++s) {
+        const double t = t0 + s * h;
+        double k1[2], k2[2], k3[2], k4[2];
+        tg_velocity(f, *x, *y, t, k1);
+        tg_velocity(f, *x + 0.5 * h * k1[0], *y + 0.5 * h * k1[1], t + 0.5 * h, k2);
+        tg_velocity(f, *x + 0.5 * h * k2[0], *y + 0.5 * h * k2[1], t + 0.5 * h, k3);
+        tg_velocity(f, *x + h * k3[0], *y + h * k3[1], t + h, k4);
+        *x += h / 6.0 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]);
+        *y += h / 6.0 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]);
+    }
+}
+
+/* The LBM's vortex (started from the analytic velocity and pressure) and six
+ * particles in it for 25 n steps (a quarter turn near the vortex centres);
+ * the largest distance from the analytic trajectories, in cells. */
+static double tg_error(int n)
+{
+    const tg_flow f = {n, 0.005 * n / 64.0, 2.0 * M_PI / n};
+    acm_domain_options o = acm_test_options(n, n, 1, f.nu, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    double *rho = acm_test_alloc((size_t)n * n * sizeof(double));
+    double *u = acm_test_alloc(3 * (size_t)n * n * sizeof(double));
+    for (int y = 0; y < n; ++y)
+        for (int x = 0; x < n; ++x) {
+            const size_t c = (size_t)x + (size_t)n * (size_t)y;
+            double v[2];
+            tg_velocity(&f, x, y, 0.0, v);
+            u[3 * c] = v[0];
+            u[3 * c + 1] = v[1];
+            u[3 * c + 2] = 0.0;
+            rho[c] = 1.0 - 3.0 * TG_U * TG_U / 4.0 * (cos(2 * f.k * x) + cos(2 * f.k * y));
+        }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, u, (size_t)n * n));
+    free(rho);
+    free(u);
+    enum { P = 6 };
+    double start[3 * P];
+    for (int p = 0; p < P; ++p) { /* the same points of the flow at every n */
+        start[3 * p] = n * (5.0 + 9.3 * p) / 64.0;
+        start[3 * p + 1] = n * (3.0 + 4.1 * p) / 64.0;
+        start[3 * p + 2] = 0.0;
+    }
+    acm_smoke *s = smoke_of(d, P);
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_POINTS;
+    e.points = start;
+    e.point_count = P;
+    e.rate = P;
+    ck_assert_int_eq(acm_smoke_add_emitter(s, &e), ACM_OK);
+    ACM_CK_OK(d, acm_step(d, 1)); /* all emitted at t = 1; then the smoke is full */
+    const int steps = 25 * n;
+    ACM_CK_OK(d, acm_step(d, steps));
+    double x[3 * P];
+    size_t got = 0;
+    ck_assert_int_eq(acm_smoke_get_particles(s, x, P, &got), ACM_OK);
+    ck_assert_uint_eq(got, P);
+    double worst = 0.0;
+    for (int p = 0; p < P; ++p) {
+        double ex = start[3 * p], ey = start[3 * p + 1];
+        tg_trajectory(&f, &ex, &ey, 1.0, 1.0 + steps);
+        double dx = x[3 * p] - ex, dy = x[3 * p + 1] - ey;
+        dx -= n * round(dx / n);
+        dy -= n * round(dy / n);
+        worst = fmax(worst, hypot(dx, dy));
+    }
+    acm_domain_destroy(d);
+    return worst;
+}
+
+/* Particles follow the analytic trajectories of a Taylor-Green vortex, and
+ * the error relative to the flow's scale falls with the resolution. */
+START_TEST(smoke_taylor_green)
+{
+    const double e32 = tg_error(32), e64 = tg_error(64);
+    printf("smoke in a Taylor-Green vortex, U = %g, 25 n steps: largest distance from the "
+           "analytic trajectory %.2e cells at n = 32, %.2e at n = 64 (%.2e and %.2e of n; "
+           "ratio %.2f)\n", TG_U, e32, e64, e32 / 32, e64 / 64, (e32 / 32) / (e64 / 64));
+    ck_assert_msg(e64 < 0.1, "a particle is %g cells off its trajectory at n = 64", e64);
+    /* second order would give 4; the flow's own compressibility error (of order Ma^2,
+     * the same at every n) takes a little off */
+    ck_assert_msg((e32 / 32) / (e64 / 64) > 2.8, "the error fell by %.2f only",
+                  (e32 / 32) / (e64 / 64));
+}
+END_TEST
+
+/* Bad arguments: specific statuses and messages, nothing changed. */
+START_TEST(smoke_errors)
+{
+    acm_domain_options o = acm_test_options(8, 8, 8, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    acm_domain *d = acm_test_domain(&o);
+    acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
+    acm_smoke *s = NULL;
+    ck_assert_int_eq(acm_smoke_create(&s, NULL, &so), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_smoke_create(NULL, d, &so), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_smoke_create(&s, d, NULL), ACM_ERR_NULL_POINTER);
+    so.version = 9;
+    ACM_CK_FAIL(d, acm_smoke_create(&s, d, &so), ACM_ERR_BAD_VERSION);
+    ck_assert_int_eq(acm_smoke_options_init(&so, 9), ACM_ERR_BAD_VERSION);
+    ck_assert_int_eq(acm_smoke_options_init(&so, ACM_SMOKE_OPTIONS_VERSION), ACM_OK);
+    so.capacity = 0;
+    ACM_CK_FAIL(d, acm_smoke_create(&s, d, &so), ACM_ERR_OUT_OF_RANGE);
+    so.capacity = UINT64_C(1) << 31;
+    ACM_CK_FAIL(d, acm_smoke_create(&s, d, &so), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_null(s);
+    s = smoke_of(d, 10);
+    const struct {
+        acm_emitter e;
+        acm_status st;
+    } bad[] = {
+        {{ACM_EMITTER_VERSION + 1, ACM_EMITTER_BOX, {0}, {1, 1, 1}, {0}, 0, NULL, 0, 1, 0}, ACM_ERR_BAD_VERSION},
+        {{ACM_EMITTER_VERSION, (acm_emitter_shape)9, {0}, {1, 1, 1}, {0}, 0, NULL, 0, 1, 0}, ACM_ERR_BAD_ENUM},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {2, 0, 0}, {1, 1, 1}, {0}, 0, NULL, 0, 1, 0}, ACM_ERR_OUT_OF_RANGE},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {NAN, 0, 0}, {1, 1, 1}, {0}, 0, NULL, 0, 1, 0}, ACM_ERR_OUT_OF_RANGE},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {0}, {1, 1, 1}, {0}, 0, NULL, 0, -1, 0}, ACM_ERR_OUT_OF_RANGE},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {0}, {1, 1, 1}, {0}, 0, NULL, 0, INFINITY, 0}, ACM_ERR_OUT_OF_RANGE},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {0}, {1, 1, 1}, {0}, 0, NULL, 0, 1, -5}, ACM_ERR_OUT_OF_RANGE},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_SPHERE, {0}, {0}, {1, 1, 1}, -1, NULL, 0, 1, 0}, ACM_ERR_OUT_OF_RANGE},
+        {{ACM_EMITTER_VERSION, ACM_EMITTER_POINTS, {0}, {0}, {0}, 0, NULL, 3, 1, 0}, ACM_ERR_NULL_POINTER},
+    };
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; ++b) {
+        ck_assert_msg(acm_smoke_add_emitter(s, &bad[b].e) == bad[b].st, "case %zu: %s", b,
+                      acm_smoke_last_error(s));
+        ck_assert_msg(acm_smoke_last_error(s)[0] != '\0', "case %zu: no message", b);
+    }
+    const double pts[3] = {1, 2, INFINITY};
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_POINTS;
+    e.points = pts;
+    e.point_count = 0;
+    ck_assert_int_eq(acm_smoke_add_emitter(s, &e), ACM_ERR_OUT_OF_RANGE);
+    e.point_count = 1;
+    ck_assert_int_eq(acm_smoke_add_emitter(s, &e), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_smoke_add_emitter(s, NULL), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_add_emitter(NULL, &e), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(info_of(s).emitters, 0);
+    acm_smoke_info i = {0};
+    ck_assert_int_eq(acm_smoke_get_info(s, &i), ACM_ERR_BAD_VERSION);
+    ck_assert_int_eq(acm_smoke_get_info(s, NULL), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_get_info(NULL, &i), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_get_particles(s, NULL, 1, NULL), ACM_ERR_NULL_POINTER);
+    ck_assert_str_eq(acm_smoke_last_error(NULL), "smoke is NULL");
+    acm_smoke_destroy(NULL);
+    ACM_CK_OK(d, acm_step(d, 3));
+    ck_assert_uint_eq(info_of(s).alive, 0);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+TEST_SUITE(smoke_particles)
+{
+    Suite *s = suite_create("smoke_particles");
+    TCase *tc = tcase_create("particles");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, smoke_counts);
+    tcase_add_test(tc, smoke_uniform_flow);
+    tcase_add_test(tc, smoke_leaves_domain);
+    tcase_add_test(tc, smoke_taylor_green);
+    tcase_add_test(tc, smoke_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
