@@ -14,33 +14,7 @@
 
 #define ACM_SMOKE_CAPACITY_MAX (UINT64_C(1) << 31)
 
-/* An emitter as the smoke keeps it. */
-typedef struct smoke_emitter {
-    acm_emitter e;    /* e.points points at `points` */
-    double *points;   /* owned copy */
-    double carry;     /* fraction of a particle owed to the next step */
-    size_t next;      /* next point of a POINTS emitter */
-} smoke_emitter;
-
-struct acm_smoke {
-    acm_domain *domain;
-    uint64_t capacity;
-    double *x;           /* 3 per slot */
-    int64_t *age;        /* steps lived; -1: free slot */
-    int64_t *life;       /* lifetime of the slot's particle (0: until it leaves) */
-    uint32_t *free_slot; /* stack of free slots */
-    uint64_t nfree;
-    smoke_emitter *emitters;
-    int32_t nemitters;
-    uint64_t rng;
-    uint64_t emitted, left, expired, dropped;
-    char error[ACM_ERROR_SIZE];
-};
-
-static acm_status smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static acm_status smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
+acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -192,34 +166,34 @@ static bool finite3(const double v[3])
 static acm_status check_emitter(acm_smoke *s, const acm_emitter *e)
 {
     if (!(isfinite(e->rate) && e->rate >= 0.0) || e->lifetime < 0)
-        return smoke_fail(s, ACM_ERR_OUT_OF_RANGE,
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE,
                           "rate=%g must be finite and >= 0, lifetime=%lld >= 0 (0: unlimited)",
                           e->rate, (long long)e->lifetime);
     switch (e->shape) {
     case ACM_EMITTER_BOX:
         if (!finite3(e->lo) || !finite3(e->hi) || e->lo[0] > e->hi[0] || e->lo[1] > e->hi[1] ||
             e->lo[2] > e->hi[2])
-            return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "box emitter: lo and hi must be finite, "
+            return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "box emitter: lo and hi must be finite, "
                               "lo <= hi on every axis");
         return ACM_OK;
     case ACM_EMITTER_SPHERE:
         if (!finite3(e->centre) || !(isfinite(e->radius) && e->radius >= 0.0))
-            return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "sphere emitter: the centre must be "
+            return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "sphere emitter: the centre must be "
                               "finite and radius=%g finite and >= 0", e->radius);
         return ACM_OK;
     case ACM_EMITTER_POINTS:
         if (e->points == NULL)
-            return smoke_fail(s, ACM_ERR_NULL_POINTER, "points emitter: points is NULL");
+            return acm__smoke_fail(s, ACM_ERR_NULL_POINTER, "points emitter: points is NULL");
         if (e->point_count == 0 || e->point_count > SIZE_MAX / (3 * sizeof(double)))
-            return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point_count=%zu",
+            return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point_count=%zu",
                               e->point_count);
         for (size_t p = 0; p < e->point_count; ++p)
             if (!finite3(e->points + 3 * p))
-                return smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point %zu is not "
+                return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point %zu is not "
                                   "finite", p);
         return ACM_OK;
     default:
-        return smoke_fail(s, ACM_ERR_BAD_ENUM, "unknown emitter shape %d", (int)e->shape);
+        return acm__smoke_fail(s, ACM_ERR_BAD_ENUM, "unknown emitter shape %d", (int)e->shape);
     }
 }
 
@@ -228,9 +202,9 @@ ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *em
     if (smoke == NULL)
         return ACM_ERR_NULL_POINTER;
     if (emitter == NULL)
-        return smoke_fail(smoke, ACM_ERR_NULL_POINTER, "emitter is NULL");
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "emitter is NULL");
     if (emitter->version != ACM_EMITTER_VERSION)
-        return smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_emitter version %u is not supported "
+        return acm__smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_emitter version %u is not supported "
                           "(%d)", emitter->version, ACM_EMITTER_VERSION);
     ACM_TRY(check_emitter(smoke, emitter));
     smoke_emitter se;
@@ -239,7 +213,7 @@ ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *em
     if (emitter->shape == ACM_EMITTER_POINTS) {
         const size_t bytes = 3 * emitter->point_count * sizeof(double);
         if ((se.points = malloc(bytes)) == NULL)
-            return smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot copy %zu points",
+            return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot copy %zu points",
                               emitter->point_count);
         memcpy(se.points, emitter->points, bytes);
         se.e.points = se.points;
@@ -250,7 +224,7 @@ ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *em
     smoke_emitter *p = realloc(smoke->emitters, ((size_t)smoke->nemitters + 1) * sizeof *p);
     if (p == NULL) {
         free(se.points);
-        return smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
+        return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
     }
     smoke->emitters = p;
     smoke->emitters[smoke->nemitters++] = se;
@@ -411,9 +385,9 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
     if (smoke == NULL)
         return ACM_ERR_NULL_POINTER;
     if (info == NULL)
-        return smoke_fail(smoke, ACM_ERR_NULL_POINTER, "info is NULL");
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "info is NULL");
     if (info->version != ACM_SMOKE_INFO_VERSION)
-        return smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_smoke_info version %u is not "
+        return acm__smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_smoke_info version %u is not "
                           "supported (%d)", info->version, ACM_SMOKE_INFO_VERSION);
     info->capacity = smoke->capacity;
     info->alive = smoke->capacity - smoke->nfree;
@@ -431,10 +405,10 @@ ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t
     if (smoke == NULL)
         return ACM_ERR_NULL_POINTER;
     if (dst == NULL)
-        return smoke_fail(smoke, ACM_ERR_NULL_POINTER, "dst is NULL");
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "dst is NULL");
     const uint64_t alive = smoke->capacity - smoke->nfree;
     if (count < alive)
-        return smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "room for %zu particles, %llu are alive",
+        return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "room for %zu particles, %llu are alive",
                           count, (unsigned long long)alive);
     size_t n = 0;
     for (uint64_t k = 0; k < smoke->capacity; ++k)

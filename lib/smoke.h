@@ -9,6 +9,33 @@
 
 ACM_BEGIN_DECLS
 
+/* An emitter as the smoke keeps it. */
+typedef struct smoke_emitter {
+    acm_emitter e;    /* e.points points at `points` */
+    double *points;   /* owned copy */
+    double carry;     /* fraction of a particle owed to the next step */
+    size_t next;      /* next point of a POINTS emitter */
+} smoke_emitter;
+
+struct acm_smoke {
+    acm_domain *domain;
+    uint64_t capacity;
+    double *x;           /* 3 per slot */
+    int64_t *age;        /* steps lived; -1: free slot */
+    int64_t *life;       /* lifetime of the slot's particle (0: until it leaves) */
+    uint32_t *free_slot; /* stack of free slots */
+    uint64_t nfree;
+    smoke_emitter *emitters;
+    int32_t nemitters;
+    uint64_t rng;
+    uint64_t emitted, left, expired, dropped;
+    char error[ACM_ERROR_SIZE];
+};
+
+/* Record a message on the smoke and return the status. */
+acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* After the fluid part of a step: move every smoke's particles with the
  * velocity of the new state, recycle those that left or expired, emit. */
 acm_status acm__smokes_advance(acm_domain *d);

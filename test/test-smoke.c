@@ -4,6 +4,11 @@
  * domain, trajectories in a Taylor-Green vortex against the analytic flow,
  * bad input. On the backend under test. SPDX-License-Identifier: Apache-2.0
  */
+#include <dirent.h>       /* opendir: no temporary file left */
+#include <signal.h>       /* SIGXFSZ */
+#include <sys/resource.h> /* setrlimit: a write that fails */
+#include <unistd.h>       /* rmdir */
+
 #include "test-common.h"
 
 static acm_smoke_info info_of(acm_smoke *s)
@@ -319,6 +324,230 @@ START_TEST(smoke_errors)
 }
 END_TEST
 
+/* ---- export ------------------------------------------------------------------------------ */
+
+/* A whole file in memory (caller frees); *size its bytes. */
+static char *slurp(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    *size = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = acm_test_alloc(*size + 1);
+    ck_assert_uint_eq(fread(b, 1, *size, f), *size);
+    b[*size] = '\0';
+    fclose(f);
+    return b;
+}
+
+/* The start of the raw appended data (after the '_'), checked to end the file. */
+static const char *appended(const char *file, size_t size)
+{
+    const char *a = strstr(file, "<AppendedData encoding=\"raw\">");
+    ck_assert_ptr_nonnull(a);
+    a = strchr(a, '_');
+    ck_assert_ptr_nonnull(a);
+    const char tail[] = "\n  </AppendedData>\n</VTKFile>\n";
+    ck_assert_mem_eq(file + size - (sizeof tail - 1), tail, sizeof tail - 1);
+    return a + 1;
+}
+
+/* The array `name` of a VTK XML file: its components and its raw block. */
+static const char *vtk_array(const char *file, const char *data, const char *name, int *comp,
+                             uint64_t *bytes)
+{
+    char key[64];
+    snprintf(key, sizeof key, "Name=\"%s\"", name);
+    const char *line = strstr(file, key);
+    ck_assert_msg(line != NULL, "no array %s", name);
+    const char *nc = strstr(line, "NumberOfComponents=\""), *off = strstr(line, "offset=\"");
+    const char *end = strchr(line, '\n');
+    *comp = nc != NULL && nc < end ? atoi(nc + 20) : 1;
+    ck_assert_ptr_nonnull(off);
+    const char *block = data + strtoull(off + 8, NULL, 10);
+    memcpy(bytes, block, sizeof *bytes);
+    return block + sizeof *bytes;
+}
+
+/* Fields as VTK image data, read back by this parser: extent, names,
+ * components, block sizes and every value as acm_domain_get_field gives it. */
+START_TEST(export_vti)
+{
+    acm_domain_options o = acm_test_options(6, 5, 4, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    o.initial_velocity[0] = 0.03;
+    acm_domain *d = acm_test_domain(&o);
+    const double wall[3] = {0.02, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, wall));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_step(d, 7));
+    char dir[] = "/tmp/acm-export-XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fields.vti", dir);
+    const acm_field fields[] = {ACM_FIELD_DENSITY, ACM_FIELD_VELOCITY, ACM_FIELD_POPULATIONS};
+    ACM_CK_OK(d, acm_domain_export_vti(d, path, fields, 3));
+    size_t size = 0;
+    char *file = slurp(path, &size);
+    ck_assert_ptr_nonnull(strstr(file, "WholeExtent=\"0 5 0 4 0 3\""));
+    const char *data = appended(file, size);
+    const char *names[] = {"density", "velocity", "populations"};
+    const int comps[] = {1, 3, 27};
+    for (int k = 0; k < 3; ++k) {
+        int comp = 0;
+        uint64_t bytes = 0;
+        const char *values = vtk_array(file, data, names[k], &comp, &bytes);
+        ck_assert_int_eq(comp, comps[k]);
+        ck_assert_uint_eq(bytes, 120 * (uint64_t)comp * sizeof(float));
+        float *expect = acm_test_alloc((size_t)bytes);
+        ACM_CK_OK(d, acm_domain_get_field(d, fields[k], ACM_DTYPE_FLOAT32, expect, (size_t)bytes));
+        ck_assert_msg(memcmp(values, expect, (size_t)bytes) == 0, "%s differs", names[k]);
+        free(expect);
+    }
+    free(file);
+    remove(path);
+    rmdir(dir);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* Particles as PLY and VTK poly data, read back: counts, positions, ages. */
+START_TEST(export_particles)
+{
+    acm_domain_options o = acm_test_options(10, 10, 10, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    o.initial_velocity[1] = 0.04;
+    acm_domain *d = acm_test_domain(&o);
+    acm_smoke *s = smoke_of(d, 500);
+    add_box(s, 1.0, 8.0, 7.5, 0);
+    ACM_CK_OK(d, acm_step(d, 12));
+    const uint64_t n = info_of(s).alive;
+    ck_assert_uint_eq(n, 90);
+    double *x = acm_test_alloc(3 * n * sizeof(double));
+    size_t got = 0;
+    ck_assert_int_eq(acm_smoke_get_particles(s, x, n, &got), ACM_OK);
+    char dir[] = "/tmp/acm-export-XXXXXX", ply[128], vtp[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(ply, sizeof ply, "%s/smoke.ply", dir);
+    snprintf(vtp, sizeof vtp, "%s/smoke.vtp", dir);
+    ck_assert_msg(acm_smoke_export(s, ply, ACM_PARTICLES_PLY) == ACM_OK, "%s", acm_smoke_last_error(s));
+    ck_assert_int_eq(acm_smoke_export(s, vtp, ACM_PARTICLES_VTP), ACM_OK);
+
+    size_t size = 0;
+    char *file = slurp(ply, &size);
+    const char *end = strstr(file, "end_header\n");
+    ck_assert_ptr_nonnull(end);
+    ck_assert_msg(strncmp(file, "ply\nformat binary_little_endian 1.0\n", 36) == 0, "%.40s", file);
+    ck_assert_ptr_nonnull(strstr(file, "element vertex 90\n"));
+    const char *rows = end + 11;
+    ck_assert_uint_eq(size - (size_t)(rows - file), n * 4 * sizeof(float));
+    for (uint64_t p = 0; p < n; ++p) {
+        float r[4];
+        memcpy(r, rows + 16 * p, sizeof r);
+        for (int a = 0; a < 3; ++a)
+            ck_assert(r[a] == (float)x[3 * p + a]);
+        ck_assert(r[3] >= 0.0f && r[3] < 12.0f);
+    }
+    free(file);
+
+    file = slurp(vtp, &size);
+    ck_assert_ptr_nonnull(strstr(file, "NumberOfPoints=\"90\""));
+    const char *data = appended(file, size);
+    int comp = 0;
+    uint64_t bytes = 0;
+    const char *pts = strstr(file, "<Points>");
+    ck_assert_ptr_nonnull(pts);
+    const char *off = strstr(pts, "offset=\"");
+    const char *block = data + strtoull(off + 8, NULL, 10);
+    memcpy(&bytes, block, sizeof bytes);
+    ck_assert_uint_eq(bytes, n * 3 * sizeof(float));
+    for (uint64_t p = 0; p < n; ++p)
+        for (int a = 0; a < 3; ++a) {
+            float v;
+            memcpy(&v, block + 8 + 4 * (3 * p + (uint64_t)a), sizeof v);
+            ck_assert(v == (float)x[3 * p + a]);
+        }
+    const char *age = vtk_array(file, data, "age", &comp, &bytes);
+    ck_assert_int_eq(comp, 1);
+    ck_assert_uint_eq(bytes, n * sizeof(float));
+    (void)age;
+    const char *conn = vtk_array(file, data, "offsets", &comp, &bytes);
+    int64_t last;
+    memcpy(&last, conn + bytes - sizeof last, sizeof last);
+    ck_assert_int_eq(last, (int64_t)n);
+    free(file);
+    free(x);
+    remove(ply);
+    remove(vtp);
+    rmdir(dir);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* Entries of a directory whose name holds ".tmp." (a temporary left behind). */
+static int temporaries(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    ck_assert_ptr_nonnull(dp);
+    int n = 0;
+    for (struct dirent *e = readdir(dp); e != NULL; e = readdir(dp))
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(dp);
+    return n;
+}
+
+/* Bad arguments, a missing directory and a write that fails half way (the
+ * file size limit, as a full disk would): specific statuses, no temporary
+ * left, an earlier file of the same name untouched. */
+START_TEST(export_errors)
+{
+    acm_domain_options o = acm_test_options(16, 16, 16, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    acm_domain *d = acm_test_domain(&o);
+    acm_smoke *s = smoke_of(d, 10);
+    const acm_field rho = ACM_FIELD_DENSITY, twice[2] = {ACM_FIELD_VELOCITY, ACM_FIELD_VELOCITY};
+    const acm_field unknown = (acm_field)77;
+    ck_assert_int_eq(acm_domain_export_vti(NULL, "x.vti", &rho, 1), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_domain_export_vti(d, NULL, &rho, 1), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_domain_export_vti(d, "x.vti", NULL, 1), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_domain_export_vti(d, "x.vti", &rho, 0), ACM_ERR_INVALID_ARG);
+    ACM_CK_FAIL(d, acm_domain_export_vti(d, "x.vti", twice, 2), ACM_ERR_INVALID_ARG);
+    ACM_CK_FAIL(d, acm_domain_export_vti(d, "x.vti", &unknown, 1), ACM_ERR_BAD_ENUM);
+    ACM_CK_FAIL(d, acm_domain_export_vti(d, "/nonexistent-dir/x.vti", &rho, 1), ACM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "/nonexistent-dir/x.vti"));
+    ck_assert_int_eq(acm_smoke_export(NULL, "x.ply", ACM_PARTICLES_PLY), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_export(s, NULL, ACM_PARTICLES_PLY), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_export(s, "x.ply", (acm_particle_format)5), ACM_ERR_BAD_ENUM);
+    ck_assert_int_eq(acm_smoke_export(s, "/nonexistent-dir/x.ply", ACM_PARTICLES_PLY), ACM_ERR_IO);
+    ck_assert_ptr_nonnull(strstr(acm_smoke_last_error(s), "/nonexistent-dir"));
+
+    char dir[] = "/tmp/acm-export-XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/fields.vti", dir);
+    ACM_CK_OK(d, acm_domain_export_vti(d, path, &rho, 1)); /* 16 KB of density */
+    size_t before_size = 0;
+    char *before = slurp(path, &before_size);
+    struct rlimit keep, small;
+    ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &keep), 0);
+    small = keep;
+    small.rlim_cur = 64 * 1024; /* the populations need 442 KB */
+    void (*old)(int) = signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &small), 0);
+    const acm_field pops = ACM_FIELD_POPULATIONS;
+    const acm_status st = acm_domain_export_vti(d, path, &pops, 1);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &keep), 0);
+    signal(SIGXFSZ, old);
+    ck_assert_msg(st == ACM_ERR_IO, "%s: %s", acm_status_string(st), acm_domain_last_error(d));
+    ck_assert_int_eq(temporaries(dir), 0);
+    size_t after_size = 0;
+    char *after = slurp(path, &after_size);
+    ck_assert_uint_eq(after_size, before_size);
+    ck_assert_mem_eq(after, before, before_size);
+    free(before);
+    free(after);
+    remove(path);
+    rmdir(dir);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 TEST_SUITE(smoke_particles)
 {
     Suite *s = suite_create("smoke_particles");
@@ -330,5 +559,10 @@ TEST_SUITE(smoke_particles)
     tcase_add_test(tc, smoke_taylor_green);
     tcase_add_test(tc, smoke_errors);
     suite_add_tcase(s, tc);
+    TCase *ex = tcase_create("export");
+    tcase_add_test(ex, export_vti);
+    tcase_add_test(ex, export_particles);
+    tcase_add_test(ex, export_errors);
+    suite_add_tcase(s, ex);
     return s;
 }

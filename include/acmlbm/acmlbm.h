@@ -26,6 +26,7 @@
 
 #include "acm_common.h" /* status, enums, version */
 #include "acm_domain.h" /* acm_domain */
+#include "acm_export.h" /* acm_domain_export_vti, acm_smoke_export */
 #include "acm_layout.h" /* acm_layout */
 #include "acm_mesh.h"   /* acm_mesh */
 #include "acm_smoke.h"  /* acm_smoke */

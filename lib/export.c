@@ -1,0 +1,289 @@
+/*
+ * libacmlbm -- file export (acm_export.h): VTK image data for fields, PLY and
+ * VTK poly data for particles; each file written beside its path and renamed
+ * over it when complete. SPDX-License-Identifier: Apache-2.0
+ */
+#include <errno.h>  /* errno */
+#include <stdio.h>  /* FILE, fopen, fprintf, fwrite, rename, remove */
+#include <stdlib.h> /* malloc, free */
+#include <string.h> /* strerror */
+#include <unistd.h> /* fsync, getpid */
+
+#include "backend.h"
+#include "smoke.h"
+
+/* ---- files written whole or not at all ---------------------------------------------- */
+
+typedef struct export_file {
+    FILE *f;
+    const char *path;
+    char tmp[4096];
+    char error[ACM_ERROR_SIZE]; /* why it failed */
+} export_file;
+
+static acm_status export_open(export_file *x, const char *path)
+{
+    x->path = path;
+    x->error[0] = '\0';
+    if (strlen(path) + 32 > sizeof x->tmp) {
+        acm__format(x->error, sizeof x->error, "path of %zu characters is too long", strlen(path));
+        return ACM_ERR_IO;
+    }
+    acm__format(x->tmp, sizeof x->tmp, "%s.tmp.%ld", path, (long)getpid());
+    if ((x->f = fopen(x->tmp, "wb")) == NULL) {
+        acm__format(x->error, sizeof x->error, "cannot create %s: %s", x->tmp, strerror(errno));
+        return ACM_ERR_IO;
+    }
+    return ACM_OK;
+}
+
+/* Drop the temporary file after a failure. */
+static void export_abort(export_file *x)
+{
+    if (x->f != NULL)
+        fclose(x->f);
+    x->f = NULL;
+    remove(x->tmp);
+}
+
+/* Complete the file: flush it to the disk and rename it over the path. */
+static acm_status export_close(export_file *x)
+{
+    int e = 0;
+    if (fflush(x->f) != 0 || ferror(x->f) || fsync(fileno(x->f)) != 0)
+        e = errno ? errno : EIO;
+    if (fclose(x->f) != 0 && e == 0)
+        e = errno ? errno : EIO;
+    x->f = NULL;
+    if (e == 0 && rename(x->tmp, x->path) != 0)
+        e = errno;
+    if (e != 0) {
+        acm__format(x->error, sizeof x->error, "cannot write %s: %s", x->path, strerror(e));
+        remove(x->tmp);
+        return ACM_ERR_IO;
+    }
+    return ACM_OK;
+}
+
+/* Raw bytes; false (and the reason) when the write failed. */
+static bool put(export_file *x, const void *p, size_t bytes)
+{
+    if (bytes == 0 || fwrite(p, bytes, 1, x->f) == 1)
+        return true;
+    acm__format(x->error, sizeof x->error, "cannot write %s: %s", x->path,
+                strerror(errno ? errno : EIO));
+    return false;
+}
+
+static const char vtk_tail[] = "\n  </AppendedData>\n</VTKFile>\n";
+
+static const char *byte_order(void)
+{
+    const uint16_t probe = 1;
+    return *(const unsigned char *)&probe == 1 ? "LittleEndian" : "BigEndian";
+}
+
+/* ---- VTK image data of a domain's fields ---------------------------------------------- */
+
+static int field_components(acm_field f)
+{
+    switch (f) {
+    case ACM_FIELD_DENSITY: return 1;
+    case ACM_FIELD_VELOCITY:
+    case ACM_FIELD_FORCE: return 3;
+    case ACM_FIELD_POPULATIONS: return ACM_Q;
+    default: return 0;
+    }
+}
+
+static const char *field_name(acm_field f)
+{
+    switch (f) {
+    case ACM_FIELD_DENSITY: return "density";
+    case ACM_FIELD_VELOCITY: return "velocity";
+    case ACM_FIELD_FORCE: return "force";
+    default: return "populations";
+    }
+}
+
+static acm_status check_fields(acm_domain *d, const acm_field *fields, size_t count)
+{
+    if (count == 0)
+        return ACM_FAIL(d, ACM_ERR_INVALID_ARG, "no field to export");
+    for (size_t k = 0; k < count; ++k) {
+        if (field_components(fields[k]) == 0)
+            return ACM_FAIL(d, ACM_ERR_BAD_ENUM, "unknown field %d", (int)fields[k]);
+        for (size_t j = 0; j < k; ++j)
+            if (fields[j] == fields[k])
+                return ACM_FAIL(d, ACM_ERR_INVALID_ARG, "field %s given twice",
+                                field_name(fields[k]));
+    }
+    return ACM_OK;
+}
+
+static void vti_header(FILE *f, const acm_domain *d, const acm_field *fields, size_t count)
+{
+    char extent[96];
+    acm__format(extent, sizeof extent, "0 %d 0 %d 0 %d", d->nx - 1, d->ny - 1, d->nz - 1);
+    fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"ImageData\" version=\"1.0\" "
+               "byte_order=\"%s\" header_type=\"UInt64\">\n", byte_order());
+    fprintf(f, "  <ImageData WholeExtent=\"%s\" Origin=\"0 0 0\" Spacing=\"1 1 1\">\n", extent);
+    fprintf(f, "    <Piece Extent=\"%s\">\n      <PointData>\n", extent);
+    uint64_t offset = 0;
+    for (size_t k = 0; k < count; ++k) {
+        const int comp = field_components(fields[k]);
+        fprintf(f, "        <DataArray type=\"Float32\" Name=\"%s\" NumberOfComponents=\"%d\" "
+                   "format=\"appended\" offset=\"%llu\"/>\n",
+                field_name(fields[k]), comp, (unsigned long long)offset);
+        offset += sizeof(uint64_t) + (uint64_t)d->ncells * (uint64_t)comp * sizeof(float);
+    }
+    fprintf(f, "      </PointData>\n      <CellData/>\n    </Piece>\n  </ImageData>\n"
+               "  <AppendedData encoding=\"raw\">\n   _");
+}
+
+/* The fields' values, one after the other, each fetched just before it is
+ * written (one field's buffer at a time). */
+static acm_status vti_data(acm_domain *d, export_file *x, const acm_field *fields, size_t count)
+{
+    for (size_t k = 0; k < count; ++k) {
+        const uint64_t bytes = (uint64_t)d->ncells * (uint64_t)field_components(fields[k]) *
+                               sizeof(float);
+        float *v = malloc((size_t)bytes);
+        if (v == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the %s field (%.3g GB)",
+                            field_name(fields[k]), (double)bytes / 1e9);
+        acm_status st = d->ops->get_field(d, fields[k], ACM_DTYPE_FLOAT32, v);
+        if (st == ACM_OK && !(put(x, &bytes, sizeof bytes) && put(x, v, (size_t)bytes)))
+            st = ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
+        free(v);
+        ACM_TRY(st);
+    }
+    return put(x, vtk_tail, sizeof vtk_tail - 1) ? ACM_OK
+                                                        : ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
+}
+
+ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
+                                         const acm_field *fields, size_t count)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (path == NULL || fields == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL", path == NULL ? "path" : "fields");
+    ACM_TRY(check_fields(domain, fields, count));
+    export_file x;
+    if (export_open(&x, path) != ACM_OK)
+        return ACM_FAIL(domain, ACM_ERR_IO, "%s", x.error);
+    vti_header(x.f, domain, fields, count);
+    acm_status st = vti_data(domain, &x, fields, count);
+    if (st != ACM_OK) {
+        export_abort(&x);
+        return st;
+    }
+    return export_close(&x) == ACM_OK ? ACM_OK : ACM_FAIL(domain, ACM_ERR_IO, "%s", x.error);
+}
+
+/* ---- particles ------------------------------------------------------------------------ */
+
+/* The live particles as FP32 x, y, z, age (4 per particle); *n of them. */
+static acm_status particle_rows(acm_smoke *s, float **rows, uint64_t *n)
+{
+    const uint64_t alive = s->capacity - s->nfree;
+    float *r = malloc(4 * (size_t)(alive ? alive : 1) * sizeof(float));
+    if (r == NULL)
+        return acm__smoke_fail(s, ACM_ERR_NO_MEMORY, "cannot stage %llu particles",
+                               (unsigned long long)alive);
+    uint64_t k = 0;
+    for (uint64_t slot = 0; slot < s->capacity; ++slot) {
+        if (s->age[slot] < 0)
+            continue;
+        for (int a = 0; a < 3; ++a)
+            r[4 * k + (uint64_t)a] = (float)s->x[3 * slot + (uint64_t)a];
+        r[4 * k + 3] = (float)s->age[slot];
+        ++k;
+    }
+    *rows = r;
+    *n = k;
+    return ACM_OK;
+}
+
+static bool ply_write(export_file *x, const float *rows, uint64_t n)
+{
+    fprintf(x->f, "ply\nformat binary_%s_endian 1.0\ncomment libacmlbm smoke particles, "
+                  "lattice units\nelement vertex %llu\nproperty float x\nproperty float y\n"
+                  "property float z\nproperty float age\nend_header\n",
+            byte_order()[0] == 'L' ? "little" : "big", (unsigned long long)n);
+    return put(x, rows, 4 * (size_t)n * sizeof(float));
+}
+
+/* A component of the rows as a raw appended block (UInt64 size, then values). */
+static bool vtp_block(export_file *x, const float *rows, uint64_t n, int first, int comps)
+{
+    const uint64_t bytes = n * (uint64_t)comps * sizeof(float);
+    if (!put(x, &bytes, sizeof bytes))
+        return false;
+    for (uint64_t k = 0; k < n; ++k)
+        if (!put(x, rows + 4 * k + (uint64_t)first, (size_t)comps * sizeof(float)))
+            return false;
+    return true;
+}
+
+/* The vertex cells: connectivity 0..n-1, offsets 1..n (Int64). */
+static bool vtp_cells(export_file *x, uint64_t n, int64_t base)
+{
+    const uint64_t bytes = n * sizeof(int64_t);
+    if (!put(x, &bytes, sizeof bytes))
+        return false;
+    for (uint64_t k = 0; k < n; ++k) {
+        const int64_t v = (int64_t)k + base;
+        if (!put(x, &v, sizeof v))
+            return false;
+    }
+    return true;
+}
+
+static bool vtp_write(export_file *x, const float *rows, uint64_t n)
+{
+    const unsigned long long pts = n * 3 * sizeof(float) + 8, ids = n * sizeof(int64_t) + 8;
+    fprintf(x->f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"1.0\" "
+                  "byte_order=\"%s\" header_type=\"UInt64\">\n  <PolyData>\n"
+                  "    <Piece NumberOfPoints=\"%llu\" NumberOfVerts=\"%llu\">\n"
+                  "      <PointData Scalars=\"age\">\n        <DataArray type=\"Float32\" "
+                  "Name=\"age\" format=\"appended\" offset=\"0\"/>\n      </PointData>\n"
+                  "      <Points>\n        <DataArray type=\"Float32\" NumberOfComponents=\"3\" "
+                  "format=\"appended\" offset=\"%llu\"/>\n      </Points>\n      <Verts>\n"
+                  "        <DataArray type=\"Int64\" Name=\"connectivity\" format=\"appended\" "
+                  "offset=\"%llu\"/>\n        <DataArray type=\"Int64\" Name=\"offsets\" "
+                  "format=\"appended\" offset=\"%llu\"/>\n      </Verts>\n    </Piece>\n"
+                  "  </PolyData>\n  <AppendedData encoding=\"raw\">\n   _",
+            byte_order(), (unsigned long long)n, (unsigned long long)n,
+            (unsigned long long)(n * sizeof(float) + 8), (unsigned long long)(n * sizeof(float) + 8 + pts),
+            (unsigned long long)(n * sizeof(float) + 8 + pts + ids));
+    return vtp_block(x, rows, n, 3, 1) && vtp_block(x, rows, n, 0, 3) && vtp_cells(x, n, 0) &&
+           vtp_cells(x, n, 1) && put(x, vtk_tail, sizeof vtk_tail - 1);
+}
+
+ACM_API acm_status acm_smoke_export(acm_smoke *smoke, const char *path,
+                                    acm_particle_format format)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (path == NULL)
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "path is NULL");
+    if (format != ACM_PARTICLES_PLY && format != ACM_PARTICLES_VTP)
+        return acm__smoke_fail(smoke, ACM_ERR_BAD_ENUM, "unknown particle format %d", (int)format);
+    float *rows = NULL;
+    uint64_t n = 0;
+    ACM_TRY(particle_rows(smoke, &rows, &n));
+    export_file x;
+    acm_status st = export_open(&x, path);
+    if (st == ACM_OK) {
+        if (format == ACM_PARTICLES_PLY ? ply_write(&x, rows, n) : vtp_write(&x, rows, n))
+            st = export_close(&x);
+        else {
+            export_abort(&x);
+            st = ACM_ERR_IO;
+        }
+    }
+    free(rows);
+    return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", x.error);
+}
