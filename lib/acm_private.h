@@ -149,6 +149,9 @@ bool acm__face_collide_params(const struct acm_collide_params *p, struct acm_col
 /* Opposite faces consistent, inlet/outlet layers thick enough. */
 acm_status acm__domain_check_faces(acm_domain *d);
 
+/* Values per cell of a field (0 for an unknown field). */
+int acm__field_components(acm_field field);
+
 /* Size of one element of a dtype (0 for an unknown dtype). */
 size_t acm__dtype_size(acm_dtype dtype);
 /* Read element i of a caller array as double. */

@@ -662,7 +662,7 @@ ACM_API acm_status acm_domain_init_fields(acm_domain *domain, acm_dtype dtype,
 
 /* ---- fields ------------------------------------------------------------- */
 
-static int field_components(acm_field field)
+int acm__field_components(acm_field field)
 {
     switch (field) {
     case ACM_FIELD_DENSITY: return 1;
@@ -677,7 +677,7 @@ static int field_components(acm_field field)
 static acm_status check_field(acm_domain *d, acm_field field, acm_dtype dtype, size_t bytes,
                               size_t *count)
 {
-    int comp = field_components(field);
+    int comp = acm__field_components(field);
     if (comp == 0)
         return ACM_FAIL(d, ACM_ERR_BAD_ENUM, "unknown field %d", (int)field);
     if (!dtype_ok(dtype))
@@ -697,7 +697,7 @@ ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, ac
         return ACM_ERR_NULL_POINTER;
     if (bytes == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "bytes is NULL");
-    int comp = field_components(field);
+    int comp = acm__field_components(field);
     if (comp == 0 || !dtype_ok(dtype))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown field %d or dtype %d", (int)field,
                         (int)dtype);
@@ -739,7 +739,7 @@ ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm
         if (!isfinite(v))
             return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                             "element %zu (cell %zu) is not finite; nothing was changed", k,
-                            k / (size_t)field_components(field));
+                            k / (size_t)acm__field_components(field));
     }
     ACM_TRY(domain->ops->set_field(domain, field, dtype, src));
     if (field == ACM_FIELD_FORCE)

@@ -85,17 +85,6 @@ static const char *byte_order(void)
 
 /* ---- VTK image data of a domain's fields ---------------------------------------------- */
 
-static int field_components(acm_field f)
-{
-    switch (f) {
-    case ACM_FIELD_DENSITY: return 1;
-    case ACM_FIELD_VELOCITY:
-    case ACM_FIELD_FORCE: return 3;
-    case ACM_FIELD_POPULATIONS: return ACM_Q;
-    default: return 0;
-    }
-}
-
 static const char *field_name(acm_field f)
 {
     switch (f) {
@@ -111,7 +100,7 @@ static acm_status check_fields(acm_domain *d, const acm_field *fields, size_t co
     if (count == 0)
         return ACM_FAIL(d, ACM_ERR_INVALID_ARG, "no field to export");
     for (size_t k = 0; k < count; ++k) {
-        if (field_components(fields[k]) == 0)
+        if (acm__field_components(fields[k]) == 0)
             return ACM_FAIL(d, ACM_ERR_BAD_ENUM, "unknown field %d", (int)fields[k]);
         for (size_t j = 0; j < k; ++j)
             if (fields[j] == fields[k])
@@ -131,7 +120,7 @@ static void vti_header(FILE *f, const acm_domain *d, const acm_field *fields, si
     fprintf(f, "    <Piece Extent=\"%s\">\n      <PointData>\n", extent);
     uint64_t offset = 0;
     for (size_t k = 0; k < count; ++k) {
-        const int comp = field_components(fields[k]);
+        const int comp = acm__field_components(fields[k]);
         fprintf(f, "        <DataArray type=\"Float32\" Name=\"%s\" NumberOfComponents=\"%d\" "
                    "format=\"appended\" offset=\"%llu\"/>\n",
                 field_name(fields[k]), comp, (unsigned long long)offset);
@@ -146,7 +135,7 @@ static void vti_header(FILE *f, const acm_domain *d, const acm_field *fields, si
 static acm_status vti_data(acm_domain *d, export_file *x, const acm_field *fields, size_t count)
 {
     for (size_t k = 0; k < count; ++k) {
-        const uint64_t bytes = (uint64_t)d->ncells * (uint64_t)field_components(fields[k]) *
+        const uint64_t bytes = (uint64_t)d->ncells * (uint64_t)acm__field_components(fields[k]) *
                                sizeof(float);
         float *v = malloc((size_t)bytes);
         if (v == NULL)
