@@ -110,24 +110,41 @@ static acm_status check_fields(acm_domain *d, const acm_field *fields, size_t co
     return ACM_OK;
 }
 
-static void vti_header(FILE *f, const acm_domain *d, const acm_field *fields, size_t count)
+/* A VTK image data grid: points, the first point, their spacing; arrays by
+ * name and components, FP32, appended in this order. */
+typedef struct vti_grid {
+    int32_t n[3];
+    double origin, spacing; /* the same on every axis */
+} vti_grid;
+
+static void vti_header(FILE *f, const vti_grid *g, const char *const *names, const int *comps,
+                       size_t count)
 {
     char extent[96];
-    acm__format(extent, sizeof extent, "0 %d 0 %d 0 %d", d->nx - 1, d->ny - 1, d->nz - 1);
+    acm__format(extent, sizeof extent, "0 %d 0 %d 0 %d", g->n[0] - 1, g->n[1] - 1, g->n[2] - 1);
     fprintf(f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"ImageData\" version=\"1.0\" "
                "byte_order=\"%s\" header_type=\"UInt64\">\n", byte_order());
-    fprintf(f, "  <ImageData WholeExtent=\"%s\" Origin=\"0 0 0\" Spacing=\"1 1 1\">\n", extent);
+    fprintf(f, "  <ImageData WholeExtent=\"%s\" Origin=\"%.17g %.17g %.17g\" "
+               "Spacing=\"%.17g %.17g %.17g\">\n", extent, g->origin, g->origin, g->origin,
+            g->spacing, g->spacing, g->spacing);
     fprintf(f, "    <Piece Extent=\"%s\">\n      <PointData>\n", extent);
+    const uint64_t points = (uint64_t)g->n[0] * (uint64_t)g->n[1] * (uint64_t)g->n[2];
     uint64_t offset = 0;
     for (size_t k = 0; k < count; ++k) {
-        const int comp = acm__field_components(fields[k]);
         fprintf(f, "        <DataArray type=\"Float32\" Name=\"%s\" NumberOfComponents=\"%d\" "
                    "format=\"appended\" offset=\"%llu\"/>\n",
-                field_name(fields[k]), comp, (unsigned long long)offset);
-        offset += sizeof(uint64_t) + (uint64_t)d->ncells * (uint64_t)comp * sizeof(float);
+                names[k], comps[k], (unsigned long long)offset);
+        offset += sizeof(uint64_t) + points * (uint64_t)comps[k] * sizeof(float);
     }
     fprintf(f, "      </PointData>\n      <CellData/>\n    </Piece>\n  </ImageData>\n"
                "  <AppendedData encoding=\"raw\">\n   _");
+}
+
+/* One array's block: its byte count, then the values. */
+static bool vti_block(export_file *x, const float *v, uint64_t values)
+{
+    const uint64_t bytes = values * sizeof(float);
+    return put(x, &bytes, sizeof bytes) && put(x, v, (size_t)bytes);
 }
 
 /* The fields' values, one after the other, each fetched just before it is
@@ -142,7 +159,7 @@ static acm_status vti_data(acm_domain *d, export_file *x, const acm_field *field
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the %s field (%.3g GB)",
                             field_name(fields[k]), (double)bytes / 1e9);
         acm_status st = d->ops->get_field(d, fields[k], ACM_DTYPE_FLOAT32, v);
-        if (st == ACM_OK && !(put(x, &bytes, sizeof bytes) && put(x, v, (size_t)bytes)))
+        if (st == ACM_OK && !vti_block(x, v, bytes / sizeof(float)))
             st = ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
         free(v);
         ACM_TRY(st);
@@ -159,10 +176,17 @@ ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
     if (path == NULL || fields == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL", path == NULL ? "path" : "fields");
     ACM_TRY(check_fields(domain, fields, count));
+    const char *names[ACM_FIELD_POPULATIONS + 1];
+    int comps[ACM_FIELD_POPULATIONS + 1];
+    for (size_t k = 0; k < count; ++k) {
+        names[k] = field_name(fields[k]);
+        comps[k] = acm__field_components(fields[k]);
+    }
     export_file x;
     if (export_open(&x, path) != ACM_OK)
         return ACM_FAIL(domain, ACM_ERR_IO, "%s", x.error);
-    vti_header(x.f, domain, fields, count);
+    const vti_grid g = {{domain->nx, domain->ny, domain->nz}, 0.0, 1.0};
+    vti_header(x.f, &g, names, comps, count);
     acm_status st = vti_data(domain, &x, fields, count);
     if (st != ACM_OK) {
         export_abort(&x);
@@ -275,4 +299,44 @@ ACM_API acm_status acm_smoke_export(acm_smoke *smoke, const char *path,
     }
     free(rows);
     return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", x.error);
+}
+
+/* ---- the smoke's density volume --------------------------------------------------------- */
+
+ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, int32_t subdivisions)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (path == NULL)
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "path is NULL");
+    vti_grid g;
+    ACM_TRY(acm__smoke_grid(smoke, subdivisions, g.n));
+    g.spacing = 1.0 / subdivisions;
+    g.origin = 0.5 * g.spacing - 0.5;
+    const uint64_t voxels = (uint64_t)g.n[0] * (uint64_t)g.n[1] * (uint64_t)g.n[2];
+    float *v = malloc((size_t)voxels * sizeof(float));
+    if (v == NULL)
+        return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot hold %llu voxels",
+                               (unsigned long long)voxels);
+    acm_status st = acm_smoke_density(smoke, subdivisions, v, (size_t)voxels);
+    export_file x;
+    if (st == ACM_OK)
+        st = export_open(&x, path);
+    if (st == ACM_OK) {
+        const char *name = "density";
+        const int one = 1;
+        vti_header(x.f, &g, &name, &one, 1);
+        if (vti_block(&x, v, voxels) && put(&x, vtk_tail, sizeof vtk_tail - 1))
+            st = export_close(&x);
+        else {
+            export_abort(&x);
+            st = ACM_ERR_IO;
+        }
+        if (st != ACM_OK)
+            st = acm__smoke_fail(smoke, st, "%s", x.error);
+    } else if (st == ACM_ERR_IO) {
+        st = acm__smoke_fail(smoke, st, "%s", x.error);
+    }
+    free(v);
+    return st;
 }

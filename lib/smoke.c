@@ -399,6 +399,80 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
     return ACM_OK;
 }
 
+/* The two voxels along an axis of m voxels (s per cell; voxel i centred at
+ * (i + 1/2) / s - 1/2) around coordinate c, and the upper one's weight:
+ * wrapped on a periodic axis, the outermost voxel alone beyond the outermost
+ * centres otherwise. */
+static void density_axis(double c, int32_t m, int32_t sub, int periodic, int32_t *i0, int32_t *i1,
+                         double *f)
+{
+    double v = (c + 0.5) * sub - 0.5;
+    if (periodic) {
+        v -= (double)m * floor(v / (double)m);
+        int32_t i = (int32_t)v;
+        i = i >= m ? m - 1 : i;
+        *i0 = i;
+        *i1 = i + 1 == m ? 0 : i + 1;
+        *f = v - (double)i;
+        return;
+    }
+    if (!(v > 0.0) || v >= (double)(m - 1)) {
+        *i0 = *i1 = v > 0.0 ? m - 1 : 0;
+        *f = 0.0;
+        return;
+    }
+    *i0 = (int32_t)v;
+    *i1 = *i0 + 1;
+    *f = v - (double)*i0;
+}
+
+acm_status acm__smoke_grid(acm_smoke *s, int32_t subdivisions, int32_t dims[3])
+{
+    const acm_domain *d = s->domain;
+    if (subdivisions < 1 || subdivisions > ACM_SMOKE_SUBDIVISIONS_MAX)
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "subdivisions=%d must be in [1, %d]",
+                               (int)subdivisions, ACM_SMOKE_SUBDIVISIONS_MAX);
+    dims[0] = d->nx * subdivisions;
+    dims[1] = d->ny * subdivisions;
+    dims[2] = d->nz * subdivisions;
+    return ACM_OK;
+}
+
+ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, float *dst,
+                                     size_t count)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (dst == NULL)
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "dst is NULL");
+    int32_t m[3] = {0, 0, 0};
+    ACM_TRY(acm__smoke_grid(smoke, subdivisions, m));
+    const size_t voxels = (size_t)m[0] * (size_t)m[1] * (size_t)m[2];
+    if (count != voxels)
+        return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "count=%zu but the grid has %zu "
+                               "voxels (%dx%dx%d)", count, voxels, m[0], m[1], m[2]);
+    const acm_domain *d = smoke->domain;
+    const double w = (double)subdivisions * subdivisions * subdivisions; /* per cell volume */
+    memset(dst, 0, voxels * sizeof(float));
+    for (uint64_t k = 0; k < smoke->capacity; ++k) {
+        if (smoke->age[k] < 0)
+            continue;
+        int32_t c[3][2];
+        double f[3];
+        for (int a = 0; a < 3; ++a)
+            density_axis(smoke->x[3 * k + (uint64_t)a], m[a], subdivisions,
+                         d->face[2 * a].type == ACM_BOUNDARY_PERIODIC, &c[a][0], &c[a][1], &f[a]);
+        for (int q = 0; q < 8; ++q) {
+            const int dx = q & 1, dy = (q >> 1) & 1, dz = q >> 2;
+            const double wq = (dx ? f[0] : 1.0 - f[0]) * (dy ? f[1] : 1.0 - f[1]) *
+                              (dz ? f[2] : 1.0 - f[2]);
+            dst[(size_t)c[0][dx] + (size_t)m[0] * ((size_t)c[1][dy] + (size_t)m[1] * (size_t)c[2][dz])] +=
+                (float)(w * wq);
+        }
+    }
+    return ACM_OK;
+}
+
 ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t count,
                                            size_t *written)
 {

@@ -36,6 +36,9 @@ struct acm_smoke {
 acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* The voxel counts of the smoke's density grid at a subdivision (checked). */
+acm_status acm__smoke_grid(acm_smoke *s, int32_t subdivisions, int32_t dims[3]);
+
 /* After the fluid part of a step: move every smoke's particles with the
  * velocity of the new state, recycle those that left or expired, emit. */
 acm_status acm__smokes_advance(acm_domain *d);

@@ -548,6 +548,88 @@ START_TEST(export_errors)
 }
 END_TEST
 
+/* ---- density ------------------------------------------------------------------------------ */
+
+static double total(const float *v, size_t n)
+{
+    double t = 0.0;
+    for (size_t k = 0; k < n; ++k)
+        t += v[k];
+    return t;
+}
+
+/* The density grid holds every particle once (periodic and open axes, every
+ * subdivision), a particle at a cell centre lands on its voxel(s) exactly,
+ * and bad sizes are refused. */
+START_TEST(smoke_density)
+{
+    acm_domain_options o = acm_test_options(8, 6, 5, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    o.initial_velocity[0] = 0.05;
+    acm_domain *d = acm_test_domain(&o);
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+    acm_smoke *s = smoke_of(d, 2000), *one = smoke_of(d, 1);
+    add_box(s, -0.4, 7.4, 40.0, 0); /* reaches past the walls' outermost centres too */
+    const double centre[3] = {3.0, 4.0, 2.0};
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_POINTS;
+    e.points = centre;
+    e.point_count = 1;
+    e.rate = 1.0;
+    ck_assert_int_eq(acm_smoke_add_emitter(one, &e), ACM_OK);
+    ACM_CK_OK(d, acm_step(d, 1)); /* `one` holds its particle at the centre, unmoved */
+    float single[8 * 6 * 5];
+    ck_assert_int_eq(acm_smoke_density(one, 1, single, 240), ACM_OK);
+    for (size_t k = 0; k < 240; ++k)
+        ck_assert(single[k] == (k == 3 + 8 * (4 + 6 * 2) ? 1.0f : 0.0f));
+    ACM_CK_OK(d, acm_step(d, 20));
+    const uint64_t alive = info_of(s).alive;
+    ck_assert_uint_gt(alive, 500);
+    for (int32_t sub = 1; sub <= 3; ++sub) {
+        const size_t n = (size_t)(8 * sub) * (6 * sub) * (5 * sub);
+        float *v = acm_test_alloc(n * sizeof(float));
+        ck_assert_int_eq(acm_smoke_density(s, sub, v, n), ACM_OK);
+        const double t = total(v, n) / (sub * sub * sub);
+        ck_assert_msg(fabs(t - (double)alive) < 1e-5 * (double)alive,
+                      "subdivision %d: the grid holds %.6f particles, %llu are alive", sub, t,
+                      (unsigned long long)alive);
+        ck_assert_int_eq(acm_smoke_density(s, sub, v, n - 1), ACM_ERR_BUFFER_SIZE);
+        free(v);
+    }
+    ck_assert_int_eq(acm_smoke_density(s, 0, single, 240), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_smoke_density(s, ACM_SMOKE_SUBDIVISIONS_MAX + 1, single, 240),
+                     ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_smoke_density(s, 1, NULL, 240), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_density(NULL, 1, single, 240), ACM_ERR_NULL_POINTER);
+
+    /* as VTK image data: the grid's geometry and values */
+    char dir[] = "/tmp/acm-export-XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/density.vti", dir);
+    ck_assert_msg(acm_smoke_export_density(s, path, 2) == ACM_OK, "%s", acm_smoke_last_error(s));
+    size_t size = 0;
+    char *file = slurp(path, &size);
+    ck_assert_ptr_nonnull(strstr(file, "WholeExtent=\"0 15 0 11 0 9\""));
+    ck_assert_ptr_nonnull(strstr(file, "Origin=\"-0.25 -0.25 -0.25\" Spacing=\"0.5 0.5 0.5\""));
+    int comp = 0;
+    uint64_t bytes = 0;
+    const char *values = vtk_array(file, appended(file, size), "density", &comp, &bytes);
+    ck_assert_int_eq(comp, 1);
+    ck_assert_uint_eq(bytes, 16 * 12 * 10 * sizeof(float));
+    float *v = acm_test_alloc((size_t)bytes);
+    ck_assert_int_eq(acm_smoke_density(s, 2, v, 1920), ACM_OK);
+    ck_assert_mem_eq(values, v, (size_t)bytes);
+    ck_assert_int_eq(acm_smoke_export_density(s, path, 0), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_smoke_export_density(s, NULL, 1), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_smoke_export_density(s, "/nonexistent-dir/d.vti", 1), ACM_ERR_IO);
+    free(v);
+    free(file);
+    remove(path);
+    rmdir(dir);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 TEST_SUITE(smoke_particles)
 {
     Suite *s = suite_create("smoke_particles");
@@ -563,6 +645,7 @@ TEST_SUITE(smoke_particles)
     tcase_add_test(ex, export_vti);
     tcase_add_test(ex, export_particles);
     tcase_add_test(ex, export_errors);
+    tcase_add_test(ex, smoke_density);
     suite_add_tcase(s, ex);
     return s;
 }

@@ -63,6 +63,19 @@ typedef enum acm_particle_format {
 ACM_API acm_status acm_smoke_export(acm_smoke *smoke, const char *path,
                                     acm_particle_format format);
 
+/**
+ * Write a smoke's density (acm_smoke_density(), particles per cell volume) as
+ * VTK image data, array `density`: (n s)^3 points at spacing 1/s from
+ * (1/(2s) - 1/2, ...), s = @p subdivisions.
+ *
+ * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_OUT_OF_RANGE
+ *         (subdivisions); ::ACM_ERR_NO_MEMORY; ::ACM_ERR_IO (nothing is left
+ *         behind). Described by acm_smoke_last_error().
+ * @since 1.3
+ */
+ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path,
+                                            int32_t subdivisions);
+
 ACM_END_DECLS
 
 /** @} */

@@ -146,6 +146,31 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info);
 ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t count,
                                            size_t *written);
 
+/** Largest acm_smoke_density() subdivision. */
+#define ACM_SMOKE_SUBDIVISIONS_MAX 8
+
+/**
+ * The smoke's density on a grid: each particle spread over the 8 voxel
+ * centres around it with trilinear ("cloud in cell") weights, in particles
+ * per cell volume. The grid covers the domain, [-1/2, n - 1/2) along each
+ * axis, with @p subdivisions voxels per cell edge (1: the fluid's
+ * resolution): (n_x s) x (n_y s) x (n_z s) values, x fastest, voxel (i, j, k)
+ * centred at ((i + 1/2) / s - 1/2, ...). Periodic axes wrap; along the
+ * others a particle's weight beyond the outermost voxel centres goes to the
+ * outermost voxels, so the total is always the particle count:
+ * sum(dst) / s^3 == acm_smoke_info::alive.
+ *
+ * @param smoke the smoke
+ * @param subdivisions voxels per cell edge, in [1, ::ACM_SMOKE_SUBDIVISIONS_MAX]
+ * @param dst   the grid's values
+ * @param count values at @p dst: exactly the grid's size
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE
+ *         (subdivisions), ::ACM_ERR_BUFFER_SIZE (count)
+ * @since 1.3
+ */
+ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, float *dst,
+                                     size_t count);
+
 /**
  * Message describing the last failed call on @p smoke, or "" if none.
  * @since 1.3
