@@ -9,6 +9,7 @@
 
 #include "backend_cuda.h"
 #include "kernels.cuh"
+#include "smoke.h"
 #include "solid.h"
 #include "state.h"
 
@@ -59,6 +60,7 @@ struct cuda_impl {
     acm_gpu_sums *host_sums;           /* pinned [2] */
     void *staging;        /* device buffer of ACM_STAGING_BYTES for field transfers */
     float *vis;           /* acm_cuda_domain_map_fields: rho, then u interleaved */
+    float *smoke_u;       /* the velocity smoke particles move with, 3 per cell */
     cudaStream_t stream;
     bool own_stream;
     bool broken;          /* a sticky device error: the context is unusable */
@@ -316,7 +318,7 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
                      (void **)&m->partials, &m->sum_scratch, (void **)&m->counters,
-                     &m->staging,       (void **)&m->vis};
+                     &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);
@@ -1320,6 +1322,126 @@ extern "C" acm_status acm_cuda_state_load(acm_domain *d, const acm_state *st)
                                   cudaMemcpyHostToDevice, m->stream));
     else /* another backend's reductions: recompute ours, after the IB force is back */
         ACM_TRY(refresh_ring(d));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+/* ---- smoke (lib/smoke.c, docs/smoke.md) ----------------------------------------------------- */
+
+/* A smoke's particles on the device (acm_smoke.dev), and the staging of the
+ * particles the host emits in a step. */
+struct cuda_smoke {
+    int device;
+    double *x;
+    int64_t *age, *life;
+    uint8_t *died;
+    uint32_t *slots;
+    double *xs;
+    int64_t *lives;
+    double *host_xs;     /* packed emissions, host side */
+    int64_t *host_lives;
+};
+
+extern "C" void acm_cuda_smoke_detach(acm_smoke *s)
+{
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    cudaSetDevice(c->device); /* cudaFree waits for the device */
+    void *bufs[] = {c->x, c->age, c->life, c->died, c->slots, c->xs, c->lives};
+    for (void *b : bufs)
+        if (b != NULL)
+            cudaFree(b);
+    free(c->host_xs);
+    free(c->host_lives);
+    free(c);
+    s->dev = NULL;
+}
+
+extern "C" acm_status acm_cuda_smoke_attach(acm_domain *d, acm_smoke *s)
+{
+    ACM_TRY(enter(d));
+    cuda_smoke *c = (cuda_smoke *)calloc(1, sizeof *c);
+    if (c == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a smoke's device record");
+    s->dev = c;
+    c->device = d->device;
+    const size_t n = (size_t)s->capacity;
+    c->host_xs = (double *)malloc(3 * n * sizeof(double));
+    c->host_lives = (int64_t *)malloc(n * sizeof(int64_t));
+    struct {
+        void **p;
+        size_t bytes;
+    } want[] = {{(void **)&c->x, 3 * n * sizeof(double)}, {(void **)&c->age, n * sizeof(int64_t)},
+                {(void **)&c->life, n * sizeof(int64_t)}, {(void **)&c->died, n},
+                {(void **)&c->slots, n * sizeof(uint32_t)}, {(void **)&c->xs, 3 * n * sizeof(double)},
+                {(void **)&c->lives, n * sizeof(int64_t)}};
+    cudaError_t e = c->host_xs != NULL && c->host_lives != NULL ? cudaSuccess : cudaErrorMemoryAllocation;
+    for (size_t k = 0; k < sizeof want / sizeof want[0] && e == cudaSuccess; ++k)
+        e = cudaMalloc(want[k].p, want[k].bytes);
+    if (e == cudaSuccess) /* every slot free: age -1 */
+        e = cudaMemsetAsync(c->age, 0xff, n * sizeof(int64_t), IMPL(d)->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(IMPL(d)->stream);
+    if (e != cudaSuccess) {
+        acm_cuda_smoke_detach(s);
+        return cuda_fail(d, e, "allocating a smoke's particles");
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_smoke_velocity(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    if (m->smoke_u == NULL)
+        ACM_TRY(dev_alloc(d, (void **)&m->smoke_u, 3 * (size_t)d->ncells * sizeof(float),
+                          "the smoke's velocity"));
+    CU_TRY(d, acm_launch_field(step_args(d), state_array(m), m->elem, ACM_FIELD_VELOCITY,
+                               m->smoke_u, (int)sizeof(float), 0, (uint32_t)d->ncells, m->stream));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_smoke_advect(acm_domain *d, acm_smoke *s, uint8_t *died)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    CU_TRY(d, acm_launch_smoke_advect(acm__ib_grid(d), m->smoke_u, c->x, c->age, c->life, c->died,
+                                      s->capacity, m->stream));
+    CU_TRY(d, cudaMemcpyAsync(died, c->died, (size_t)s->capacity, cudaMemcpyDeviceToHost,
+                              m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_smoke_emitted(acm_domain *d, acm_smoke *s, const uint32_t *slots,
+                                             uint64_t n)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    for (uint64_t i = 0; i < n; ++i) {
+        memcpy(c->host_xs + 3 * i, s->x + 3 * (size_t)slots[i], 3 * sizeof(double));
+        c->host_lives[i] = s->life[slots[i]];
+    }
+    CU_TRY(d, cudaMemcpyAsync(c->slots, slots, n * sizeof(uint32_t), cudaMemcpyHostToDevice,
+                              m->stream));
+    CU_TRY(d, cudaMemcpyAsync(c->xs, c->host_xs, 3 * n * sizeof(double), cudaMemcpyHostToDevice,
+                              m->stream));
+    CU_TRY(d, cudaMemcpyAsync(c->lives, c->host_lives, n * sizeof(int64_t),
+                              cudaMemcpyHostToDevice, m->stream));
+    CU_TRY(d, acm_launch_smoke_scatter(c->slots, c->xs, c->lives, n, c->x, c->age, c->life,
+                                       m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream)); /* the host buffers are reused next step */
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_smoke_fetch(acm_domain *d, acm_smoke *s)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    CU_TRY(d, cudaMemcpyAsync(s->x, c->x, 3 * (size_t)s->capacity * sizeof(double),
+                              cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     return ACM_OK;
 }

@@ -27,6 +27,13 @@ acm_status acm_cuda_state_save(acm_domain *d, struct acm_state *st, bool park);
 acm_status acm_cuda_state_load(acm_domain *d, const struct acm_state *st);
 
 void acm_cuda_device_name(acm_domain *d, char *buf, size_t size);
+acm_status acm_cuda_smoke_attach(acm_domain *d, struct acm_smoke *s);
+void acm_cuda_smoke_detach(struct acm_smoke *s);
+acm_status acm_cuda_smoke_velocity(acm_domain *d);
+acm_status acm_cuda_smoke_advect(acm_domain *d, struct acm_smoke *s, uint8_t *died);
+acm_status acm_cuda_smoke_emitted(acm_domain *d, struct acm_smoke *s, const uint32_t *slots,
+                                  uint64_t n);
+acm_status acm_cuda_smoke_fetch(acm_domain *d, struct acm_smoke *s);
 
 ACM_END_DECLS
 

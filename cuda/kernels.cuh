@@ -160,6 +160,15 @@ cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem
  * of the same type (27 per cell): to_arr moves them into arr, else out. */
 cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
                                    void *canon, bool to_arr, cudaStream_t s);
+/* smoke.cu: move the live particles of n slots one step (lib/smoke_math.h);
+ * died[k] says what became of slot k, whose age is -1 when it was freed. */
+cudaError_t acm_launch_smoke_advect(const acm_ib_grid &g, const float *u, double *x,
+                                    int64_t *age, const int64_t *life, uint8_t *died, uint64_t n,
+                                    cudaStream_t s);
+/* The n particles the host emitted, into their slots (age 0). */
+cudaError_t acm_launch_smoke_scatter(const uint32_t *slots, const double *xs,
+                                     const int64_t *lives, uint64_t n, double *x, int64_t *age,
+                                     int64_t *life, cudaStream_t s);
 /* Fill n values of the arithmetic type with v. */
 cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s);
 /* Diagnostics of the physical state: per block (max |u|^2, mass, sum rho|u|,

@@ -448,6 +448,39 @@ static int32_t final_round(tune_ctx *c, const acm_layout *deflt, const acm_layou
     return best;
 }
 
+/* Advance a mixed-radix counter over the dimensions; false after the last. */
+static bool next_combination(const tune_dim *dims, size_t n, size_t *at)
+{
+    size_t k = n;
+    while (k > 0 && ++at[k - 1] == dims[k - 1].n)
+        at[--k] = 0;
+    return k > 0;
+}
+
+/* How many different layouts the combinations resolve to (for the progress
+ * report: several resolve alike, e.g. every l of the unsorted order). */
+static int32_t distinct_layouts(const tune_ctx *c, acm_layout *l, const tune_dim *dims, size_t n)
+{
+    size_t at[2 * ACM_TUNE_MAX_DIMS] = {0}, total = 1;
+    for (size_t k = 0; k < n; ++k)
+        total *= dims[k].n;
+    char (*seen)[ACM_LAYOUT_STRING_SIZE] = malloc(total * sizeof *seen);
+    if (seen == NULL)
+        return (int32_t)total;
+    int32_t distinct = 0;
+    do {
+        for (size_t k = 0; k < n; ++k)
+            *dims[k].slot = dims[k].values[at[k]];
+        canonical_text(c->d, l, seen[distinct]);
+        int32_t j = 0;
+        while (j < distinct && strcmp(seen[j], seen[distinct]) != 0)
+            ++j;
+        distinct += j == distinct;
+    } while (next_combination(dims, n, at));
+    free(seen);
+    return distinct;
+}
+
 /* Every combination of the candidate values (the solids' innermost, so the
  * fluid storage is rebuilt as rarely as possible). */
 static int32_t exhaustive(tune_ctx *c, const acm_layout *base)
@@ -457,21 +490,15 @@ static int32_t exhaustive(tune_ctx *c, const acm_layout *base)
     size_t n = fluid_dims(c, &l, dims);
     n += solid_dims(c, &l, dims + n);
     size_t at[2 * ACM_TUNE_MAX_DIMS] = {0};
-    c->planned = 1;
-    for (size_t k = 0; k < n; ++k)
-        c->planned *= (int32_t)dims[k].n;
+    c->planned = distinct_layouts(c, &l, dims, n);
     int32_t best = -1;
-    for (;;) {
+    do {
         for (size_t k = 0; k < n; ++k)
             *dims[k].slot = dims[k].values[at[k]];
         const int32_t i = measure(c, &l, ACM_TUNE_STAGE_EXHAUSTIVE); /* repeats cost nothing */
         best = entry_ms(c, i) < entry_ms(c, best) ? i : best;
-        size_t k = n;
-        while (k > 0 && ++at[k - 1] == dims[k - 1].n)
-            at[--k] = 0;
-        if (k == 0)
-            return best;
-    }
+    } while (next_combination(dims, n, at));
+    return best;
 }
 
 /* ---- the tuning cache ------------------------------------------------------------------- */

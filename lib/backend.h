@@ -13,6 +13,7 @@
 ACM_BEGIN_DECLS
 
 struct acm_state;
+struct acm_smoke;
 
 /* GPU threads per block when the layout leaves it at 0. */
 #define ACM_GPU_DEFAULT_BLOCK 128
@@ -92,6 +93,23 @@ struct acm_backend_ops {
      * ib_attach when the domain has solids, already done), whatever the
      * streaming, CSoA group, kernel structure or precision it was saved with. */
     acm_status (*state_load)(acm_domain *d, const struct acm_state *st);
+
+    /* ---- smoke (optional: without them the particles move on the host with
+     * the velocity from get_field; docs/smoke.md) ---- */
+
+    /* Device storage for a smoke's particles (s->dev), and its release. */
+    acm_status (*smoke_attach)(acm_domain *d, struct acm_smoke *s);
+    void (*smoke_detach)(struct acm_smoke *s);
+    /* The velocity of the current state for this step's moves. */
+    acm_status (*smoke_velocity)(acm_domain *d);
+    /* Move the live particles one step (lib/smoke_math.h); died[k] for every
+     * slot says what became of it (the device frees the slot itself). */
+    acm_status (*smoke_advect)(acm_domain *d, struct acm_smoke *s, uint8_t *died);
+    /* The particles the host just emitted into slots[0..n) (s->x, s->life). */
+    acm_status (*smoke_emitted)(acm_domain *d, struct acm_smoke *s, const uint32_t *slots,
+                                uint64_t n);
+    /* s->x from the device, for a query. */
+    acm_status (*smoke_fetch)(acm_domain *d, struct acm_smoke *s);
 
     /* What the domain runs on, for the tuning cache's key ("NVIDIA H200",
      * the CPU's model and thread count). */

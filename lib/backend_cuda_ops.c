@@ -25,4 +25,10 @@ const struct acm_backend_ops acm_backend_cuda = {
     .state_save = acm_cuda_state_save,
     .state_load = acm_cuda_state_load,
     .device_name = acm_cuda_device_name,
+    .smoke_attach = acm_cuda_smoke_attach,
+    .smoke_detach = acm_cuda_smoke_detach,
+    .smoke_velocity = acm_cuda_smoke_velocity,
+    .smoke_advect = acm_cuda_smoke_advect,
+    .smoke_emitted = acm_cuda_smoke_emitted,
+    .smoke_fetch = acm_cuda_smoke_fetch,
 };

@@ -200,6 +200,7 @@ ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
 /* The live particles as FP32 x, y, z, age (4 per particle); *n of them. */
 static acm_status particle_rows(acm_smoke *s, float **rows, uint64_t *n)
 {
+    ACM_TRY(acm__smoke_positions(s));
     const uint64_t alive = s->capacity - s->nfree;
     float *r = malloc(4 * (size_t)(alive ? alive : 1) * sizeof(float));
     if (r == NULL)

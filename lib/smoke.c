@@ -11,6 +11,8 @@
 
 #include "backend.h"
 #include "smoke.h"
+#include "smoke_math.h"
+#include "solid.h" /* acm__ib_grid */
 
 #define ACM_SMOKE_CAPACITY_MAX (UINT64_C(1) << 31)
 
@@ -49,6 +51,10 @@ ACM_API acm_status acm_smoke_options_init(acm_smoke_options *opts, uint32_t vers
 
 static void free_smoke(acm_smoke *s)
 {
+    if (s->dev != NULL)
+        s->domain->ops->smoke_detach(s);
+    free(s->died);
+    free(s->new_slots);
     for (int32_t i = 0; i < s->nemitters; ++i)
         free(s->emitters[i].points);
     free(s->emitters);
@@ -107,8 +113,11 @@ ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
         s->age = malloc(n * sizeof(int64_t));
         s->life = calloc(n, sizeof(int64_t));
         s->free_slot = malloc(n * sizeof(uint32_t));
+        s->died = malloc(n);
+        s->new_slots = malloc(n * sizeof(uint32_t));
     }
-    if (s == NULL || s->x == NULL || s->age == NULL || s->life == NULL || s->free_slot == NULL) {
+    if (s == NULL || s->x == NULL || s->age == NULL || s->life == NULL || s->free_slot == NULL ||
+        s->died == NULL || s->new_slots == NULL) {
         if (s != NULL)
             free_smoke(s);
         return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate a smoke of %zu particles", n);
@@ -117,7 +126,9 @@ ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
     s->capacity = opts->capacity;
     s->rng = opts->seed;
     reset_slots(s);
-    acm_status st = join_domain(domain, s);
+    acm_status st = domain->ops->smoke_attach != NULL ? domain->ops->smoke_attach(domain, s) : ACM_OK;
+    if (st == ACM_OK)
+        st = join_domain(domain, s);
     if (st != ACM_OK) {
         free_smoke(s);
         return st;
@@ -258,9 +269,10 @@ static void emit_position(acm_smoke *s, smoke_emitter *se, double X[3])
     }
 }
 
-/* This step's particles of every emitter, into free slots. */
+/* This step's particles of every emitter, into free slots (listed in new_slots). */
 static void emit(acm_smoke *s)
 {
+    s->nnew = 0;
     for (int32_t i = 0; i < s->nemitters; ++i) {
         smoke_emitter *se = &s->emitters[i];
         se->carry += se->e.rate;
@@ -272,6 +284,7 @@ static void emit(acm_smoke *s)
                 break;
             }
             const uint32_t slot = s->free_slot[--s->nfree];
+            s->new_slots[s->nnew++] = slot;
             emit_position(s, se, s->x + 3 * (size_t)slot);
             s->age[slot] = 0;
             s->life[slot] = se->e.lifetime;
@@ -282,100 +295,69 @@ static void emit(acm_smoke *s)
 
 /* ---- advection --------------------------------------------------------------------- */
 
-/* The two cell centres along one axis around coordinate c, and the weight of
- * the upper one: wrapped on a periodic axis, clamped to the grid otherwise. */
-static void axis_cells(double c, int32_t n, int periodic, int32_t *i0, int32_t *i1, double *f)
-{
-    if (periodic) {
-        c -= (double)n * floor(c / (double)n);
-        int32_t i = (int32_t)c;
-        i = i >= n ? n - 1 : i;
-        *i0 = i;
-        *i1 = i + 1 == n ? 0 : i + 1;
-        *f = c - (double)i;
-        return;
-    }
-    c = c < 0.0 ? 0.0 : (c > (double)(n - 1) ? (double)(n - 1) : c);
-    int32_t i = (int32_t)c;
-    i = i >= n - 1 ? (n > 1 ? n - 2 : 0) : i;
-    *i0 = i;
-    *i1 = n > 1 ? i + 1 : i;
-    *f = n > 1 ? c - (double)i : 0.0;
-}
-
-/* The fluid velocity at X, trilinear between cell centres. */
-static void sample_velocity(const acm_domain *d, const float *u, const double X[3], double out[3])
-{
-    const int32_t n[3] = {d->nx, d->ny, d->nz};
-    int32_t c[3][2];
-    double f[3];
-    for (int a = 0; a < 3; ++a)
-        axis_cells(X[a], n[a], d->face[2 * a].type == ACM_BOUNDARY_PERIODIC, &c[a][0], &c[a][1],
-                   &f[a]);
-    out[0] = out[1] = out[2] = 0.0;
-    for (int k = 0; k < 8; ++k) {
-        const int dx = k & 1, dy = (k >> 1) & 1, dz = k >> 2;
-        const double w = (dx ? f[0] : 1.0 - f[0]) * (dy ? f[1] : 1.0 - f[1]) * (dz ? f[2] : 1.0 - f[2]);
-        const size_t cell = (size_t)c[0][dx] + (size_t)n[0] * ((size_t)c[1][dy] + (size_t)n[1] * (size_t)c[2][dz]);
-        for (int a = 0; a < 3; ++a)
-            out[a] += w * (double)u[3 * cell + (size_t)a];
-    }
-}
-
-/* Wrap X into the periodic images; false when it has left along another axis
- * (beyond half a cell outside the outermost centres). */
-static bool keep_inside(const acm_domain *d, double X[3])
-{
-    const int32_t n[3] = {d->nx, d->ny, d->nz};
-    for (int a = 0; a < 3; ++a) {
-        if (d->face[2 * a].type == ACM_BOUNDARY_PERIODIC)
-            X[a] -= (double)n[a] * floor(X[a] / (double)n[a]);
-        else if (!(X[a] >= -0.5 && X[a] < (double)n[a] - 0.5))
-            return false;
-    }
-    return true;
-}
-
 static void recycle(acm_smoke *s, uint32_t slot)
 {
     s->age[slot] = -1;
     s->free_slot[s->nfree++] = slot;
 }
 
-/* Move every particle one step (the explicit midpoint rule), recycle those
- * that left or expired. */
-static void advect(acm_smoke *s, const float *u)
+/* The bookkeeping of a step: died[k] says what became of slot k's particle. */
+static void account_step(acm_smoke *s, const uint8_t *died)
 {
-    const acm_domain *d = s->domain;
     for (uint64_t k = 0; k < s->capacity; ++k) {
         if (s->age[k] < 0)
             continue;
-        double *X = s->x + 3 * k, u1[3], mid[3], u2[3];
-        sample_velocity(d, u, X, u1);
-        for (int a = 0; a < 3; ++a)
-            mid[a] = X[a] + 0.5 * u1[a];
-        sample_velocity(d, u, mid, u2);
-        for (int a = 0; a < 3; ++a)
-            X[a] += u2[a];
         s->age[k]++;
-        if (!keep_inside(d, X)) {
+        if (died[k] == ACM_SMOKE_LEFT)
             s->left++;
-            recycle(s, (uint32_t)k);
-        } else if (s->life[k] > 0 && s->age[k] >= s->life[k]) {
+        else if (died[k] == ACM_SMOKE_EXPIRED)
             s->expired++;
+        if (died[k] != ACM_SMOKE_ALIVE)
             recycle(s, (uint32_t)k);
-        }
+    }
+}
+
+/* The host's step of every live particle (the CPU backend, and the oracle). */
+static void advect_host(acm_smoke *s, const float *u, uint8_t *died)
+{
+    const acm_ib_grid g = acm__ib_grid(s->domain);
+#pragma omp parallel for schedule(static) if (s->capacity >= 65536)
+    for (int64_t k = 0; k < (int64_t)s->capacity; ++k) {
+        int64_t age = s->age[k];
+        died[k] = age < 0 ? ACM_SMOKE_ALIVE
+                          : (uint8_t)acm_smoke_step(&g, u, s->x + 3 * k, &age, s->life[k]);
     }
 }
 
 acm_status acm__smokes_advance(acm_domain *d)
 {
-    ACM_TRY(d->ops->get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT32, d->smoke_velocity));
+    const struct acm_backend_ops *ops = d->ops;
+    const bool device = ops->smoke_advect != NULL;
+    if (device)
+        ACM_TRY(ops->smoke_velocity(d));
+    else
+        ACM_TRY(ops->get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT32, d->smoke_velocity));
     for (int32_t i = 0; i < d->nsmokes; ++i) {
-        advect(d->smokes[i], d->smoke_velocity);
-        emit(d->smokes[i]);
+        acm_smoke *s = d->smokes[i];
+        if (device)
+            ACM_TRY(ops->smoke_advect(d, s, s->died));
+        else
+            advect_host(s, d->smoke_velocity, s->died);
+        account_step(s, s->died);
+        emit(s);
+        if (device && s->nnew > 0)
+            ACM_TRY(ops->smoke_emitted(d, s, s->new_slots, s->nnew));
     }
     return ACM_OK;
+}
+
+acm_status acm__smoke_positions(acm_smoke *s)
+{
+    acm_domain *d = s->domain;
+    if (d->ops->smoke_fetch == NULL)
+        return ACM_OK;
+    const acm_status st = d->ops->smoke_fetch(d, s);
+    return st == ACM_OK ? ACM_OK : acm__smoke_fail(s, st, "%s", d->error);
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
@@ -451,6 +433,7 @@ ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, flo
     if (count != voxels)
         return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "count=%zu but the grid has %zu "
                                "voxels (%dx%dx%d)", count, voxels, m[0], m[1], m[2]);
+    ACM_TRY(acm__smoke_positions(smoke));
     const acm_domain *d = smoke->domain;
     const double w = (double)subdivisions * subdivisions * subdivisions; /* per cell volume */
     memset(dst, 0, voxels * sizeof(float));
@@ -484,6 +467,7 @@ ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t
     if (count < alive)
         return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "room for %zu particles, %llu are alive",
                           count, (unsigned long long)alive);
+    ACM_TRY(acm__smoke_positions(smoke));
     size_t n = 0;
     for (uint64_t k = 0; k < smoke->capacity; ++k)
         if (smoke->age[k] >= 0)

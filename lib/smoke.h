@@ -29,12 +29,19 @@ struct acm_smoke {
     int32_t nemitters;
     uint64_t rng;
     uint64_t emitted, left, expired, dropped;
+    uint8_t *died;       /* per slot: what the last step did to it (smoke_math.h) */
+    uint32_t *new_slots; /* the slots this step's emission filled */
+    uint64_t nnew;
+    void *dev;           /* the backend's copy of the particles (ops->smoke_attach), or NULL */
     char error[ACM_ERROR_SIZE];
 };
 
 /* Record a message on the smoke and return the status. */
 acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* The particles' positions in s->x, from the device where they live there. */
+acm_status acm__smoke_positions(acm_smoke *s);
 
 /* The voxel counts of the smoke's density grid at a subdivision (checked). */
 acm_status acm__smoke_grid(acm_smoke *s, int32_t subdivisions, int32_t dims[3]);

@@ -537,6 +537,12 @@ START_TEST(autotune_discards_failing_candidates)
 }
 END_TEST
 
+static int last_planned(const acm_tune_progress *p, void *user)
+{
+    *(int32_t *)user = p->planned;
+    return 0;
+}
+
 /* In-place streaming is a candidate only when the caller allows it; the
  * exhaustive search measures every combination once. */
 START_TEST(autotune_flags)
@@ -564,9 +570,13 @@ START_TEST(autotune_flags)
     acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
     o.window_steps = 1;
     o.flags = ACM_TUNE_EXHAUSTIVE;
+    o.progress = last_planned;
+    int32_t planned = 0;
+    o.user_data = &planned;
     acm_tune_report *r = NULL;
     ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
     const acm_tune_summary sum = summary_of(r);
+    ck_assert_int_eq(planned, sum.entries); /* the progress knew how many there would be */
     /* CPU: 6 alphas x (4 sample blocks + as sampled); CUDA: x 3 blocks x 3 kernels x 2
      * spreads, the baseline at alpha = 1 once */
     const int expect = acm_test_backend() == ACM_BACKEND_CPU ? 6 * 5 : (6 * 2 + 1) * 3 * 5 * 2;

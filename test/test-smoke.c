@@ -261,6 +261,65 @@ START_TEST(smoke_taylor_green)
 }
 END_TEST
 
+/* The backend under test moves particles as the CPU oracle does: the same
+ * emissions, slots and counters, positions within 1e-6 cells after 120 steps
+ * of a sheared, decaying flow (FP64 populations; the velocity in FP32 on both). */
+START_TEST(smoke_backend_equals_cpu)
+{
+    acm_domain *d[2];
+    acm_smoke *s[2];
+    for (int b = 0; b < 2; ++b) {
+        acm_domain_options o = acm_test_options(24, 20, 16, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+        if (b == 1)
+            o.backend = ACM_BACKEND_CPU;
+        d[b] = acm_test_domain(&o);
+        double *u = acm_test_alloc(3 * 24 * 20 * 16 * sizeof(double));
+        for (int k = 0; k < 24 * 20 * 16; ++k) {
+            const int x = k % 24, y = k / 24 % 20, z = k / 480;
+            u[3 * k] = 0.04 * sin(2 * M_PI * y / 20.0);
+            u[3 * k + 1] = 0.03 * cos(2 * M_PI * z / 16.0);
+            u[3 * k + 2] = 0.02 * sin(2 * M_PI * x / 24.0);
+        }
+        ACM_CK_OK(d[b], acm_domain_init_fields(d[b], ACM_DTYPE_FLOAT64, NULL, u, 24 * 20 * 16));
+        free(u);
+        s[b] = smoke_of(d[b], 400);
+        acm_emitter e = ACM_EMITTER_INIT;
+        e.shape = ACM_EMITTER_SPHERE;
+        e.centre[0] = 12;
+        e.centre[1] = 10;
+        e.centre[2] = 8;
+        e.radius = 6;
+        e.rate = 4.5;
+        e.lifetime = 70;
+        ck_assert_int_eq(acm_smoke_add_emitter(s[b], &e), ACM_OK);
+        ACM_CK_OK(d[b], acm_step(d[b], 120));
+    }
+    const acm_smoke_info a = info_of(s[0]), c = info_of(s[1]);
+    ck_assert_uint_eq(a.alive, c.alive);
+    ck_assert_uint_eq(a.emitted, c.emitted);
+    ck_assert_uint_eq(a.expired, c.expired);
+    ck_assert_uint_eq(a.left, c.left);
+    double *x[2];
+    for (int b = 0; b < 2; ++b) {
+        x[b] = acm_test_alloc(3 * 400 * sizeof(double));
+        size_t n = 0;
+        ck_assert_int_eq(acm_smoke_get_particles(s[b], x[b], 400, &n), ACM_OK);
+        ck_assert_uint_eq(n, a.alive);
+    }
+    double worst = 0.0;
+    for (size_t k = 0; k < 3 * a.alive; ++k)
+        worst = fmax(worst, fabs(x[0][k] - x[1][k]));
+    printf("smoke on the %s backend against the CPU: %llu particles, largest difference %.2e cells\n",
+           acm_test_backend() == ACM_BACKEND_CUDA ? "CUDA" : "CPU", (unsigned long long)a.alive,
+           worst);
+    ck_assert_msg(worst < 1e-6, "positions differ by %g cells", worst);
+    for (int b = 0; b < 2; ++b) {
+        free(x[b]);
+        acm_domain_destroy(d[b]);
+    }
+}
+END_TEST
+
 /* Bad arguments: specific statuses and messages, nothing changed. */
 START_TEST(smoke_errors)
 {
@@ -639,6 +698,7 @@ TEST_SUITE(smoke_particles)
     tcase_add_test(tc, smoke_uniform_flow);
     tcase_add_test(tc, smoke_leaves_domain);
     tcase_add_test(tc, smoke_taylor_green);
+    tcase_add_test(tc, smoke_backend_equals_cpu);
     tcase_add_test(tc, smoke_errors);
     suite_add_tcase(s, tc);
     TCase *ex = tcase_create("export");
