@@ -65,6 +65,17 @@ static acm_status export_close(export_file *x)
     return ACM_OK;
 }
 
+/* A whole file from `write` (false: it failed, x->error says why), or none. */
+static acm_status export_whole(export_file *x, const char *path,
+                               bool (*write)(export_file *x, const void *ctx), const void *ctx)
+{
+    ACM_TRY(export_open(x, path));
+    if (write(x, ctx))
+        return export_close(x);
+    export_abort(x);
+    return ACM_ERR_IO;
+}
+
 /* Raw bytes; false (and the reason) when the write failed. */
 static bool put(export_file *x, const void *p, size_t bytes)
 {
@@ -164,8 +175,7 @@ static acm_status vti_data(acm_domain *d, export_file *x, const acm_field *field
         free(v);
         ACM_TRY(st);
     }
-    return put(x, vtk_tail, sizeof vtk_tail - 1) ? ACM_OK
-                                                        : ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
+    return put(x, vtk_tail, sizeof vtk_tail - 1) ? ACM_OK : ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
 }
 
 ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
@@ -220,8 +230,16 @@ static acm_status particle_rows(acm_smoke *s, float **rows, uint64_t *n)
     return ACM_OK;
 }
 
-static bool ply_write(export_file *x, const float *rows, uint64_t n)
+/* The live particles as FP32 rows (x, y, z, age). */
+typedef struct particle_table {
+    const float *rows;
+    uint64_t n;
+} particle_table;
+
+static bool ply_write(export_file *x, const void *ctx)
 {
+    const float *rows = ((const particle_table *)ctx)->rows;
+    const uint64_t n = ((const particle_table *)ctx)->n;
     fprintf(x->f, "ply\nformat binary_%s_endian 1.0\ncomment libacmlbm smoke particles, "
                   "lattice units\nelement vertex %llu\nproperty float x\nproperty float y\n"
                   "property float z\nproperty float age\nend_header\n",
@@ -255,8 +273,10 @@ static bool vtp_cells(export_file *x, uint64_t n, int64_t base)
     return true;
 }
 
-static bool vtp_write(export_file *x, const float *rows, uint64_t n)
+static bool vtp_write(export_file *x, const void *ctx)
 {
+    const float *rows = ((const particle_table *)ctx)->rows;
+    const uint64_t n = ((const particle_table *)ctx)->n;
     const unsigned long long pts = n * 3 * sizeof(float) + 8, ids = n * sizeof(int64_t) + 8;
     fprintf(x->f, "<?xml version=\"1.0\"?>\n<VTKFile type=\"PolyData\" version=\"1.0\" "
                   "byte_order=\"%s\" header_type=\"UInt64\">\n  <PolyData>\n"
@@ -288,21 +308,31 @@ ACM_API acm_status acm_smoke_export(acm_smoke *smoke, const char *path,
     float *rows = NULL;
     uint64_t n = 0;
     ACM_TRY(particle_rows(smoke, &rows, &n));
+    const particle_table table = {rows, n};
     export_file x;
-    acm_status st = export_open(&x, path);
-    if (st == ACM_OK) {
-        if (format == ACM_PARTICLES_PLY ? ply_write(&x, rows, n) : vtp_write(&x, rows, n))
-            st = export_close(&x);
-        else {
-            export_abort(&x);
-            st = ACM_ERR_IO;
-        }
-    }
+    const acm_status st = export_whole(&x, path, format == ACM_PARTICLES_PLY ? ply_write : vtp_write,
+                                       &table);
     free(rows);
     return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", x.error);
 }
 
 /* ---- the smoke's density volume --------------------------------------------------------- */
+
+/* A density grid and its values. */
+typedef struct density_table {
+    vti_grid g;
+    const float *v;
+} density_table;
+
+static bool density_write(export_file *x, const void *ctx)
+{
+    const density_table *t = (const density_table *)ctx;
+    const char *name = "density";
+    const int one = 1;
+    vti_header(x->f, &t->g, &name, &one, 1);
+    return vti_block(x, t->v, (uint64_t)t->g.n[0] * (uint64_t)t->g.n[1] * (uint64_t)t->g.n[2]) &&
+           put(x, vtk_tail, sizeof vtk_tail - 1);
+}
 
 ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, int32_t subdivisions)
 {
@@ -310,33 +340,22 @@ ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, 
         return ACM_ERR_NULL_POINTER;
     if (path == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "path is NULL");
-    vti_grid g;
-    ACM_TRY(acm__smoke_grid(smoke, subdivisions, g.n));
-    g.spacing = 1.0 / subdivisions;
-    g.origin = 0.5 * g.spacing - 0.5;
-    const uint64_t voxels = (uint64_t)g.n[0] * (uint64_t)g.n[1] * (uint64_t)g.n[2];
+    density_table t;
+    ACM_TRY(acm__smoke_grid(smoke, subdivisions, t.g.n));
+    t.g.spacing = 1.0 / subdivisions;
+    t.g.origin = 0.5 * t.g.spacing - 0.5;
+    const uint64_t voxels = (uint64_t)t.g.n[0] * (uint64_t)t.g.n[1] * (uint64_t)t.g.n[2];
     float *v = malloc((size_t)voxels * sizeof(float));
     if (v == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot hold %llu voxels",
                                (unsigned long long)voxels);
+    t.v = v;
     acm_status st = acm_smoke_density(smoke, subdivisions, v, (size_t)voxels);
-    export_file x;
-    if (st == ACM_OK)
-        st = export_open(&x, path);
     if (st == ACM_OK) {
-        const char *name = "density";
-        const int one = 1;
-        vti_header(x.f, &g, &name, &one, 1);
-        if (vti_block(&x, v, voxels) && put(&x, vtk_tail, sizeof vtk_tail - 1))
-            st = export_close(&x);
-        else {
-            export_abort(&x);
-            st = ACM_ERR_IO;
-        }
+        export_file x;
+        st = export_whole(&x, path, density_write, &t);
         if (st != ACM_OK)
             st = acm__smoke_fail(smoke, st, "%s", x.error);
-    } else if (st == ACM_ERR_IO) {
-        st = acm__smoke_fail(smoke, st, "%s", x.error);
     }
     free(v);
     return st;

@@ -78,7 +78,7 @@ static void reset_slots(acm_smoke *s)
 /* The domain's list of smokes and its velocity buffer. */
 static acm_status join_domain(acm_domain *d, acm_smoke *s)
 {
-    if (d->smoke_velocity == NULL &&
+    if (d->ops->smoke_advect == NULL && d->smoke_velocity == NULL && /* the host's moves */
         (d->smoke_velocity = malloc(3 * (size_t)d->ncells * sizeof(float))) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's velocity field");
     if (d->nsmokes == d->smokes_cap) {
@@ -381,33 +381,6 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
     return ACM_OK;
 }
 
-/* The two voxels along an axis of m voxels (s per cell; voxel i centred at
- * (i + 1/2) / s - 1/2) around coordinate c, and the upper one's weight:
- * wrapped on a periodic axis, the outermost voxel alone beyond the outermost
- * centres otherwise. */
-static void density_axis(double c, int32_t m, int32_t sub, int periodic, int32_t *i0, int32_t *i1,
-                         double *f)
-{
-    double v = (c + 0.5) * sub - 0.5;
-    if (periodic) {
-        v -= (double)m * floor(v / (double)m);
-        int32_t i = (int32_t)v;
-        i = i >= m ? m - 1 : i;
-        *i0 = i;
-        *i1 = i + 1 == m ? 0 : i + 1;
-        *f = v - (double)i;
-        return;
-    }
-    if (!(v > 0.0) || v >= (double)(m - 1)) {
-        *i0 = *i1 = v > 0.0 ? m - 1 : 0;
-        *f = 0.0;
-        return;
-    }
-    *i0 = (int32_t)v;
-    *i1 = *i0 + 1;
-    *f = v - (double)*i0;
-}
-
 acm_status acm__smoke_grid(acm_smoke *s, int32_t subdivisions, int32_t dims[3])
 {
     const acm_domain *d = s->domain;
@@ -434,7 +407,7 @@ ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, flo
         return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "count=%zu but the grid has %zu "
                                "voxels (%dx%dx%d)", count, voxels, m[0], m[1], m[2]);
     ACM_TRY(acm__smoke_positions(smoke));
-    const acm_domain *d = smoke->domain;
+    const acm_ib_grid g = acm__ib_grid(smoke->domain);
     const double w = (double)subdivisions * subdivisions * subdivisions; /* per cell volume */
     memset(dst, 0, voxels * sizeof(float));
     for (uint64_t k = 0; k < smoke->capacity; ++k) {
@@ -443,8 +416,10 @@ ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, flo
         int32_t c[3][2];
         double f[3];
         for (int a = 0; a < 3; ++a)
-            density_axis(smoke->x[3 * k + (uint64_t)a], m[a], subdivisions,
-                         d->face[2 * a].type == ACM_BOUNDARY_PERIODIC, &c[a][0], &c[a][1], &f[a]);
+            /* voxel i is centred at (i + 1/2) / s - 1/2: in voxel units, the particle
+             * lies between voxel centres as it lies between cell centres */
+            acm_smoke_axis((smoke->x[3 * k + (uint64_t)a] + 0.5) * subdivisions - 0.5, m[a],
+                           g.periodic[a], &c[a][0], &c[a][1], &f[a]);
         for (int q = 0; q < 8; ++q) {
             const int dx = q & 1, dy = (q >> 1) & 1, dz = q >> 2;
             const double wq = (dx ? f[0] : 1.0 - f[0]) * (dy ? f[1] : 1.0 - f[1]) *

@@ -372,6 +372,14 @@ START_TEST(autotune_keeps_state_and_reports)
     acm_tune_entry e;
     e.version = ACM_TUNE_ENTRY_VERSION;
     ck_assert_int_eq(acm_tune_report_entry(r, sum.entries, &e), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_tune_report_entry(r, -1, &e), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_tune_report_entry(r, 0, NULL), ACM_ERR_NULL_POINTER);
+    e.version = ACM_TUNE_ENTRY_VERSION + 1;
+    ck_assert_int_eq(acm_tune_report_entry(r, 0, &e), ACM_ERR_BAD_VERSION);
+    acm_tune_summary bad = {0};
+    ck_assert_int_eq(acm_tune_report_summary(r, &bad), ACM_ERR_BAD_VERSION);
+    ck_assert_int_eq(acm_tune_report_write_csv(r, NULL), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_tune_report_write_csv(NULL, "x.csv"), ACM_ERR_NULL_POINTER);
 
     /* the CSV: a header and one line per entry, the chosen one marked */
     char path[] = "/tmp/acm-tune-csv-XXXXXX";
