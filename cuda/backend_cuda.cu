@@ -61,6 +61,9 @@ struct cuda_impl {
     void *staging;        /* device buffer of ACM_STAGING_BYTES for field transfers */
     float *vis;           /* acm_cuda_domain_map_fields: rho, then u interleaved */
     float *smoke_u;       /* the velocity smoke particles move with, 3 per cell */
+    bool smoke_capture;   /* the next step writes it (acm_cuda_smoke_velocity) */
+    double *probe;        /* acm_domain_sample_velocity: points, then velocities */
+    size_t probe_bytes;
     cudaStream_t stream;
     bool own_stream;
     bool broken;          /* a sticky device error: the context is unusable */
@@ -318,7 +321,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
                      (void **)&m->partials, &m->sum_scratch, (void **)&m->counters,
-                     &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u};
+                     &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u,
+                     (void **)&m->probe};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);
@@ -661,6 +665,14 @@ static acm_status enqueue_step(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     acm_step_args a = step_args(d);
+    if (m->smoke_capture) { /* the step's start velocity for the smoke (acm_cuda_smoke_velocity) */
+        m->smoke_capture = false;
+        if (d->kernel != ACM_KERNEL_SPLIT) /* the collision kernel writes it on the way */
+            a.u_out = m->smoke_u;
+        else /* the split kernels have no single place for it: a pass of its own */
+            CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_VELOCITY, m->smoke_u,
+                                       (int)sizeof(float), 0, (uint32_t)d->ncells, m->stream));
+    }
     if (d->kernel == ACM_KERNEL_SPLIT)
         ACM_TRY(enqueue_split(d, a));
     else if (d->kernel == ACM_KERNEL_BASELINE)
@@ -1328,30 +1340,31 @@ extern "C" acm_status acm_cuda_state_load(acm_domain *d, const acm_state *st)
 
 /* ---- smoke (lib/smoke.c, docs/smoke.md) ----------------------------------------------------- */
 
-/* A smoke's particles on the device (acm_smoke.dev), and the staging of the
- * particles the host emits in a step. */
+/* A smoke's particles on the device (acm_smoke.dev): the slots, the list of
+ * free slots a step emits into, the counters, and the step's plan. */
 struct cuda_smoke {
     int device;
     double *x;
-    int64_t *age, *life;
-    uint8_t *died;
-    uint32_t *slots;
-    double *xs;
-    int64_t *lives;
-    double *host_xs;     /* packed emissions, host side */
-    int64_t *host_lives;
+    int32_t *age, *life;
+    uint32_t *free_list, *nfree;
+    acm_smoke_counts *counts;
+    void *select_temp;              /* the free-slot select's scratch */
+    size_t select_bytes;
+    acm_smoke_source *sources;      /* the step's plan, grown as needed */
+    int32_t sources_cap;
+    acm_smoke_obstacle *obstacles;
+    int32_t obstacles_cap;
 };
 
 extern "C" void acm_cuda_smoke_detach(acm_smoke *s)
 {
     cuda_smoke *c = (cuda_smoke *)s->dev;
     cudaSetDevice(c->device); /* cudaFree waits for the device */
-    void *bufs[] = {c->x, c->age, c->life, c->died, c->slots, c->xs, c->lives};
+    void *bufs[] = {c->x,      c->age,         c->life,    c->free_list, c->nfree,
+                    c->counts, c->select_temp, c->sources, c->obstacles};
     for (void *b : bufs)
         if (b != NULL)
             cudaFree(b);
-    free(c->host_xs);
-    free(c->host_lives);
     free(c);
     s->dev = NULL;
 }
@@ -1365,22 +1378,26 @@ extern "C" acm_status acm_cuda_smoke_attach(acm_domain *d, acm_smoke *s)
     s->dev = c;
     c->device = d->device;
     const size_t n = (size_t)s->capacity;
-    c->host_xs = (double *)malloc(3 * n * sizeof(double));
-    c->host_lives = (int64_t *)malloc(n * sizeof(int64_t));
+    cudaStream_t st = IMPL(d)->stream;
+    cudaError_t e = acm_launch_smoke_free_slots(NULL, &c->select_bytes, c->age, c->free_list,
+                                                c->nfree, n, st);
     struct {
         void **p;
         size_t bytes;
-    } want[] = {{(void **)&c->x, 3 * n * sizeof(double)}, {(void **)&c->age, n * sizeof(int64_t)},
-                {(void **)&c->life, n * sizeof(int64_t)}, {(void **)&c->died, n},
-                {(void **)&c->slots, n * sizeof(uint32_t)}, {(void **)&c->xs, 3 * n * sizeof(double)},
-                {(void **)&c->lives, n * sizeof(int64_t)}};
-    cudaError_t e = c->host_xs != NULL && c->host_lives != NULL ? cudaSuccess : cudaErrorMemoryAllocation;
+    } want[] = {{(void **)&c->x, 3 * n * sizeof(double)}, {(void **)&c->age, n * sizeof(int32_t)},
+                {(void **)&c->life, n * sizeof(int32_t)},
+                {(void **)&c->free_list, n * sizeof(uint32_t)},
+                {(void **)&c->nfree, sizeof(uint32_t)},
+                {(void **)&c->counts, sizeof(acm_smoke_counts)},
+                {(void **)&c->select_temp, c->select_bytes}};
     for (size_t k = 0; k < sizeof want / sizeof want[0] && e == cudaSuccess; ++k)
-        e = cudaMalloc(want[k].p, want[k].bytes);
+        e = cudaMalloc(want[k].p, want[k].bytes ? want[k].bytes : 1);
     if (e == cudaSuccess) /* every slot free: age -1 */
-        e = cudaMemsetAsync(c->age, 0xff, n * sizeof(int64_t), IMPL(d)->stream);
+        e = cudaMemsetAsync(c->age, 0xff, n * sizeof(int32_t), st);
     if (e == cudaSuccess)
-        e = cudaStreamSynchronize(IMPL(d)->stream);
+        e = cudaMemsetAsync(c->counts, 0, sizeof(acm_smoke_counts), st);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(st);
     if (e != cudaSuccess) {
         acm_cuda_smoke_detach(s);
         return cuda_fail(d, e, "allocating a smoke's particles");
@@ -1395,43 +1412,64 @@ extern "C" acm_status acm_cuda_smoke_velocity(acm_domain *d)
     if (m->smoke_u == NULL)
         ACM_TRY(dev_alloc(d, (void **)&m->smoke_u, 3 * (size_t)d->ncells * sizeof(float),
                           "the smoke's velocity"));
-    CU_TRY(d, acm_launch_field(step_args(d), state_array(m), m->elem, ACM_FIELD_VELOCITY,
-                               m->smoke_u, (int)sizeof(float), 0, (uint32_t)d->ncells, m->stream));
+    m->smoke_capture = true; /* enqueue_step writes it */
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_smoke_advect(acm_domain *d, acm_smoke *s, uint8_t *died)
+/* Room for n records of a plan in device memory (grown, never shrunk). */
+template <typename T>
+static cudaError_t plan_room(T **p, int32_t *cap, int32_t n)
+{
+    if (n <= *cap)
+        return cudaSuccess;
+    if (*p != NULL)
+        cudaFree(*p); /* waits for the kernels that read it */
+    *p = NULL;
+    *cap = 0;
+    const cudaError_t e = cudaMalloc((void **)p, (size_t)n * sizeof(T));
+    if (e == cudaSuccess)
+        *cap = n;
+    return e;
+}
+
+/* Copy a plan's records (pageable: staged before the call returns, so the
+ * host may reuse them at once). */
+template <typename T>
+static cudaError_t plan_upload(T **p, int32_t *cap, const T *src, int32_t n, cudaStream_t st)
+{
+    if (n == 0)
+        return cudaSuccess;
+    cudaError_t e = plan_room(p, cap, n);
+    return e != cudaSuccess ? e
+                            : cudaMemcpyAsync(*p, src, (size_t)n * sizeof(T), cudaMemcpyHostToDevice, st);
+}
+
+extern "C" acm_status acm_cuda_smoke_step(acm_domain *d, acm_smoke *s, const acm_smoke_plan *p)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     cuda_smoke *c = (cuda_smoke *)s->dev;
-    CU_TRY(d, acm_launch_smoke_advect(acm__ib_grid(d), m->smoke_u, c->x, c->age, c->life, c->died,
-                                      s->capacity, m->stream));
-    CU_TRY(d, cudaMemcpyAsync(died, c->died, (size_t)s->capacity, cudaMemcpyDeviceToHost,
+    CU_TRY(d, plan_upload(&c->obstacles, &c->obstacles_cap, p->obstacles, p->nobstacles, m->stream));
+    CU_TRY(d, acm_launch_smoke_advect(acm__ib_grid(d), m->smoke_u, c->obstacles, p->nobstacles,
+                                      c->x, c->age, c->life, c->counts, s->capacity, m->stream));
+    if (p->emissions == 0)
+        return ACM_OK;
+    CU_TRY(d, plan_upload(&c->sources, &c->sources_cap, p->sources, p->nsources, m->stream));
+    CU_TRY(d, acm_launch_smoke_free_slots(c->select_temp, &c->select_bytes, c->age, c->free_list,
+                                          c->nfree, s->capacity, m->stream));
+    CU_TRY(d, acm_launch_smoke_emit(c->sources, p->nsources, p->emissions, p->seed, c->free_list,
+                                    c->nfree, c->x, c->age, c->life, c->counts, m->stream));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_smoke_counts(acm_domain *d, acm_smoke *s)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    CU_TRY(d, cudaMemcpyAsync(&s->counts, c->counts, sizeof s->counts, cudaMemcpyDeviceToHost,
                               m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
-    return ACM_OK;
-}
-
-extern "C" acm_status acm_cuda_smoke_emitted(acm_domain *d, acm_smoke *s, const uint32_t *slots,
-                                             uint64_t n)
-{
-    ACM_TRY(enter(d));
-    cuda_impl *m = IMPL(d);
-    cuda_smoke *c = (cuda_smoke *)s->dev;
-    for (uint64_t i = 0; i < n; ++i) {
-        memcpy(c->host_xs + 3 * i, s->x + 3 * (size_t)slots[i], 3 * sizeof(double));
-        c->host_lives[i] = s->life[slots[i]];
-    }
-    CU_TRY(d, cudaMemcpyAsync(c->slots, slots, n * sizeof(uint32_t), cudaMemcpyHostToDevice,
-                              m->stream));
-    CU_TRY(d, cudaMemcpyAsync(c->xs, c->host_xs, 3 * n * sizeof(double), cudaMemcpyHostToDevice,
-                              m->stream));
-    CU_TRY(d, cudaMemcpyAsync(c->lives, c->host_lives, n * sizeof(int64_t),
-                              cudaMemcpyHostToDevice, m->stream));
-    CU_TRY(d, acm_launch_smoke_scatter(c->slots, c->xs, c->lives, n, c->x, c->age, c->life,
-                                       m->stream));
-    CU_TRY(d, cudaStreamSynchronize(m->stream)); /* the host buffers are reused next step */
     return ACM_OK;
 }
 
@@ -1440,8 +1478,83 @@ extern "C" acm_status acm_cuda_smoke_fetch(acm_domain *d, acm_smoke *s)
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     cuda_smoke *c = (cuda_smoke *)s->dev;
-    CU_TRY(d, cudaMemcpyAsync(s->x, c->x, 3 * (size_t)s->capacity * sizeof(double),
-                              cudaMemcpyDeviceToHost, m->stream));
+    const size_t n = (size_t)s->capacity;
+    CU_TRY(d, cudaMemcpyAsync(s->x, c->x, 3 * n * sizeof(double), cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaMemcpyAsync(s->age, c->age, n * sizeof(int32_t), cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaMemcpyAsync(s->life, c->life, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+                              m->stream));
+    return acm_cuda_smoke_counts(d, s);
+}
+
+extern "C" acm_status acm_cuda_smoke_project(acm_domain *d, acm_smoke *s, int32_t sub, float *dst,
+                                             size_t count, bool on_device)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    int32_t g[3];
+    ACM_TRY(acm__smoke_grid(s, sub, g));
+    float *grid = dst;
+    if (!on_device) {
+        const cudaError_t e = cudaMalloc((void **)&grid, count * sizeof(float));
+        if (e != cudaSuccess)
+            return cuda_fail(d, e, "allocating the density grid");
+    }
+    cudaError_t e = cudaMemsetAsync(grid, 0, count * sizeof(float), m->stream);
+    if (e == cudaSuccess)
+        e = acm_launch_smoke_density(acm__ib_grid(d), g, sub, c->x, c->age, s->capacity, grid,
+                                     m->stream);
+    if (e == cudaSuccess && !on_device)
+        e = cudaMemcpyAsync(dst, grid, count * sizeof(float), cudaMemcpyDeviceToHost, m->stream);
+    if (e == cudaSuccess && !on_device)
+        e = cudaStreamSynchronize(m->stream);
+    if (!on_device)
+        cudaFree(grid);
+    return e == cudaSuccess ? ACM_OK : cuda_fail(d, e, "projecting the smoke's density");
+}
+
+extern "C" acm_status acm_cuda_upload(acm_domain *d, const void *src, size_t bytes, void **dev)
+{
+    ACM_TRY(enter(d));
+    cudaError_t e = cudaMalloc(dev, bytes ? bytes : 1);
+    if (e == cudaSuccess)
+        e = cudaMemcpy(*dev, src, bytes, cudaMemcpyHostToDevice);
+    if (e != cudaSuccess) {
+        if (*dev != NULL)
+            cudaFree(*dev);
+        *dev = NULL;
+        return cuda_fail(d, e, "copying emitter or obstacle data to the device");
+    }
+    return ACM_OK;
+}
+
+extern "C" void acm_cuda_release(acm_domain *d, void *dev)
+{
+    cudaSetDevice(d->device);
+    cudaFree(dev);
+}
+
+/* Velocity at points (lib/smoke_math.h): the points up, one thread each, the values down. */
+extern "C" acm_status acm_cuda_sample_velocity(acm_domain *d, const double *points, size_t count,
+                                               double *velocity)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    const size_t bytes = 3 * count * sizeof(double);
+    if (m->probe_bytes < 2 * bytes) {
+        if (m->probe != NULL)
+            cudaFree(m->probe);
+        m->probe = NULL;
+        m->probe_bytes = 0;
+        ACM_TRY(dev_alloc(d, (void **)&m->probe, 2 * bytes, "velocity probes"));
+        m->probe_bytes = 2 * bytes;
+    }
+    CU_TRY(d, cudaMemcpyAsync(m->probe, points, bytes, cudaMemcpyHostToDevice, m->stream));
+    CU_TRY(d, acm_launch_sample_velocity(step_args(d), acm__ib_grid(d), state_array(m), m->elem,
+                                         m->probe, m->probe + 3 * count, (uint32_t)count,
+                                         m->stream));
+    CU_TRY(d, cudaMemcpyAsync(velocity, m->probe + 3 * count, bytes, cudaMemcpyDeviceToHost,
+                              m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     return ACM_OK;
 }
@@ -1532,4 +1645,10 @@ extern "C" ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, con
         *velocity = m->vis + n;
     }
     return ACM_OK;
+}
+
+extern "C" ACM_API acm_status acm_cuda_smoke_density(acm_smoke *smoke, int32_t subdivisions,
+                                                     float *device_dst, size_t count)
+{
+    return acm__smoke_density_device(smoke, subdivisions, device_dst, count);
 }

@@ -30,10 +30,15 @@ void acm_cuda_device_name(acm_domain *d, char *buf, size_t size);
 acm_status acm_cuda_smoke_attach(acm_domain *d, struct acm_smoke *s);
 void acm_cuda_smoke_detach(struct acm_smoke *s);
 acm_status acm_cuda_smoke_velocity(acm_domain *d);
-acm_status acm_cuda_smoke_advect(acm_domain *d, struct acm_smoke *s, uint8_t *died);
-acm_status acm_cuda_smoke_emitted(acm_domain *d, struct acm_smoke *s, const uint32_t *slots,
-                                  uint64_t n);
+acm_status acm_cuda_smoke_step(acm_domain *d, struct acm_smoke *s, const struct acm_smoke_plan *p);
 acm_status acm_cuda_smoke_fetch(acm_domain *d, struct acm_smoke *s);
+acm_status acm_cuda_smoke_counts(acm_domain *d, struct acm_smoke *s);
+acm_status acm_cuda_smoke_project(acm_domain *d, struct acm_smoke *s, int32_t subdivisions,
+                                  float *dst, size_t count, bool on_device);
+acm_status acm_cuda_upload(acm_domain *d, const void *src, size_t bytes, void **dev);
+void acm_cuda_release(acm_domain *d, void *dev);
+acm_status acm_cuda_sample_velocity(acm_domain *d, const double *points, size_t count,
+                                    double *velocity);
 
 ACM_END_DECLS
 

@@ -206,6 +206,8 @@ struct acm_step_args {
     unsigned long long step_key; /* this step's part of the key */
     const uint32_t *ib_mask;     /* immersed boundary: a bit per cell holding IB force, or NULL */
     const void *ib_force;        /* its force planes (3 of ncells, arithmetic type) */
+    float *u_out;                /* or NULL: the velocity (j + F/2)/rho of the state the step
+                                    starts from, 3 per cell (smoke particles, docs/smoke.md) */
 };
 
 /* Linear cell index -> coordinates. */

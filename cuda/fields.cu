@@ -26,6 +26,18 @@ __device__ __forceinline__ void acm_store_any(void *p, int elem, size_t i, doubl
         ((double *)p)[i] = v;
 }
 
+/* The velocity u = (j + F/2) / rho of cell k from its pulled populations f. */
+template <typename R>
+__device__ __forceinline__ void acm_velocity_of(const acm_step_args &a, uint32_t k, const R f[27],
+                                                double u[3])
+{
+    R rho, j[3], F[3];
+    acm_moments(f, rho, j);
+    acm_cell_force(a, k, acm_ib_word(a, k), F);
+    for (int d = 0; d < 3; ++d)
+        u[d] = (double)((j[d] + (R)0.5 * F[d]) / rho);
+}
+
 /* Field values of cell k0 + t into dst[t * components + c]. */
 template <typename T>
 __global__ void acm_field_kernel(const acm_step_args a, const T *__restrict__ cur, int field,
@@ -38,21 +50,59 @@ __global__ void acm_field_kernel(const acm_step_args a, const T *__restrict__ cu
     const uint32_t k = k0 + t;
     int32_t x, y, z;
     acm_coords(a.g, k, x, y, z);
-    R f[27], rho, j[3], F[3];
+    R f[27];
     acm_pull_state<T>(a.g, cur, x, y, z, f);
     if (field == ACM_FIELD_POPULATIONS) {
         for (int i = 0; i < 27; ++i)
             acm_store_any(dst, dst_elem, (size_t)t * 27 + i, (double)f[i] + acm_weight(i));
         return;
     }
-    acm_moments(f, rho, j);
     if (field == ACM_FIELD_DENSITY) {
+        R rho, j[3];
+        acm_moments(f, rho, j);
         acm_store_any(dst, dst_elem, t, (double)rho);
         return;
     }
-    acm_cell_force(a, k, acm_ib_word(a, k), F);
+    double u[3];
+    acm_velocity_of(a, k, f, u);
     for (int d = 0; d < 3; ++d)
-        acm_store_any(dst, dst_elem, (size_t)t * 3 + d, (double)((j[d] + (R)0.5 * F[d]) / rho));
+        acm_store_any(dst, dst_elem, (size_t)t * 3 + d, u[d]);
+}
+
+/* The velocity of cell k of the current state (as acm_field_kernel gives it). */
+template <typename T>
+__device__ void acm_cell_velocity(const acm_step_args &a, const T *__restrict__ cur, uint32_t k,
+                                  double u[3])
+{
+    int32_t x, y, z;
+    acm_coords(a.g, k, x, y, z);
+    acm_real<T> f[27];
+    acm_pull_state<T>(a.g, cur, x, y, z, f);
+    acm_velocity_of(a, k, f, u);
+}
+
+/* One thread per point: the 8 cells around it, weighted (lib/smoke_math.h). */
+template <typename T>
+__global__ void acm_sample_velocity_kernel(const acm_step_args a, const acm_ib_grid g,
+                                           const T *__restrict__ cur, const double *points,
+                                           double *out, uint32_t count)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= count)
+        return;
+    const double X[3] = {points[3 * p], points[3 * p + 1], points[3 * p + 2]};
+    int32_t c[3][2];
+    double f[3], v[3] = {0.0, 0.0, 0.0};
+    acm_smoke_stencil(&g, X, c, f);
+    for (int q = 0; q < 8; ++q) {
+        double u[3];
+        acm_cell_velocity<T>(a, cur, (uint32_t)acm_smoke_corner(&g, c, q), u);
+        const double w = acm_smoke_weight(q, f);
+        for (int d = 0; d < 3; ++d)
+            v[d] += w * u[d];
+    }
+    for (int d = 0; d < 3; ++d)
+        out[3 * p + d] = v[d];
 }
 
 /* Physical state = f^eq(rho, u) of arrays or uniform values. */
@@ -211,6 +261,18 @@ cudaError_t acm_launch_field(const acm_step_args &a, const void *cur, acm_gpu_el
         typedef decltype(t) T;
         acm_field_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
             a, (const T *)cur, field, dst, dst_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,
+                                       const void *cur, acm_gpu_elem elem, const double *points,
+                                       double *out, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_sample_velocity_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            a, g, (const T *)cur, points, out, count);
     });
     return cudaGetLastError();
 }

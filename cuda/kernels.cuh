@@ -9,6 +9,7 @@
 
 #include "cuda_common.cuh"
 #include "ib.h" /* acm_ib_grid, acm_ib_region */
+#include "smoke_math.h" /* acm_smoke_obstacle, acm_smoke_source, acm_smoke_counts */
 
 #include <type_traits> /* std::integral_constant */
 
@@ -160,15 +161,31 @@ cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem
  * of the same type (27 per cell): to_arr moves them into arr, else out. */
 cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
                                    void *canon, bool to_arr, cudaStream_t s);
-/* smoke.cu: move the live particles of n slots one step (lib/smoke_math.h);
- * died[k] says what became of slot k, whose age is -1 when it was freed. */
-cudaError_t acm_launch_smoke_advect(const acm_ib_grid &g, const float *u, double *x,
-                                    int64_t *age, const int64_t *life, uint8_t *died, uint64_t n,
-                                    cudaStream_t s);
-/* The n particles the host emitted, into their slots (age 0). */
-cudaError_t acm_launch_smoke_scatter(const uint32_t *slots, const double *xs,
-                                     const int64_t *lives, uint64_t n, double *x, int64_t *age,
-                                     int64_t *life, cudaStream_t s);
+/* fields.cu: the velocity at count points (3 each), trilinear between cell
+ * centres (lib/smoke_math.h), into out (3 each). */
+cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,
+                                       const void *cur, acm_gpu_elem elem, const double *points,
+                                       double *out, uint32_t count, cudaStream_t s);
+/* smoke.cu (lib/smoke_math.h): move the live particles of n slots one step,
+ * freeing (age -1) and counting those that left, expired or were absorbed. */
+cudaError_t acm_launch_smoke_advect(const acm_ib_grid &g, const float *u,
+                                    const acm_smoke_obstacle *obs, int32_t nobs, double *x,
+                                    int32_t *age, const int32_t *life, acm_smoke_counts *counts,
+                                    uint64_t n, cudaStream_t s);
+/* The free slots of n in ascending order and their count (a device select;
+ * temp NULL asks for *temp_bytes). */
+cudaError_t acm_launch_smoke_free_slots(void *temp, size_t *temp_bytes, const int32_t *age,
+                                        uint32_t *free_list, uint32_t *nfree, uint64_t n,
+                                        cudaStream_t s);
+/* A step's emissions into the listed free slots; those beyond *nfree dropped. */
+cudaError_t acm_launch_smoke_emit(const acm_smoke_source *src, int32_t nsrc, uint32_t emissions,
+                                  uint64_t seed, const uint32_t *free_list, const uint32_t *nfree,
+                                  double *x, int32_t *age, int32_t *life,
+                                  acm_smoke_counts *counts, cudaStream_t s);
+/* The live particles' cloud-in-cell density, added into dst (m voxels, s per cell edge). */
+cudaError_t acm_launch_smoke_density(const acm_ib_grid &g, const int32_t m[3], int32_t sub,
+                                     const double *x, const int32_t *age, uint64_t n, float *dst,
+                                     cudaStream_t s);
 /* Fill n values of the arithmetic type with v. */
 cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s);
 /* Diagnostics of the physical state: per block (max |u|^2, mass, sum rho|u|,

@@ -111,7 +111,8 @@ struct acm_domain {
     /* tracer particles (smoke.c), moved after the fluid part of each step */
     struct acm_smoke **smokes;
     int32_t nsmokes, smokes_cap;
-    float *smoke_velocity; /* 3 per cell: the velocity they move with */
+    float *smoke_velocity; /* 3 per cell: the velocity they move with (host moves) */
+    struct acm_smoke_obstacle *smoke_obstacles; /* scratch: the solids' insides */
 
     const struct acm_backend_ops *ops;
     void *impl;            /* backend state */

@@ -14,6 +14,7 @@ ACM_BEGIN_DECLS
 
 struct acm_state;
 struct acm_smoke;
+struct acm_smoke_plan;
 
 /* GPU threads per block when the layout leaves it at 0. */
 #define ACM_GPU_DEFAULT_BLOCK 128
@@ -77,6 +78,11 @@ struct acm_backend_ops {
     acm_status (*probe_cell)(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
                              double u[3]);
 
+    /* Velocity at points, trilinear between cell centres (lib/smoke_math.h);
+     * optional: without it, the 8 cells around each point through probe_cell. */
+    acm_status (*sample_velocity)(acm_domain *d, const double *points, size_t count,
+                                  double *velocity);
+
     /* Global sums (mass, momentum, energy, max speed) of the current state. */
     acm_status (*stats)(acm_domain *d, acm_domain_stats *out);
 
@@ -100,16 +106,27 @@ struct acm_backend_ops {
     /* Device storage for a smoke's particles (s->dev), and its release. */
     acm_status (*smoke_attach)(acm_domain *d, struct acm_smoke *s);
     void (*smoke_detach)(struct acm_smoke *s);
-    /* The velocity of the current state for this step's moves. */
+    /* Before the fluid part of a step (after the IB forces): the next advance
+     * also writes the velocity (j + F/2)/rho of the state it starts from, for
+     * this step's moves. */
     acm_status (*smoke_velocity)(acm_domain *d);
-    /* Move the live particles one step (lib/smoke_math.h); died[k] for every
-     * slot says what became of it (the device frees the slot itself). */
-    acm_status (*smoke_advect)(acm_domain *d, struct acm_smoke *s, uint8_t *died);
-    /* The particles the host just emitted into slots[0..n) (s->x, s->life). */
-    acm_status (*smoke_emitted)(acm_domain *d, struct acm_smoke *s, const uint32_t *slots,
-                                uint64_t n);
-    /* s->x from the device, for a query. */
+    /* A smoke's step on the device (lib/smoke_math.h): move the live
+     * particles, recycle those that left, expired or entered an obstacle,
+     * emit the plan's particles into the lowest free slots; counters kept on
+     * the device. Enqueued: no synchronisation. */
+    acm_status (*smoke_step)(acm_domain *d, struct acm_smoke *s, const struct acm_smoke_plan *p);
+    /* s->x, s->age, s->life and s->counts from the device, for a query. */
     acm_status (*smoke_fetch)(acm_domain *d, struct acm_smoke *s);
+    /* s->counts alone. */
+    acm_status (*smoke_counts)(acm_domain *d, struct acm_smoke *s);
+    /* The density grid (lib/smoke_math.h acm_smoke_cic) into dst: device
+     * memory, enqueued (on_device), or host memory, synchronised. */
+    acm_status (*smoke_density)(acm_domain *d, struct acm_smoke *s, int32_t subdivisions,
+                                float *dst, size_t count, bool on_device);
+    /* A copy of host data where the kernels read it (*dev), and its release:
+     * emitters' points, obstacles' bits. */
+    acm_status (*upload)(acm_domain *d, const void *src, size_t bytes, void **dev);
+    void (*release)(acm_domain *d, void *dev);
 
     /* What the domain runs on, for the tuning cache's key ("NVIDIA H200",
      * the CPU's model and thread count). */

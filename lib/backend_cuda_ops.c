@@ -28,7 +28,11 @@ const struct acm_backend_ops acm_backend_cuda = {
     .smoke_attach = acm_cuda_smoke_attach,
     .smoke_detach = acm_cuda_smoke_detach,
     .smoke_velocity = acm_cuda_smoke_velocity,
-    .smoke_advect = acm_cuda_smoke_advect,
-    .smoke_emitted = acm_cuda_smoke_emitted,
+    .smoke_step = acm_cuda_smoke_step,
     .smoke_fetch = acm_cuda_smoke_fetch,
+    .smoke_counts = acm_cuda_smoke_counts,
+    .smoke_density = acm_cuda_smoke_project,
+    .upload = acm_cuda_upload,
+    .release = acm_cuda_release,
+    .sample_velocity = acm_cuda_sample_velocity,
 };

@@ -5,6 +5,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "acm_private.h"
+#include "smoke.h" /* acm__smoke_fail */
 
 ACM_API acm_status acm_cuda_domain_set_stream(acm_domain *domain, void *stream);
 ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, void **stream);
@@ -12,6 +13,8 @@ ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
 ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain);
 ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **density,
                                               const float **velocity);
+ACM_API acm_status acm_cuda_smoke_density(acm_smoke *smoke, int32_t subdivisions,
+                                          float *device_dst, size_t count);
 
 static acm_status not_built(acm_domain *domain)
 {
@@ -46,4 +49,15 @@ ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **
     (void)density;
     (void)velocity;
     return not_built(domain);
+}
+
+ACM_API acm_status acm_cuda_smoke_density(acm_smoke *smoke, int32_t subdivisions,
+                                          float *device_dst, size_t count)
+{
+    (void)subdivisions;
+    (void)device_dst;
+    (void)count;
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    return acm__smoke_fail(smoke, ACM_ERR_NOT_BUILT, "this build of libacmlbm has no CUDA backend");
 }

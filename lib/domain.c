@@ -11,6 +11,7 @@
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
 #include "smoke.h"   /* the tracer particles of the step */
+#include "smoke_math.h" /* the trilinear rule of acm_domain_sample_velocity */
 #include "solid.h"   /* the immersed solids of the step */
 #include "state.h"   /* acm__domain_relayout */
 
@@ -420,11 +421,13 @@ ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
  *   1. immersed boundary: samples placed, rho and u* of their support from the
  *      populations about to be pulled, penalty forces spread (spec 8);
  *   2. fluid: pull-stream and collide with the external plus the IB force,
- *      face layers, divergence check (spec 3-7);
+ *      face layers, divergence check (spec 3-7); with smoke, the velocity
+ *      (j + F/2)/rho the collision starts from is kept (on a GPU the
+ *      collision kernel writes it);
  *   3. rigid bodies: moved by the force of step 1 (spec 9), re-sorted into the
  *      Morton-block order when they drifted by a block;
- *   4. smoke: tracer particles moved with the new velocity, recycled, emitted
- *      (docs/smoke.md).
+ *   4. smoke: tracer particles moved with the velocity of step 2, recycled,
+ *      emitted (docs/smoke.md).
  */
 acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
 {
@@ -436,6 +439,8 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
                                         : (s + 1 == nsteps ? ACM_CHECK_NOW : ACM_CHECK_DUE);
         if (d->nsolids > 0)
             ACM_TRY(d->ops->ib_forces(d));
+        if (d->nsmokes > 0)
+            ACM_TRY(acm__smokes_velocity(d));
         ACM_TRY(d->ops->advance(d, check));
         if (d->nsolids > 0)
             ACM_TRY(acm__solids_after_step(d));
@@ -764,6 +769,48 @@ ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, in
     if (velocity != NULL)
         memcpy(velocity, u, sizeof u);
     return ACM_OK;
+}
+
+#define ACM_SAMPLE_POINTS_MAX (UINT64_C(1) << 24)
+
+/* The sampler without a backend op of its own: the 8 cells around each point
+ * through probe_cell (cheap on the CPU, where probes read host memory). */
+static acm_status sample_by_probes(acm_domain *d, const double *points, size_t count,
+                                   double *velocity)
+{
+    const acm_ib_grid g = acm__ib_grid(d);
+    for (size_t p = 0; p < count; ++p) {
+        int32_t c[3][2];
+        double f[3], *out = velocity + 3 * p;
+        acm_smoke_stencil(&g, points + 3 * p, c, f);
+        out[0] = out[1] = out[2] = 0.0;
+        for (int q = 0; q < 8; ++q) {
+            double rho, u[3];
+            ACM_TRY(d->ops->probe_cell(d, c[0][q & 1], c[1][(q >> 1) & 1], c[2][q >> 2], &rho, u));
+            const double w = acm_smoke_weight(q, f);
+            for (int a = 0; a < 3; ++a)
+                out[a] += w * u[a];
+        }
+    }
+    return ACM_OK;
+}
+
+ACM_API acm_status acm_domain_sample_velocity(acm_domain *domain, const double *points,
+                                              size_t count, double *velocity)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (points == NULL || velocity == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL",
+                        points == NULL ? "points" : "velocity");
+    if (count < 1 || count > ACM_SAMPLE_POINTS_MAX)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "count=%zu must be in [1, 2^24]", count);
+    for (size_t k = 0; k < 3 * count; ++k)
+        if (!isfinite(points[k]))
+            return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "point %zu is not finite", k / 3);
+    if (domain->ops->sample_velocity != NULL)
+        return domain->ops->sample_velocity(domain, points, count, velocity);
+    return sample_by_probes(domain, points, count, velocity);
 }
 
 /* A caller's versioned output struct: present and of a version we know. */

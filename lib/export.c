@@ -10,6 +10,7 @@
 #include <unistd.h> /* fsync, getpid */
 
 #include "backend.h"
+#include "export.h"
 #include "smoke.h"
 
 /* ---- files written whole or not at all ---------------------------------------------- */
@@ -21,15 +22,32 @@ typedef struct export_file {
     char error[ACM_ERROR_SIZE]; /* why it failed */
 } export_file;
 
+acm_status acm__temp_name(char *tmp, size_t size, const char *path, char *error, size_t n)
+{
+    if (strlen(path) + 32 > size) {
+        acm__format(error, n, "path of %zu characters is too long", strlen(path));
+        return ACM_ERR_IO;
+    }
+    acm__format(tmp, size, "%s.tmp.%ld", path, (long)getpid());
+    return ACM_OK;
+}
+
+acm_status acm__temp_finish(const char *tmp, const char *path, int e, char *error, size_t n)
+{
+    if (e == 0 && rename(tmp, path) != 0)
+        e = errno;
+    if (e == 0)
+        return ACM_OK;
+    acm__format(error, n, "cannot write %s: %s", path, strerror(e));
+    remove(tmp);
+    return ACM_ERR_IO;
+}
+
 static acm_status export_open(export_file *x, const char *path)
 {
     x->path = path;
     x->error[0] = '\0';
-    if (strlen(path) + 32 > sizeof x->tmp) {
-        acm__format(x->error, sizeof x->error, "path of %zu characters is too long", strlen(path));
-        return ACM_ERR_IO;
-    }
-    acm__format(x->tmp, sizeof x->tmp, "%s.tmp.%ld", path, (long)getpid());
+    ACM_TRY(acm__temp_name(x->tmp, sizeof x->tmp, path, x->error, sizeof x->error));
     if ((x->f = fopen(x->tmp, "wb")) == NULL) {
         acm__format(x->error, sizeof x->error, "cannot create %s: %s", x->tmp, strerror(errno));
         return ACM_ERR_IO;
@@ -55,14 +73,7 @@ static acm_status export_close(export_file *x)
     if (fclose(x->f) != 0 && e == 0)
         e = errno ? errno : EIO;
     x->f = NULL;
-    if (e == 0 && rename(x->tmp, x->path) != 0)
-        e = errno;
-    if (e != 0) {
-        acm__format(x->error, sizeof x->error, "cannot write %s: %s", x->path, strerror(e));
-        remove(x->tmp);
-        return ACM_ERR_IO;
-    }
-    return ACM_OK;
+    return acm__temp_finish(x->tmp, x->path, e, x->error, sizeof x->error);
 }
 
 /* A whole file from `write` (false: it failed, x->error says why), or none. */
@@ -106,7 +117,8 @@ static const char *field_name(acm_field f)
     }
 }
 
-static acm_status check_fields(acm_domain *d, const acm_field *fields, size_t count)
+acm_status acm__export_check_fields(acm_domain *d, const acm_field *fields, size_t count,
+                                    const char *(*name)(acm_field))
 {
     if (count == 0)
         return ACM_FAIL(d, ACM_ERR_INVALID_ARG, "no field to export");
@@ -115,8 +127,7 @@ static acm_status check_fields(acm_domain *d, const acm_field *fields, size_t co
             return ACM_FAIL(d, ACM_ERR_BAD_ENUM, "unknown field %d", (int)fields[k]);
         for (size_t j = 0; j < k; ++j)
             if (fields[j] == fields[k])
-                return ACM_FAIL(d, ACM_ERR_INVALID_ARG, "field %s given twice",
-                                field_name(fields[k]));
+                return ACM_FAIL(d, ACM_ERR_INVALID_ARG, "field %s given twice", name(fields[k]));
     }
     return ACM_OK;
 }
@@ -185,7 +196,7 @@ ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
         return ACM_ERR_NULL_POINTER;
     if (path == NULL || fields == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL", path == NULL ? "path" : "fields");
-    ACM_TRY(check_fields(domain, fields, count));
+    ACM_TRY(acm__export_check_fields(domain, fields, count, field_name));
     const char *names[ACM_FIELD_POPULATIONS + 1];
     int comps[ACM_FIELD_POPULATIONS + 1];
     for (size_t k = 0; k < count; ++k) {
@@ -210,8 +221,8 @@ ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
 /* The live particles as FP32 x, y, z, age (4 per particle); *n of them. */
 static acm_status particle_rows(acm_smoke *s, float **rows, uint64_t *n)
 {
-    ACM_TRY(acm__smoke_positions(s));
-    const uint64_t alive = s->capacity - s->nfree;
+    ACM_TRY(acm__smoke_sync(s));
+    const uint64_t alive = acm__smoke_alive(s);
     float *r = malloc(4 * (size_t)(alive ? alive : 1) * sizeof(float));
     if (r == NULL)
         return acm__smoke_fail(s, ACM_ERR_NO_MEMORY, "cannot stage %llu particles",

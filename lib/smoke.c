@@ -25,17 +25,6 @@ acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
     return code;
 }
 
-/* ---- random numbers: splitmix64, a uniform double in [0, 1) ------------------------ */
-
-static double uniform(uint64_t *state)
-{
-    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
-    z ^= z >> 31;
-    return (double)(z >> 11) * (1.0 / 9007199254740992.0);
-}
-
 /* ---- lifecycle --------------------------------------------------------------------- */
 
 ACM_API acm_status acm_smoke_options_init(acm_smoke_options *opts, uint32_t version)
@@ -49,36 +38,32 @@ ACM_API acm_status acm_smoke_options_init(acm_smoke_options *opts, uint32_t vers
     return ACM_OK;
 }
 
+static void free_emitter(acm_domain *d, smoke_emitter *se)
+{
+    if (se->dev_points != NULL)
+        d->ops->release(d, se->dev_points);
+    free(se->points);
+}
+
 static void free_smoke(acm_smoke *s)
 {
     if (s->dev != NULL)
         s->domain->ops->smoke_detach(s);
-    free(s->died);
-    free(s->new_slots);
     for (int32_t i = 0; i < s->nemitters; ++i)
-        free(s->emitters[i].points);
+        free_emitter(s->domain, &s->emitters[i]);
     free(s->emitters);
+    free(s->sources);
     free(s->x);
     free(s->age);
     free(s->life);
-    free(s->free_slot);
+    free(s->free_list);
     free(s);
 }
 
-/* Every slot free; the top of the stack is slot 0, so slots fill in order. */
-static void reset_slots(acm_smoke *s)
-{
-    s->nfree = s->capacity;
-    for (uint64_t k = 0; k < s->capacity; ++k) {
-        s->free_slot[k] = (uint32_t)(s->capacity - 1 - k);
-        s->age[k] = -1;
-    }
-}
-
-/* The domain's list of smokes and its velocity buffer. */
+/* The domain's list of smokes and, for the host's moves, its velocity buffer. */
 static acm_status join_domain(acm_domain *d, acm_smoke *s)
 {
-    if (d->ops->smoke_advect == NULL && d->smoke_velocity == NULL && /* the host's moves */
+    if (d->ops->smoke_step == NULL && d->smoke_velocity == NULL &&
         (d->smoke_velocity = malloc(3 * (size_t)d->ncells * sizeof(float))) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's velocity field");
     if (d->nsmokes == d->smokes_cap) {
@@ -109,23 +94,22 @@ ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
     acm_smoke *s = calloc(1, sizeof *s);
     const size_t n = (size_t)opts->capacity;
     if (s != NULL) {
+        s->domain = domain;
         s->x = malloc(3 * n * sizeof(double));
-        s->age = malloc(n * sizeof(int64_t));
-        s->life = calloc(n, sizeof(int64_t));
-        s->free_slot = malloc(n * sizeof(uint32_t));
-        s->died = malloc(n);
-        s->new_slots = malloc(n * sizeof(uint32_t));
+        s->age = malloc(n * sizeof(int32_t));
+        s->life = calloc(n, sizeof(int32_t));
+        s->free_list = malloc(n * sizeof(uint32_t));
     }
-    if (s == NULL || s->x == NULL || s->age == NULL || s->life == NULL || s->free_slot == NULL ||
-        s->died == NULL || s->new_slots == NULL) {
+    if (s == NULL || s->x == NULL || s->age == NULL || s->life == NULL || s->free_list == NULL) {
         if (s != NULL)
             free_smoke(s);
         return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate a smoke of %zu particles", n);
     }
-    s->domain = domain;
     s->capacity = opts->capacity;
-    s->rng = opts->seed;
-    reset_slots(s);
+    s->seed = opts->seed;
+    for (size_t k = 0; k < n; ++k)
+        s->age[k] = -1;
+    s->fetched = true;
     acm_status st = domain->ops->smoke_attach != NULL ? domain->ops->smoke_attach(domain, s) : ACM_OK;
     if (st == ACM_OK)
         st = join_domain(domain, s);
@@ -157,9 +141,23 @@ void acm__smokes_destroy_all(acm_domain *d)
         acm_smoke_destroy(d->smokes[d->nsmokes - 1]);
     free(d->smokes);
     free(d->smoke_velocity);
+    free(d->smoke_obstacles);
     d->smokes = NULL;
     d->smoke_velocity = NULL;
+    d->smoke_obstacles = NULL;
     d->smokes_cap = 0;
+}
+
+void acm__smokes_forget_solid(acm_domain *d, const acm_solid *solid)
+{
+    for (int32_t i = 0; i < d->nsmokes; ++i)
+        for (int32_t k = 0; k < d->smokes[i]->nemitters; ++k) {
+            smoke_emitter *se = &d->smokes[i]->emitters[k];
+            if (se->e.shape == ACM_EMITTER_SOLID && se->e.solid == solid) {
+                se->e.solid = NULL; /* stops emitting */
+                se->e.rate = 0.0;
+            }
+        }
 }
 
 ACM_API const char *acm_smoke_last_error(const acm_smoke *smoke)
@@ -169,17 +167,46 @@ ACM_API const char *acm_smoke_last_error(const acm_smoke *smoke)
 
 /* ---- emitters ---------------------------------------------------------------------- */
 
+#define ACM_EMITTER_OFFSET_MAX 4.0
+
 static bool finite3(const double v[3])
 {
     return isfinite(v[0]) && isfinite(v[1]) && isfinite(v[2]);
 }
 
+static acm_status check_points(acm_smoke *s, const acm_emitter *e)
+{
+    if (e->points == NULL)
+        return acm__smoke_fail(s, ACM_ERR_NULL_POINTER, "points emitter: points is NULL");
+    if (e->point_count == 0 || e->point_count > SIZE_MAX / (3 * sizeof(double)))
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point_count=%zu",
+                               e->point_count);
+    for (size_t p = 0; p < e->point_count; ++p)
+        if (!finite3(e->points + 3 * p))
+            return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point %zu is not "
+                                   "finite", p);
+    return ACM_OK;
+}
+
+static acm_status check_solid(acm_smoke *s, const acm_emitter *e)
+{
+    if (e->solid == NULL)
+        return acm__smoke_fail(s, ACM_ERR_NULL_POINTER, "solid emitter: solid is NULL");
+    if (e->solid->domain != s->domain)
+        return acm__smoke_fail(s, ACM_ERR_INVALID_ARG, "solid emitter: the solid belongs to "
+                               "another domain");
+    if (!(isfinite(e->offset) && e->offset >= 0.0 && e->offset <= ACM_EMITTER_OFFSET_MAX))
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "solid emitter: offset=%g must be in "
+                               "[0, %g] cells", e->offset, ACM_EMITTER_OFFSET_MAX);
+    return ACM_OK;
+}
+
 static acm_status check_emitter(acm_smoke *s, const acm_emitter *e)
 {
-    if (!(isfinite(e->rate) && e->rate >= 0.0) || e->lifetime < 0)
-        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE,
-                          "rate=%g must be finite and >= 0, lifetime=%lld >= 0 (0: unlimited)",
-                          e->rate, (long long)e->lifetime);
+    if (!(isfinite(e->rate) && e->rate >= 0.0) || e->lifetime < 0 || e->lifetime > INT32_MAX)
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "rate=%g must be finite and >= 0, "
+                               "lifetime=%lld in [0, 2^31) (0: unlimited)", e->rate,
+                               (long long)e->lifetime);
     switch (e->shape) {
     case ACM_EMITTER_BOX:
         if (!finite3(e->lo) || !finite3(e->hi) || e->lo[0] > e->hi[0] || e->lo[1] > e->hi[1] ||
@@ -193,19 +220,58 @@ static acm_status check_emitter(acm_smoke *s, const acm_emitter *e)
                               "finite and radius=%g finite and >= 0", e->radius);
         return ACM_OK;
     case ACM_EMITTER_POINTS:
-        if (e->points == NULL)
-            return acm__smoke_fail(s, ACM_ERR_NULL_POINTER, "points emitter: points is NULL");
-        if (e->point_count == 0 || e->point_count > SIZE_MAX / (3 * sizeof(double)))
-            return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point_count=%zu",
-                              e->point_count);
-        for (size_t p = 0; p < e->point_count; ++p)
-            if (!finite3(e->points + 3 * p))
-                return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "points emitter: point %zu is not "
-                                  "finite", p);
-        return ACM_OK;
+        return check_points(s, e);
+    case ACM_EMITTER_SOLID:
+        return check_solid(s, e);
     default:
         return acm__smoke_fail(s, ACM_ERR_BAD_ENUM, "unknown emitter shape %d", (int)e->shape);
     }
+}
+
+/* The caller's emitter of either version as a version 2 one. */
+static acm_status read_emitter(acm_smoke *s, const acm_emitter *in, acm_emitter *e)
+{
+    if (in->version != 1 && in->version != ACM_EMITTER_VERSION)
+        return acm__smoke_fail(s, ACM_ERR_BAD_VERSION, "acm_emitter version %u is not supported "
+                               "(1 to %d)", in->version, ACM_EMITTER_VERSION);
+    const acm_emitter init = ACM_EMITTER_INIT;
+    *e = init;
+    memcpy(e, in, in->version == 1 ? offsetof(acm_emitter, solid) : sizeof *e);
+    if (e->shape == ACM_EMITTER_SOLID && in->version < 2)
+        return acm__smoke_fail(s, ACM_ERR_BAD_VERSION, "solid emitters need acm_emitter "
+                               "version 2");
+    return ACM_OK;
+}
+
+/* The emitter's own points: the caller's, or the solid's surface pushed out. */
+static acm_status emitter_points(acm_smoke *s, smoke_emitter *se)
+{
+    const acm_emitter *e = &se->e;
+    if (e->shape == ACM_EMITTER_SOLID) {
+        const acm_status st = acm__solid_surface_points(e->solid, e->offset, &se->points,
+                                                        &se->npoints);
+        return st == ACM_OK ? ACM_OK
+                            : acm__smoke_fail(s, st, "cannot list the solid's surface points");
+    }
+    if (e->shape != ACM_EMITTER_POINTS)
+        return ACM_OK;
+    const size_t bytes = 3 * e->point_count * sizeof(double);
+    if ((se->points = malloc(bytes)) == NULL)
+        return acm__smoke_fail(s, ACM_ERR_NO_MEMORY, "cannot copy %zu points", e->point_count);
+    memcpy(se->points, e->points, bytes);
+    se->npoints = e->point_count;
+    return ACM_OK;
+}
+
+/* The points where the backend reads them. */
+static acm_status upload_points(acm_smoke *s, smoke_emitter *se)
+{
+    acm_domain *d = s->domain;
+    if (se->points == NULL || d->ops->upload == NULL)
+        return ACM_OK;
+    const acm_status st = d->ops->upload(d, se->points, 3 * se->npoints * sizeof(double),
+                                         &se->dev_points);
+    return st == ACM_OK ? ACM_OK : acm__smoke_fail(s, st, "%s", d->error);
 }
 
 ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *emitter)
@@ -214,150 +280,208 @@ ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *em
         return ACM_ERR_NULL_POINTER;
     if (emitter == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "emitter is NULL");
-    if (emitter->version != ACM_EMITTER_VERSION)
-        return acm__smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_emitter version %u is not supported "
-                          "(%d)", emitter->version, ACM_EMITTER_VERSION);
-    ACM_TRY(check_emitter(smoke, emitter));
     smoke_emitter se;
     memset(&se, 0, sizeof se);
-    se.e = *emitter;
-    if (emitter->shape == ACM_EMITTER_POINTS) {
-        const size_t bytes = 3 * emitter->point_count * sizeof(double);
-        if ((se.points = malloc(bytes)) == NULL)
-            return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot copy %zu points",
-                              emitter->point_count);
-        memcpy(se.points, emitter->points, bytes);
-        se.e.points = se.points;
-    } else {
-        se.e.points = NULL;
-        se.e.point_count = 0;
+    ACM_TRY(read_emitter(smoke, emitter, &se.e));
+    ACM_TRY(check_emitter(smoke, &se.e));
+    acm_status st = emitter_points(smoke, &se);
+    se.e.points = NULL; /* the copy is se.points */
+    if (st == ACM_OK)
+        st = upload_points(smoke, &se);
+    smoke_emitter *p = NULL;
+    acm_smoke_source *src = NULL;
+    if (st == ACM_OK) {
+        p = realloc(smoke->emitters, ((size_t)smoke->nemitters + 1) * sizeof *p);
+        if (p != NULL)
+            smoke->emitters = p;
+        src = realloc(smoke->sources, ((size_t)smoke->nemitters + 1) * sizeof *src);
+        if (src != NULL)
+            smoke->sources = src;
+        if (p == NULL || src == NULL)
+            st = acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
     }
-    smoke_emitter *p = realloc(smoke->emitters, ((size_t)smoke->nemitters + 1) * sizeof *p);
-    if (p == NULL) {
-        free(se.points);
-        return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
+    if (st != ACM_OK) {
+        free_emitter(smoke->domain, &se);
+        return st;
     }
-    smoke->emitters = p;
     smoke->emitters[smoke->nemitters++] = se;
     return ACM_OK;
 }
 
-/* A position of emitter se. */
-static void emit_position(acm_smoke *s, smoke_emitter *se, double X[3])
+/* ---- a step's plan ----------------------------------------------------------------- */
+
+/* This step's particles of one emitter (its fraction carried over); those
+ * beyond the smoke's capacity are dropped at once. */
+static uint32_t emitter_count(acm_smoke *s, smoke_emitter *se)
+{
+    se->carry += se->e.rate;
+    const double whole = floor(se->carry);
+    se->carry -= whole;
+    if (whole > (double)s->capacity) {
+        s->counts.dropped += (uint64_t)fmin(whole - (double)s->capacity, 1e19);
+        return (uint32_t)s->capacity;
+    }
+    return (uint32_t)whole;
+}
+
+static void source_of(const smoke_emitter *se, bool device, acm_smoke_source *src)
 {
     const acm_emitter *e = &se->e;
-    switch (e->shape) {
-    case ACM_EMITTER_BOX:
-        for (int a = 0; a < 3; ++a)
-            X[a] = e->lo[a] + (e->hi[a] - e->lo[a]) * uniform(&s->rng);
-        return;
-    case ACM_EMITTER_SPHERE: {
-        double v[3], r2;
-        do { /* uniform in the ball: rejection from the cube, 1.9 tries on average */
-            for (int a = 0; a < 3; ++a)
-                v[a] = 2.0 * uniform(&s->rng) - 1.0;
-            r2 = v[0] * v[0] + v[1] * v[1] + v[2] * v[2];
-        } while (r2 > 1.0);
-        for (int a = 0; a < 3; ++a)
-            X[a] = e->centre[a] + e->radius * v[a];
-        return;
+    memset(src, 0, sizeof *src);
+    src->shape = (int32_t)e->shape;
+    src->lifetime = (int32_t)e->lifetime;
+    src->serial = se->serial;
+    src->points = device ? (const double *)se->dev_points : se->points;
+    src->npoints = se->npoints;
+    src->next = se->next;
+    for (int a = 0; a < 3; ++a) {
+        src->a[a] = e->shape == ACM_EMITTER_SPHERE ? e->centre[a] : e->lo[a];
+        src->b[a] = e->shape == ACM_EMITTER_SPHERE ? (a == 0 ? e->radius : 0.0) : e->hi[a];
     }
-    default:
-        memcpy(X, e->points + 3 * se->next, 3 * sizeof(double));
-        se->next = (se->next + 1) % e->point_count;
-        return;
+    if (e->shape == ACM_EMITTER_SOLID) {
+        memcpy(src->x, e->solid->body.x, sizeof src->x);
+        memcpy(src->q, e->solid->body.q, sizeof src->q);
     }
 }
 
-/* This step's particles of every emitter, into free slots (listed in new_slots). */
-static void emit(acm_smoke *s)
+/* The emitters with particles this step, in order; advances their counters. */
+static uint32_t plan_sources(acm_smoke *s, bool device, int32_t *nsrc)
 {
-    s->nnew = 0;
+    uint32_t total = 0;
+    *nsrc = 0;
     for (int32_t i = 0; i < s->nemitters; ++i) {
         smoke_emitter *se = &s->emitters[i];
-        se->carry += se->e.rate;
-        const double whole = floor(se->carry);
-        se->carry -= whole;
-        for (uint64_t k = 0; k < (uint64_t)whole; ++k) {
-            if (s->nfree == 0) {
-                s->dropped += (uint64_t)whole - k;
-                break;
-            }
-            const uint32_t slot = s->free_slot[--s->nfree];
-            s->new_slots[s->nnew++] = slot;
-            emit_position(s, se, s->x + 3 * (size_t)slot);
-            s->age[slot] = 0;
-            s->life[slot] = se->e.lifetime;
-            s->emitted++;
+        uint32_t n = emitter_count(s, se);
+        if (n > s->capacity - total) { /* more than the smoke can hold in all */
+            s->counts.dropped += n - (s->capacity - total);
+            n = (uint32_t)(s->capacity - total);
         }
-    }
-}
-
-/* ---- advection --------------------------------------------------------------------- */
-
-static void recycle(acm_smoke *s, uint32_t slot)
-{
-    s->age[slot] = -1;
-    s->free_slot[s->nfree++] = slot;
-}
-
-/* The bookkeeping of a step: died[k] says what became of slot k's particle. */
-static void account_step(acm_smoke *s, const uint8_t *died)
-{
-    for (uint64_t k = 0; k < s->capacity; ++k) {
-        if (s->age[k] < 0)
+        if (n == 0)
             continue;
-        s->age[k]++;
-        if (died[k] == ACM_SMOKE_LEFT)
-            s->left++;
-        else if (died[k] == ACM_SMOKE_EXPIRED)
-            s->expired++;
-        if (died[k] != ACM_SMOKE_ALIVE)
-            recycle(s, (uint32_t)k);
+        acm_smoke_source *src = &s->sources[(*nsrc)++];
+        source_of(se, device, src);
+        src->first = total;
+        src->count = n;
+        total += n;
+        se->serial += n;
+        if (se->npoints > 0)
+            se->next = (se->next + n) % se->npoints;
     }
+    return total;
 }
 
-/* The host's step of every live particle (the CPU backend, and the oracle). */
-static void advect_host(acm_smoke *s, const float *u, uint8_t *died)
+/* ---- the host's step (the CPU backend, and the oracle) ------------------------------ */
+
+static void advect_host(acm_smoke *s, const float *u, const acm_smoke_plan *p)
 {
     const acm_ib_grid g = acm__ib_grid(s->domain);
-#pragma omp parallel for schedule(static) if (s->capacity >= 65536)
+    uint64_t left = 0, expired = 0, absorbed = 0;
+#pragma omp parallel for schedule(static) reduction(+ : left, expired, absorbed) \
+    if (s->capacity >= 65536)
     for (int64_t k = 0; k < (int64_t)s->capacity; ++k) {
-        int64_t age = s->age[k];
-        died[k] = age < 0 ? ACM_SMOKE_ALIVE
-                          : (uint8_t)acm_smoke_step(&g, u, s->x + 3 * k, &age, s->life[k]);
+        if (s->age[k] < 0)
+            continue;
+        const int what = acm_smoke_step(&g, u, p->obstacles, p->nobstacles, s->x + 3 * k,
+                                        &s->age[k], s->life[k]);
+        left += what == ACM_SMOKE_LEFT;
+        expired += what == ACM_SMOKE_EXPIRED;
+        absorbed += what == ACM_SMOKE_ABSORBED;
+        if (what != ACM_SMOKE_ALIVE)
+            s->age[k] = -1;
+    }
+    s->counts.left += left;
+    s->counts.expired += expired;
+    s->counts.absorbed += absorbed;
+}
+
+/* The step's emissions into the lowest free slots, in emission order. */
+static void emit_host(acm_smoke *s, const acm_smoke_plan *p)
+{
+    uint64_t nfree = 0;
+    for (uint64_t k = 0; k < s->capacity && nfree < p->emissions; ++k)
+        if (s->age[k] < 0)
+            s->free_list[nfree++] = (uint32_t)k;
+    for (uint32_t e = 0; e < p->emissions; ++e) {
+        if (e >= nfree) {
+            s->counts.dropped += p->emissions - e;
+            break;
+        }
+        const acm_smoke_source *src = p->sources + acm_smoke_source_of(p->sources, p->nsources, e);
+        const uint32_t k = s->free_list[e];
+        acm_smoke_source_point(src, p->seed, e - src->first, s->x + 3 * (size_t)k);
+        s->age[k] = 0;
+        s->life[k] = src->lifetime;
+        s->counts.emitted++;
     }
 }
 
-acm_status acm__smokes_advance(acm_domain *d)
+/* ---- the step ------------------------------------------------------------------------ */
+
+/* The insides of the solids made from closed meshes, at their current poses. */
+static acm_status plan_obstacles(acm_domain *d, bool device, acm_smoke_obstacle **obs,
+                                 int32_t *n)
 {
-    const struct acm_backend_ops *ops = d->ops;
-    const bool device = ops->smoke_advect != NULL;
-    if (device)
-        ACM_TRY(ops->smoke_velocity(d));
-    else
-        ACM_TRY(ops->get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT32, d->smoke_velocity));
-    for (int32_t i = 0; i < d->nsmokes; ++i) {
-        acm_smoke *s = d->smokes[i];
-        if (device)
-            ACM_TRY(ops->smoke_advect(d, s, s->died));
-        else
-            advect_host(s, d->smoke_velocity, s->died);
-        account_step(s, s->died);
-        emit(s);
-        if (device && s->nnew > 0)
-            ACM_TRY(ops->smoke_emitted(d, s, s->new_slots, s->nnew));
+    *n = 0;
+    if (d->nsolids == 0)
+        return ACM_OK;
+    acm_smoke_obstacle *o = realloc(*obs, (size_t)d->nsolids * sizeof *o);
+    if (o == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot list the solids for the smoke");
+    *obs = o;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        bool has = false;
+        ACM_TRY(acm__solid_obstacle(d->solids[i], device, &o[*n], &has));
+        *n += has;
     }
     return ACM_OK;
 }
 
-acm_status acm__smoke_positions(acm_smoke *s)
+static acm_status advance_one(acm_domain *d, acm_smoke *s, const acm_smoke_obstacle *obs,
+                              int32_t nobs)
+{
+    const bool device = d->ops->smoke_step != NULL;
+    acm_smoke_plan p;
+    p.sources = s->sources;
+    p.emissions = plan_sources(s, device, &p.nsources);
+    p.obstacles = obs;
+    p.nobstacles = nobs;
+    p.seed = s->seed;
+    s->fetched = !device;
+    if (device)
+        return d->ops->smoke_step(d, s, &p);
+    advect_host(s, d->smoke_velocity, &p);
+    if (p.emissions > 0)
+        emit_host(s, &p);
+    return ACM_OK;
+}
+
+acm_status acm__smokes_velocity(acm_domain *d)
+{
+    if (d->ops->smoke_velocity != NULL)
+        return d->ops->smoke_velocity(d);
+    return d->ops->get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT32, d->smoke_velocity);
+}
+
+acm_status acm__smokes_advance(acm_domain *d)
+{
+    const bool device = d->ops->smoke_step != NULL;
+    int32_t nobs = 0;
+    acm_status st = plan_obstacles(d, device, &d->smoke_obstacles, &nobs);
+    for (int32_t i = 0; i < d->nsmokes && st == ACM_OK; ++i)
+        st = advance_one(d, d->smokes[i], d->smoke_obstacles, nobs);
+    return st;
+}
+
+acm_status acm__smoke_sync(acm_smoke *s)
 {
     acm_domain *d = s->domain;
-    if (d->ops->smoke_fetch == NULL)
+    if (s->fetched)
         return ACM_OK;
     const acm_status st = d->ops->smoke_fetch(d, s);
-    return st == ACM_OK ? ACM_OK : acm__smoke_fail(s, st, "%s", d->error);
+    if (st != ACM_OK)
+        return acm__smoke_fail(s, st, "%s", d->error);
+    s->fetched = true;
+    return ACM_OK;
 }
 
 /* ---- queries ------------------------------------------------------------------------ */
@@ -368,16 +492,25 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
         return ACM_ERR_NULL_POINTER;
     if (info == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "info is NULL");
-    if (info->version != ACM_SMOKE_INFO_VERSION)
+    if (info->version != 1 && info->version != ACM_SMOKE_INFO_VERSION)
         return acm__smoke_fail(smoke, ACM_ERR_BAD_VERSION, "acm_smoke_info version %u is not "
-                          "supported (%d)", info->version, ACM_SMOKE_INFO_VERSION);
+                               "supported (1 to %d)", info->version, ACM_SMOKE_INFO_VERSION);
+    acm_domain *d = smoke->domain;
+    if (d->ops->smoke_counts != NULL) {
+        const acm_status st = d->ops->smoke_counts(d, smoke);
+        if (st != ACM_OK)
+            return acm__smoke_fail(smoke, st, "%s", d->error);
+    }
+    const acm_smoke_counts *c = &smoke->counts;
     info->capacity = smoke->capacity;
-    info->alive = smoke->capacity - smoke->nfree;
-    info->emitted = smoke->emitted;
-    info->left = smoke->left;
-    info->expired = smoke->expired;
-    info->dropped = smoke->dropped;
+    info->alive = acm__smoke_alive(smoke);
+    info->emitted = c->emitted;
+    info->left = c->left;
+    info->expired = c->expired;
+    info->dropped = c->dropped;
     info->emitters = smoke->nemitters;
+    if (info->version >= 2)
+        info->absorbed = c->absorbed;
     return ACM_OK;
 }
 
@@ -393,6 +526,33 @@ acm_status acm__smoke_grid(acm_smoke *s, int32_t subdivisions, int32_t dims[3])
     return ACM_OK;
 }
 
+/* The grid's size, checked against the caller's count. */
+static acm_status density_grid(acm_smoke *s, int32_t subdivisions, size_t count, int32_t m[3])
+{
+    ACM_TRY(acm__smoke_grid(s, subdivisions, m));
+    const size_t voxels = (size_t)m[0] * (size_t)m[1] * (size_t)m[2];
+    if (count != voxels)
+        return acm__smoke_fail(s, ACM_ERR_BUFFER_SIZE, "count=%zu but the grid has %zu voxels "
+                               "(%dx%dx%d)", count, voxels, m[0], m[1], m[2]);
+    return ACM_OK;
+}
+
+/* The host's projection of the particles as last synchronised. */
+static void density_host(acm_smoke *s, int32_t subdivisions, const int32_t m[3], float *dst)
+{
+    const acm_ib_grid g = acm__ib_grid(s->domain);
+    memset(dst, 0, (size_t)m[0] * (size_t)m[1] * (size_t)m[2] * sizeof(float));
+    for (uint64_t k = 0; k < s->capacity; ++k) {
+        if (s->age[k] < 0)
+            continue;
+        size_t voxel[8];
+        float w[8];
+        acm_smoke_cic(&g, m, subdivisions, s->x + 3 * k, voxel, w);
+        for (int q = 0; q < 8; ++q)
+            dst[voxel[q]] += w[q];
+    }
+}
+
 ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, float *dst,
                                      size_t count)
 {
@@ -401,34 +561,32 @@ ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, flo
     if (dst == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "dst is NULL");
     int32_t m[3] = {0, 0, 0};
-    ACM_TRY(acm__smoke_grid(smoke, subdivisions, m));
-    const size_t voxels = (size_t)m[0] * (size_t)m[1] * (size_t)m[2];
-    if (count != voxels)
-        return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "count=%zu but the grid has %zu "
-                               "voxels (%dx%dx%d)", count, voxels, m[0], m[1], m[2]);
-    ACM_TRY(acm__smoke_positions(smoke));
-    const acm_ib_grid g = acm__ib_grid(smoke->domain);
-    const double w = (double)subdivisions * subdivisions * subdivisions; /* per cell volume */
-    memset(dst, 0, voxels * sizeof(float));
-    for (uint64_t k = 0; k < smoke->capacity; ++k) {
-        if (smoke->age[k] < 0)
-            continue;
-        int32_t c[3][2];
-        double f[3];
-        for (int a = 0; a < 3; ++a)
-            /* voxel i is centred at (i + 1/2) / s - 1/2: in voxel units, the particle
-             * lies between voxel centres as it lies between cell centres */
-            acm_smoke_axis((smoke->x[3 * k + (uint64_t)a] + 0.5) * subdivisions - 0.5, m[a],
-                           g.periodic[a], &c[a][0], &c[a][1], &f[a]);
-        for (int q = 0; q < 8; ++q) {
-            const int dx = q & 1, dy = (q >> 1) & 1, dz = q >> 2;
-            const double wq = (dx ? f[0] : 1.0 - f[0]) * (dy ? f[1] : 1.0 - f[1]) *
-                              (dz ? f[2] : 1.0 - f[2]);
-            dst[(size_t)c[0][dx] + (size_t)m[0] * ((size_t)c[1][dy] + (size_t)m[1] * (size_t)c[2][dz])] +=
-                (float)(w * wq);
-        }
+    ACM_TRY(density_grid(smoke, subdivisions, count, m));
+    acm_domain *d = smoke->domain;
+    if (d->ops->smoke_density != NULL) { /* projected on the device, then copied */
+        const acm_status st = d->ops->smoke_density(d, smoke, subdivisions, dst, count, false);
+        return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", d->error);
     }
+    ACM_TRY(acm__smoke_sync(smoke));
+    density_host(smoke, subdivisions, m, dst);
     return ACM_OK;
+}
+
+acm_status acm__smoke_density_device(acm_smoke *smoke, int32_t subdivisions, float *device_dst,
+                                     size_t count)
+{
+    if (smoke == NULL)
+        return ACM_ERR_NULL_POINTER;
+    if (device_dst == NULL)
+        return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "device_dst is NULL");
+    int32_t m[3] = {0, 0, 0};
+    ACM_TRY(density_grid(smoke, subdivisions, count, m));
+    acm_domain *d = smoke->domain;
+    if (d->ops->smoke_density == NULL)
+        return acm__smoke_fail(smoke, ACM_ERR_UNSUPPORTED, "the smoke's domain runs on the %s "
+                               "backend: no device memory", d->ops->name);
+    const acm_status st = d->ops->smoke_density(d, smoke, subdivisions, device_dst, count, true);
+    return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", d->error);
 }
 
 ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t count,
@@ -438,11 +596,11 @@ ACM_API acm_status acm_smoke_get_particles(acm_smoke *smoke, double *dst, size_t
         return ACM_ERR_NULL_POINTER;
     if (dst == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NULL_POINTER, "dst is NULL");
-    const uint64_t alive = smoke->capacity - smoke->nfree;
+    ACM_TRY(acm__smoke_sync(smoke));
+    const uint64_t alive = acm__smoke_alive(smoke);
     if (count < alive)
         return acm__smoke_fail(smoke, ACM_ERR_BUFFER_SIZE, "room for %zu particles, %llu are alive",
-                          count, (unsigned long long)alive);
-    ACM_TRY(acm__smoke_positions(smoke));
+                               count, (unsigned long long)alive);
     size_t n = 0;
     for (uint64_t k = 0; k < smoke->capacity; ++k)
         if (smoke->age[k] >= 0)

@@ -13,6 +13,7 @@
 #include "mesh.h"
 #include "morton.h"
 #include "sampling.h"
+#include "smoke.h" /* acm__smokes_forget_solid, acm_smoke_obstacle */
 #include "solid.h"
 
 #define ACM_DENSITY_RATIO_MIN 1.2 /* explicit coupling limit (spec 9.2) */
@@ -130,10 +131,14 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
     s->count = smp.count;
     s->r = smp.pos;
     smp.pos = NULL;
-    if (mesh->info.closed && mesh->info.volume > 0.0) /* outward normals: move inside */
+    if (mesh->info.closed && mesh->info.volume > 0.0) { /* outward normals: move inside */
+        s->inset = o->surface_inset;
         for (uint64_t l = 0; l < s->count; ++l)
             for (int a = 0; a < 3; ++a)
                 s->r[3 * l + (uint64_t)a] -= o->surface_inset * smp.normal[3 * l + (uint64_t)a];
+    }
+    s->normal = smp.normal; /* kept for solid emitters */
+    smp.normal = NULL;
     s->dv = malloc(smp.count * sizeof(double));
     s->area = smp.area * (double)smp.count;
     s->spacing = smp.min_distance;
@@ -406,6 +411,10 @@ static void free_solid(acm_solid *s)
 {
     if (s == NULL)
         return;
+    if (s->occ.dev != NULL)
+        s->domain->ops->release(s->domain, s->occ.dev);
+    free(s->occ.bits);
+    free(s->normal);
     free(s->r);
     free(s->dv);
     free(s->origin);
@@ -524,6 +533,7 @@ ACM_API void acm_solid_destroy(acm_solid *solid)
         if (d->solids[i] != solid)
             d->solids[j++] = d->solids[i];
     d->nsolids = j;
+    acm__smokes_forget_solid(d, solid);
     free_solid(solid);
     (void)attach(d); /* on failure ib_dirty is left set and the next step retries */
 }
@@ -963,5 +973,123 @@ ACM_API acm_status acm_solid_mark_occupancy(acm_solid *solid, uint8_t *dst, size
     free(start);
     free(z);
     free(w);
+    return ACM_OK;
+}
+
+/* ---- what smokes need of a solid ----------------------------------------------------- */
+
+/* Outward unit normal of sample l (sampling order): the mesh's, or for the
+ * caller's samples the direction from the centre of mass. */
+static void sample_normal(const acm_solid *s, uint64_t l, double n[3])
+{
+    const double *r = s->r + 3 * l;
+    if (s->normal != NULL) {
+        memcpy(n, s->normal + 3 * s->origin[l], 3 * sizeof(double));
+        return;
+    }
+    const double len = norm3(r);
+    for (int a = 0; a < 3; ++a)
+        n[a] = len > 0.0 ? r[a] / len : (a == 2);
+}
+
+acm_status acm__solid_surface_points(const acm_solid *s, double offset, double **points,
+                                     uint64_t *count)
+{
+    double *p = malloc(3 * (size_t)s->count * sizeof(double));
+    if (p == NULL)
+        return ACM_ERR_NO_MEMORY;
+    for (uint64_t l = 0; l < s->count; ++l) {
+        double n[3];
+        sample_normal(s, l, n);
+        for (int a = 0; a < 3; ++a)
+            p[3 * l + (uint64_t)a] = s->r[3 * l + (uint64_t)a] + (s->inset + offset) * n[a];
+    }
+    *points = p;
+    *count = s->count;
+    return ACM_OK;
+}
+
+#define ACM_OCCUPANCY_SPACING 0.5
+#define ACM_OCCUPANCY_BITS_MAX (UINT64_C(1) << 30)
+
+/* The grid of the inside: spacing 0.5 cells (coarser for huge solids) over
+ * the mesh's bounding box and one spacing more. */
+static void occupancy_grid(const acm_solid *s, acm_occupancy *o)
+{
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t i = 0; i < s->mnv; ++i)
+        for (int a = 0; a < 3; ++a) {
+            lo[a] = fmin(lo[a], s->mv[3 * i + (size_t)a]);
+            hi[a] = fmax(hi[a], s->mv[3 * i + (size_t)a]);
+        }
+    for (o->h = ACM_OCCUPANCY_SPACING;; o->h *= 2.0) {
+        uint64_t bits = 1;
+        for (int a = 0; a < 3; ++a) {
+            o->lo[a] = lo[a] - o->h;
+            o->n[a] = (int32_t)ceil((hi[a] - o->lo[a]) / o->h) + 2;
+            bits *= (uint64_t)o->n[a];
+        }
+        if (bits <= ACM_OCCUPANCY_BITS_MAX)
+            return;
+    }
+}
+
+/* Rasterise the closed mesh into o->bits: the column crossings of the
+ * inside tests on the grid's own unit-spaced coordinates. */
+static acm_status occupancy_fill(const acm_solid *s, acm_occupancy *o)
+{
+    const uint64_t nbits = (uint64_t)o->n[0] * (uint64_t)o->n[1] * (uint64_t)o->n[2];
+    double *w = malloc(3 * s->mnv * sizeof(double)), *z = NULL;
+    size_t *start = NULL;
+    o->bits = calloc((size_t)(nbits + 31) / 32, sizeof(uint32_t));
+    const column_box cb = {0, 0, o->n[0], o->n[1]};
+    if (w != NULL)
+        for (size_t i = 0; i < 3 * s->mnv; ++i)
+            w[i] = (s->mv[i] - o->lo[i % 3]) / o->h;
+    if (w == NULL || o->bits == NULL || column_crossings(s, w, &cb, &start, &z) != ACM_OK) {
+        free(w);
+        free(o->bits);
+        o->bits = NULL;
+        return ACM_ERR_NO_MEMORY;
+    }
+    for (int64_t col = 0; col < cb.nxb * cb.nyb; ++col) {
+        double *zc = z + start[col];
+        const size_t nz = start[col + 1] - start[col];
+        qsort(zc, nz, sizeof *zc, cmp_double);
+        for (size_t p = 0; p + 1 < nz; p += 2)
+            for (int64_t k = (int64_t)fmax(ceil(zc[p]), 0.0); (double)k <= zc[p + 1] && k < o->n[2]; ++k) {
+                const uint64_t bit = (uint64_t)col + (uint64_t)(cb.nxb * cb.nyb) * (uint64_t)k;
+                o->bits[bit >> 5] |= UINT32_C(1) << (bit & 31u);
+            }
+    }
+    free(start);
+    free(z);
+    free(w);
+    return ACM_OK;
+}
+
+acm_status acm__solid_obstacle(acm_solid *s, bool device, acm_smoke_obstacle *o, bool *has)
+{
+    acm_domain *d = s->domain;
+    *has = s->mv != NULL;
+    if (!*has)
+        return ACM_OK;
+    acm_occupancy *occ = &s->occ;
+    if (occ->bits == NULL) {
+        occupancy_grid(s, occ);
+        if (occupancy_fill(s, occ) != ACM_OK)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot rasterise a solid for the smoke");
+    }
+    if (device && occ->dev == NULL) {
+        const size_t bytes = ((size_t)occ->n[0] * (size_t)occ->n[1] * (size_t)occ->n[2] + 31) / 32 *
+                             sizeof(uint32_t);
+        ACM_TRY(d->ops->upload(d, occ->bits, bytes, &occ->dev));
+    }
+    memcpy(o->x, s->body.x, sizeof o->x);
+    memcpy(o->q, s->body.q, sizeof o->q);
+    memcpy(o->lo, occ->lo, sizeof o->lo);
+    o->inv_h = 1.0 / occ->h;
+    memcpy(o->n, occ->n, sizeof o->n);
+    o->bits = device ? (const uint32_t *)occ->dev : occ->bits;
     return ACM_OK;
 }

@@ -14,6 +14,14 @@ ACM_BEGIN_DECLS
 #define ACM_SOLID_DEFAULT_MAX_SAMPLES (UINT64_C(1) << 24)
 #define ACM_SAMPLE_BLOCK_DEFAULT 2 /* the paper's most frequent choice (its Table 2) */
 
+/* A solid's inside on a body-frame grid of points lo + h (i, j, k). */
+typedef struct acm_occupancy {
+    double lo[3], h;
+    int32_t n[3];
+    uint32_t *bits;       /* NULL until built */
+    void *dev;            /* the backend's copy (ops->upload), or NULL */
+} acm_occupancy;
+
 struct acm_solid {
     acm_domain *domain;
     uint64_t count;       /* samples */
@@ -34,6 +42,9 @@ struct acm_solid {
     double *mv;
     uint32_t *mt;
     size_t mnv, mnt;
+    double *normal;       /* 3 per sample in sampling order (origin): outward unit normal */
+    double inset;         /* how far the samples lie inside the surface, cells */
+    acm_occupancy occ;    /* the inside as a body-frame bit grid, built when a smoke asks */
     char error[ACM_ERROR_SIZE];
 };
 
@@ -61,6 +72,17 @@ acm_status acm__solids_reattach(acm_domain *d);
 /* Sort every solid's samples into the domain's sample order (d->ib) at its
  * current pose; acm__solids_attach must follow. */
 acm_status acm__solids_resort(acm_domain *d);
+
+/* Points where a solid emitter puts particles: every sample moved out along
+ * its surface normal to `offset` cells outside the surface (body frame;
+ * caller frees). */
+acm_status acm__solid_surface_points(const acm_solid *s, double offset, double **points,
+                                     uint64_t *count);
+
+/* The solid's inside at its current pose, for smokes to recycle particles
+ * that enter it (bits in device memory when `device`); *has is false for a
+ * solid without a closed mesh. */
+acm_status acm__solid_obstacle(acm_solid *s, bool device, struct acm_smoke_obstacle *o, bool *has);
 
 ACM_END_DECLS
 

@@ -492,6 +492,119 @@ START_TEST(gpu_solids_match_cpu)
 }
 END_TEST
 
+/* A smoke shed from a cube solid and absorbed by it (FP64 flow past it),
+ * on the GPU (each kernel structure: _i 0 fused, 1 split, 2 baseline) and
+ * on the CPU: the same counters, the same particles, and the density
+ * projected into the caller's device memory on the caller's stream equal to
+ * the host's projection. */
+static acm_domain *smoke_scene(acm_backend b, acm_smoke **s)
+{
+    acm_domain_options o = acm_test_options(40, 24, 24, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+    o.backend = b;
+    o.initial_velocity[0] = 0.05;
+    acm_domain *d = acm_test_domain(&o);
+    const double c[3] = {14.0, 12.0, 12.0};
+    acm_solid *cube = acm_test_cube_solid(d, 8.0, c, ACM_MOTION_STATIC);
+    acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
+    so.capacity = 3000;
+    so.seed = 11;
+    ACM_CK_OK(d, acm_smoke_create(s, d, &so));
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_SOLID;
+    e.solid = cube;
+    e.offset = 0.5;
+    e.rate = 20.0;
+    e.lifetime = 150;
+    ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
+    e = (acm_emitter)ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_BOX; /* upstream of the cube and in it */
+    e.lo[0] = 2.0;
+    e.lo[1] = 8.0;
+    e.lo[2] = 8.0;
+    e.hi[0] = 16.0;
+    e.hi[1] = 16.0;
+    e.hi[2] = 16.0;
+    e.rate = 7.5;
+    ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
+    return d;
+}
+
+START_TEST(gpu_smoke_matches_cpu)
+{
+    acm_smoke *s[2];
+    acm_domain *d[2] = {smoke_scene(ACM_BACKEND_CUDA, &s[0]), smoke_scene(ACM_BACKEND_CPU, &s[1])};
+    const acm_kernel kernels[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, kernels[_i]);
+    ACM_CK_OK(d[0], acm_domain_set_layout(d[0], l));
+    acm_layout_destroy(l);
+    cudaStream_t stream;
+    ck_assert_int_eq(cudaStreamCreate(&stream), cudaSuccess);
+    ACM_CK_OK(d[0], acm_cuda_domain_set_stream(d[0], stream));
+    ACM_CK_OK(d[0], acm_cuda_step_async(d[0], 100));
+    ACM_CK_OK(d[1], acm_step(d[1], 100));
+    const size_t nvox = 80 * 48 * 48;
+    float *dev = NULL;
+    ck_assert_int_eq(cudaMalloc((void **)&dev, nvox * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(acm_cuda_smoke_density(s[0], 2, dev, nvox), ACM_OK);
+    float *mapped = acm_test_alloc(nvox * sizeof(float)), *host = acm_test_alloc(nvox * sizeof(float)),
+          *cpu = acm_test_alloc(nvox * sizeof(float));
+    ck_assert_int_eq(cudaMemcpyAsync(mapped, dev, nvox * sizeof(float), cudaMemcpyDeviceToHost, stream),
+                     cudaSuccess);
+    ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess);
+    acm_smoke_info info[2];
+    for (int b = 0; b < 2; ++b) {
+        memset(&info[b], 0, sizeof info[b]);
+        info[b].version = ACM_SMOKE_INFO_VERSION;
+        ck_assert_int_eq(acm_smoke_get_info(s[b], &info[b]), ACM_OK);
+    }
+    ck_assert_uint_eq(info[0].emitted, info[1].emitted);
+    ck_assert_uint_eq(info[0].alive, info[1].alive);
+    ck_assert_uint_eq(info[0].absorbed, info[1].absorbed);
+    ck_assert_uint_eq(info[0].left, info[1].left);
+    ck_assert_uint_eq(info[0].expired, info[1].expired);
+    ck_assert_uint_gt(info[0].absorbed, 100); /* the box's particles inside the cube */
+    ck_assert_int_eq(acm_smoke_density(s[0], 2, host, nvox), ACM_OK);
+    ck_assert_int_eq(acm_smoke_density(s[1], 2, cpu, nvox), ACM_OK);
+    double worst_mapped = 0.0, worst_cpu = 0.0, total = 0.0;
+    for (size_t k = 0; k < nvox; ++k) {
+        worst_mapped = fmax(worst_mapped, fabs((double)mapped[k] - host[k]));
+        worst_cpu = fmax(worst_cpu, fabs((double)host[k] - cpu[k]));
+        total += mapped[k];
+    }
+    printf("GPU smoke (kernel structure %d): %llu alive, %llu absorbed; device density vs host "
+           "copy %.2e, vs the CPU %.2e (particles per cell volume, peak ~8); total %.3f\n",
+           (int)kernels[_i], (unsigned long long)info[0].alive,
+           (unsigned long long)info[0].absorbed, worst_mapped, worst_cpu, total / 8.0);
+    ck_assert_msg(worst_mapped < 1e-4, "device density vs the host's copy: %g", worst_mapped);
+    ck_assert_msg(worst_cpu < 1e-3, "GPU density vs the CPU's: %g", worst_cpu);
+    ck_assert_msg(fabs(total / 8.0 - (double)info[0].alive) < 1e-4 * (double)info[0].alive,
+                  "the grid holds %.3f particles, %llu alive", total / 8.0,
+                  (unsigned long long)info[0].alive);
+    /* bad calls */
+    ck_assert_int_eq(acm_cuda_smoke_density(s[0], 2, dev, nvox - 1), ACM_ERR_BUFFER_SIZE);
+    ck_assert_int_eq(acm_cuda_smoke_density(s[0], 2, NULL, nvox), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_cuda_smoke_density(s[0], 0, dev, nvox), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_cuda_smoke_density(NULL, 2, dev, nvox), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_cuda_smoke_density(s[1], 2, dev, nvox), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_smoke_last_error(s[1]), "cpu"));
+    /* the wind at a few points, GPU against CPU */
+    const double pts[] = {5.5, 12.0, 12.0, 20.0, 3.3, 17.1, 39.9, 23.5, 0.2};
+    double w[2][9];
+    for (int b = 0; b < 2; ++b)
+        ACM_CK_OK(d[b], acm_domain_sample_velocity(d[b], pts, 3, w[b]));
+    for (int k = 0; k < 9; ++k)
+        ck_assert_double_eq_tol(w[0][k], w[1][k], 1e-10);
+    ck_assert_int_eq(cudaFree(dev), cudaSuccess);
+    ACM_CK_OK(d[0], acm_cuda_domain_set_stream(d[0], NULL));
+    ck_assert_int_eq(cudaStreamDestroy(stream), cudaSuccess);
+    free(mapped);
+    free(host);
+    free(cpu);
+    for (int b = 0; b < 2; ++b)
+        acm_domain_destroy(d[b]);
+}
+END_TEST
+
 TEST_SUITE(cuda_suite)
 {
     Suite *s = suite_create("cuda");
@@ -513,6 +626,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_test(tc, async_divergence_is_reported_at_synchronize);
     tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
     tcase_add_test(tc, device_errors_have_specific_statuses);
+    tcase_add_loop_test(tc, gpu_smoke_matches_cpu, 0, 3);
     suite_add_tcase(s, tc);
     return s;
 }

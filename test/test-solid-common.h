@@ -170,6 +170,28 @@ static inline acm_solid *acm_test_add_sphere(acm_domain *d, const acm_test_spher
     return s;
 }
 
+/* A unit cube as a closed mesh, and a solid of it. */
+static inline acm_solid *acm_test_cube_solid(acm_domain *d, double side, const double c[3],
+                                             acm_motion motion)
+{
+    static const double v[8 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,
+                                    0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1};
+    static const uint32_t t[12 * 3] = {0, 2, 3, 0, 3, 1, 4, 5, 7, 4, 7, 6, 0, 1, 5, 0, 5, 4,
+                                       2, 6, 7, 2, 7, 3, 0, 4, 6, 0, 6, 2, 1, 3, 7, 1, 7, 5};
+    acm_mesh *m = NULL;
+    ck_assert_int_eq(acm_mesh_create(&m, v, 8, t, 12, NULL), ACM_OK);
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.mesh = m;
+    so.scale = side;
+    so.samples_per_cell = 2.0;
+    so.motion = motion;
+    memcpy(so.position, c, sizeof so.position);
+    acm_solid *s = NULL;
+    ACM_CK_OK(d, acm_solid_create(&s, d, &so));
+    acm_mesh_destroy(m);
+    return s;
+}
+
 /* Full-size validation runs: on the GPU, or with ACM_TEST_FULL=1. */
 static inline int acm_test_full(void)
 {

@@ -39,6 +39,7 @@
 #include <cuda_runtime.h> /* cudaStream_t */
 
 #include "acm_domain.h" /* acm_domain */
+#include "acm_smoke.h"  /* acm_smoke */
 
 ACM_BEGIN_DECLS
 
@@ -107,6 +108,24 @@ ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain);
  */
 ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **density,
                                               const float **velocity);
+
+/**
+ * Project a smoke's particles into a density grid in device memory (the grid
+ * and units of acm_smoke_density()), enqueued on the domain's stream: no copy
+ * to the host and no synchronisation. Read @p device_dst on that stream or
+ * after acm_cuda_domain_synchronize().
+ *
+ * @param smoke        a smoke of a domain on the CUDA backend
+ * @param subdivisions voxels per cell edge, in [1, ::ACM_SMOKE_SUBDIVISIONS_MAX]
+ * @param device_dst   device memory for the grid's values
+ * @param count        values at @p device_dst: exactly the grid's size
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
+ *         ::ACM_ERR_BUFFER_SIZE, ::ACM_ERR_UNSUPPORTED (a CPU domain),
+ *         ::ACM_ERR_DEVICE, ::ACM_ERR_NOT_BUILT
+ * @since 1.3
+ */
+ACM_API acm_status acm_cuda_smoke_density(acm_smoke *smoke, int32_t subdivisions,
+                                          float *device_dst, size_t count);
 
 ACM_END_DECLS
 

@@ -413,6 +413,25 @@ ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm
 ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, int32_t z,
                                     double *density, double velocity[3]);
 
+/**
+ * The fluid velocity at arbitrary points, interpolated trilinearly between
+ * cell centres (cell (i, j, k) at the point (i, j, k)): the rule that moves
+ * smoke particles (docs/smoke.md). Periodic axes wrap; along the others a
+ * point is clamped to the outermost centres. On a GPU only the points and
+ * their velocities cross the bus, never a whole field: the call for wind on
+ * a few objects each frame (it waits for the domain's stream).
+ *
+ * @param domain   the domain
+ * @param points   3 coordinates per point, lattice units, finite
+ * @param count    number of points, in [1, 2^24]
+ * @param velocity receives 3 values per point
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE (count, a
+ *         point not finite), ::ACM_ERR_NO_MEMORY, device errors
+ * @since 1.3
+ */
+ACM_API acm_status acm_domain_sample_velocity(acm_domain *domain, const double *points,
+                                              size_t count, double *velocity);
+
 /** Global diagnostics; see acm_domain_get_stats(). */
 typedef struct acm_domain_stats {
     uint32_t version;            /**< set by the caller: ::ACM_DOMAIN_STATS_VERSION */

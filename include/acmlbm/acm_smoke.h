@@ -31,6 +31,7 @@
 
 #include "acm_common.h" /* ACM_API, acm_status */
 #include "acm_domain.h" /* acm_domain */
+#include "acm_solid.h"  /* acm_solid */
 
 ACM_BEGIN_DECLS
 
@@ -54,7 +55,10 @@ typedef struct acm_smoke_options {
 typedef enum acm_emitter_shape {
     ACM_EMITTER_BOX = 1,    /**< uniformly in the box [lo, hi] */
     ACM_EMITTER_SPHERE = 2, /**< uniformly in the ball of `centre` and `radius` */
-    ACM_EMITTER_POINTS = 3  /**< at the caller's points, in turn (the array is copied) */
+    ACM_EMITTER_POINTS = 3, /**< at the caller's points, in turn (the array is copied) */
+    ACM_EMITTER_SOLID = 4   /**< on the surface of `solid`, `offset` cells out along the
+                                 surface normal, following the solid as it moves (@since 1.3,
+                                 ::acm_emitter version 2) */
 } acm_emitter_shape;
 
 /** An emitter (acm_smoke_add_emitter()). Positions in lattice units. */
@@ -68,14 +72,20 @@ typedef struct acm_emitter {
     size_t point_count;        /**< ::ACM_EMITTER_POINTS: >= 1 */
     double rate;               /**< particles per step, >= 0; fractions add up over steps */
     int64_t lifetime;          /**< steps a particle lives, >= 1; 0: until it leaves */
+    /* version 2 */
+    acm_solid *solid;          /**< ::ACM_EMITTER_SOLID: a solid of the smoke's domain; it
+                                    must outlive the emitter (destroy the smoke first) */
+    double offset;             /**< ::ACM_EMITTER_SOLID: distance from the surface, cells, in
+                                    [0, 4] */
 } acm_emitter;
 
-/** Current version of ::acm_emitter. */
-#define ACM_EMITTER_VERSION 1
+/** Current version of ::acm_emitter (1: without `solid` and `offset`). */
+#define ACM_EMITTER_VERSION 2
 
 /** Initialiser of an ::acm_emitter: an empty box at the origin, rate 0. */
 #define ACM_EMITTER_INIT                                                                     \
-    {ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0.0, NULL, 0, 0.0, 0}
+    {ACM_EMITTER_VERSION, ACM_EMITTER_BOX, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}, 0.0, NULL, 0, 0.0, \
+     0, NULL, 0.0}
 
 /** Counters of a smoke (acm_smoke_get_info()). */
 typedef struct acm_smoke_info {
@@ -87,10 +97,12 @@ typedef struct acm_smoke_info {
     uint64_t expired;    /**< recycled because they reached their lifetime */
     uint64_t dropped;    /**< emissions that found the smoke full */
     int32_t emitters;    /**< emitters added */
+    /* version 2 */
+    uint64_t absorbed;   /**< recycled because they entered a solid (closed meshes) */
 } acm_smoke_info;
 
-/** Current version of ::acm_smoke_info. */
-#define ACM_SMOKE_INFO_VERSION 1
+/** Current version of ::acm_smoke_info (1: without `absorbed`). */
+#define ACM_SMOKE_INFO_VERSION 2
 
 /**
  * Fill @p opts with the defaults of options version @p version.
