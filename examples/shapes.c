@@ -457,3 +457,28 @@ int shapes_write_obj(const char *path, const shapes_mesh *m)
                      m->t[3 * k + 2] + 1) > 0;
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
+
+/* ---- several boxes as one mesh ------------------------------------------ */
+
+int shapes_boxes(shapes_mesh *out, const double *lo_hi, size_t count)
+{
+    memset(out, 0, sizeof *out);
+    if (lo_hi == NULL || count == 0 || count > UINT32_MAX / 8)
+        return -1;
+    shapes_mesh m;
+    if (mesh_alloc(&m, 8 * count, 12 * count) != 0)
+        return -1;
+    for (size_t b = 0; b < count; ++b) {
+        shapes_mesh one;
+        if (shapes_box(&one, lo_hi + 6 * b, lo_hi + 6 * b + 3) != 0) {
+            shapes_free(&m);
+            return -1;
+        }
+        memcpy(m.v + 24 * b, one.v, 24 * sizeof *m.v);
+        for (size_t k = 0; k < 36; ++k) /* the box's indices, shifted to its vertices */
+            m.t[36 * b + k] = one.t[k] + (uint32_t)(8 * b);
+        shapes_free(&one);
+    }
+    *out = m;
+    return 0;
+}

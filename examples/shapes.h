@@ -63,6 +63,11 @@ double shapes_volume(const shapes_mesh *m);
 int shapes_write_stl_binary(const char *path, const shapes_mesh *m);
 int shapes_write_obj(const char *path, const shapes_mesh *m);
 
+/* `count` axis-aligned boxes as one mesh (each closed, 12 triangles, no shared
+ * vertices): box b spans lo_hi[6b .. 6b+2] to lo_hi[6b+3 .. 6b+5]. The boxes
+ * should not overlap (the mesh then still has an inside by ray parity). */
+int shapes_boxes(shapes_mesh *out, const double *lo_hi, size_t count);
+
 #ifdef __cplusplus
 }
 #endif
