@@ -717,6 +717,7 @@ static acm_status check(acm_domain *d)
         d->step--;
     }
     d->diverged = true;
+    d->diverged_step = first; /* named again by acm__domain_fail_diverged */
     int32_t x = (int32_t)(cell % (uint64_t)d->nx), y = (int32_t)(cell / (uint64_t)d->nx % (uint64_t)d->ny);
     int32_t z = (int32_t)(cell / ((uint64_t)d->nx * (uint64_t)d->ny));
     double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
@@ -1588,7 +1589,7 @@ extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t ns
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "nsteps=%lld must be >= 0",
                         (long long)nsteps);
     if (domain->diverged)
-        return ACM_FAIL(domain, ACM_ERR_BAD_STATE, "the domain diverged; re-initialise it first");
+        return acm__domain_fail_diverged(domain);
     ACM_TRY(acm__domain_check_faces(domain));
     return acm__step_pipeline(domain, nsteps, false);
 }

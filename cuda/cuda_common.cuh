@@ -615,11 +615,12 @@ __device__ __forceinline__ R acm_pi_norm(const R f[27])
                 (R)2 * (p[3] * p[3] + p[4] * p[4] + p[5] * p[5]));
 }
 
-/* Record a diverged cell: NaN or |u|^2 above the limit. */
+/* Record a diverged cell: NaN, |u|^2 above the limit or a density <= 0 (which
+ * can come with any speed), as the CPU's row kernels (lib/cpu_row_tmpl.h). */
 __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uint32_t k,
-                                                     double u2)
+                                                     double rho, double u2)
 {
-    if (!(u2 <= a.u2_limit))
+    if (!(u2 <= a.u2_limit) || !(rho > 0.0)) /* NaN fails both comparisons */
         atomicMin(a.bad, a.step_key | (unsigned long long)k);
 }
 

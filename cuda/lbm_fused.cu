@@ -108,7 +108,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
         }
         const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
         if (PULL)
-            acm_check_divergence(a, k, (double)u2);
+            acm_check_divergence(a, k, (double)d.rho, (double)u2);
         u2max = isnan(u2) ? (R)0 : u2;
         if (li2020) {
             sums.max_u2 = (double)u2max;

@@ -69,7 +69,7 @@ __global__ void acm_macro_kernel(const acm_step_args a, const T *__restrict__ tm
         for (int d = 0; d < 3; ++d)
             macro[(size_t)(d + 1) * a.g.ncells + k] = u[d];
         double u2 = (double)(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), rho = 1.0 + (double)drho;
-        acm_check_divergence(a, k, u2);
+        acm_check_divergence(a, k, rho, u2);
         sums.max_u2 = isnan(u2) ? 0.0 : u2;
         sums.sum_rho = rho;
         sums.sum_j = rho * sqrt(u2);

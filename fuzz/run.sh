@@ -1,5 +1,5 @@
 #!/bin/sh
-# Fuzz the mesh readers and the layout text reader: build the libFuzzer
+# Fuzz the mesh readers, the layout text reader and the checkpoint loader: build the libFuzzer
 # targets with clang (ASan and UBSan) in build-fuzz/, then run each one for
 # SECONDS (default 60).
 #
@@ -19,18 +19,20 @@ if [ ! -f "$build/build.ninja" ]; then
     CC=${CC:-clang} meson setup "$build" "$root" -Dfuzz=enabled -Dcuda=disabled \
         -Dtests=disabled -Dexamples=disabled -Dbuildtype=debugoptimized
 fi
-meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj fuzz/fuzz_layout
+meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj fuzz/fuzz_layout fuzz/fuzz_checkpoint
 
 status=0
-for t in stl obj layout; do
+for t in stl obj layout checkpoint; do
     grown=$build/corpus-$t
     mkdir -p "$grown"
+    dict=$root/fuzz/$t.dict
+    [ -f "$dict" ] || dict=
     echo "== fuzz_$t: $secs s"
     # -malloc_limit_mb: inputs are at most 64 KiB, so a reader that asks for
     # hundreds of MB has trusted a count it should not have
     if ! "$build/fuzz/fuzz_$t" "$grown" "$root/fuzz/corpus/$t" \
         -max_len=65536 -max_total_time="$secs" -malloc_limit_mb=256 -rss_limit_mb=2048 \
-        -dict="$root/fuzz/$t.dict" -artifact_prefix="$build/crash-$t-" \
+        ${dict:+-dict="$dict"} -artifact_prefix="$build/crash-$t-" \
         -print_final_stats=1; then
         echo "== fuzz_$t: CRASH (see $build/crash-$t-*)"
         status=1

@@ -96,6 +96,10 @@ struct acm_domain {
     /* state */
     int64_t step;
     bool diverged;
+    int64_t diverged_step; /* with diverged: the step during which the state went bad,
+                              counting from 1 = the first step after the last
+                              initialisation (named by ACM_ERR_DIVERGED and the later
+                              ACM_ERR_BAD_STATE messages); 0 = not known */
     int64_t fallback_last, fallback_total;
     acm_global_stats prev; /* statistics of the previous step */
 
@@ -118,7 +122,27 @@ struct acm_domain {
     void *impl;            /* backend state */
     uint64_t memory_bytes; /* held by the backend, kept current by it */
     char error[ACM_ERROR_SIZE];
+
+    /* The call guard (domain.c, acm__domain_enter): the thread inside a public
+     * call on this domain (0: none) and how deeply its calls nest (the
+     * autotuner steps the domain, a progress callback may query it). Last in
+     * the struct and atomic for C only: the C++ (CUDA) files see a plain word
+     * of the same size (checked in domain.c) and never touch it. */
+#ifdef __cplusplus
+    uintptr_t guard_owner_cxx;
+#else
+    _Atomic uintptr_t guard_owner;
+#endif /* __cplusplus */
+    int32_t guard_depth; /* read and written by the owner only */
 };
+
+/* domain.c: enter a public call on d from this thread. Returns ACM_OK (the
+ * thread now holds d; nested calls of the same thread are let in and
+ * counted) or ACM_ERR_BAD_STATE when another thread is inside a call on d:
+ * then nothing of d was touched, and acm_domain_last_error(d) on this thread
+ * says why. Every ACM_OK is paired with one acm__domain_leave(d). */
+acm_status acm__domain_enter(acm_domain *d);
+void acm__domain_leave(acm_domain *d);
 
 /* domain.c: the time-step pipeline of acm_step() and acm_cuda_step_async();
  * checks = false leaves the divergence check to the caller (CUDA interop). */
@@ -149,6 +173,8 @@ void acm__domain_collide_params(const acm_domain *d, struct acm_collide_params *
 bool acm__face_collide_params(const struct acm_collide_params *p, struct acm_collide_params *face);
 /* Opposite faces consistent, inlet/outlet layers thick enough. */
 acm_status acm__domain_check_faces(acm_domain *d);
+/* ACM_ERR_BAD_STATE for stepping a diverged domain; names d->diverged_step. */
+acm_status acm__domain_fail_diverged(acm_domain *d);
 
 /* Values per cell of a field (0 for an unknown field). */
 int acm__field_components(acm_field field);

@@ -727,11 +727,9 @@ static acm_status tune(tune_ctx *c, const acm_layout *original, int32_t *best)
     return st;
 }
 
-ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_options *opts,
-                                       acm_layout *best, acm_tune_report **report)
+static acm_status autotune_unguarded(acm_domain *domain, const acm_tune_options *opts,
+                                     acm_layout *best, acm_tune_report **report)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     const acm_tune_options defaults = ACM_TUNE_OPTIONS_INIT;
     tune_ctx c;
     memset(&c, 0, sizeof c);
@@ -779,5 +777,19 @@ ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_option
         acm_tune_report_destroy(c.r);
     else
         *report = c.r;
+    return st;
+}
+
+/* The whole search holds the domain (domain.c, the call guard): another
+ * thread's call between two candidates would see a trial layout. The steps
+ * and re-layouts inside are this thread's nested calls. */
+ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_options *opts,
+                                       acm_layout *best, acm_tune_report **report)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    ACM_TRY(acm__domain_enter(domain));
+    const acm_status st = autotune_unguarded(domain, opts, best, report);
+    acm__domain_leave(domain);
     return st;
 }

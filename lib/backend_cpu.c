@@ -7,6 +7,7 @@
 #include <stdio.h>  /* fopen, fgets */
 #include <stdlib.h> /* calloc, free, aligned_alloc */
 #include <string.h> /* memcpy, memset */
+#include <unistd.h> /* sysconf */
 
 #ifdef _OPENMP
 #  include <omp.h>
@@ -219,6 +220,71 @@ static acm_status sync_threads(acm_domain *d, cpu_impl *m)
     return ACM_OK;
 }
 
+/* A "Key:   123 kB" line of /proc/meminfo, in bytes; false if absent. */
+static bool meminfo_bytes(const char *line, const char *key, uint64_t *out)
+{
+    const size_t n = strlen(key);
+    unsigned long long kb = 0;
+    if (strncmp(line, key, n) != 0 || sscanf(line + n, " %llu", &kb) != 1)
+        return false;
+    *out = (uint64_t)kb * 1024u;
+    return true;
+}
+
+/* One number from a cgroup v2 file ("max" = no limit); false if absent. */
+static bool cgroup_value(const char *path, uint64_t *out)
+{
+    FILE *f = fopen(path, "r");
+    unsigned long long v = 0;
+    bool ok = f != NULL && fscanf(f, "%llu", &v) == 1;
+    if (f != NULL)
+        fclose(f);
+    *out = (uint64_t)v;
+    return ok;
+}
+
+/* Memory a new allocation can actually be given, in bytes; false when the
+ * system does not say. The rule: MemAvailable + SwapFree of /proc/meminfo
+ * (RAM the kernel can hand out without killing anyone, plus free swap: a
+ * domain in swap is slow but is not killed), capped by the process's cgroup
+ * v2 limit (memory.max - memory.current) where one is set; without
+ * /proc/meminfo, the free physical pages of sysconf(_SC_AVPHYS_PAGES).
+ * Linux's overcommit grants far more than this and kills the process while
+ * the pages are touched, so asking malloc is no test. */
+static bool available_memory(uint64_t *out)
+{
+    uint64_t avail = 0, swap = 0;
+    bool have_avail = false, have_swap = false;
+    char line[256];
+    FILE *f = fopen("/proc/meminfo", "r");
+    while (f != NULL && fgets(line, sizeof line, f) != NULL) {
+        have_avail |= meminfo_bytes(line, "MemAvailable:", &avail);
+        have_swap |= meminfo_bytes(line, "SwapFree:", &swap);
+    }
+    if (f != NULL)
+        fclose(f);
+    if (have_avail) {
+        avail += have_swap ? swap : 0;
+    } else {
+#if defined(_SC_AVPHYS_PAGES) && defined(_SC_PAGESIZE)
+        long pages = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages <= 0 || page <= 0)
+            return false;
+        avail = (uint64_t)pages * (uint64_t)page;
+#else
+        return false;
+#endif /* _SC_AVPHYS_PAGES && _SC_PAGESIZE */
+    }
+    uint64_t max = 0, cur = 0; /* the container's own cgroup, as a cgroup namespace shows it */
+    if (cgroup_value("/sys/fs/cgroup/memory.max", &max) &&
+        cgroup_value("/sys/fs/cgroup/memory.current", &cur)) {
+        const uint64_t left = max > cur ? max - cur : 0;
+        avail = left < avail ? left : avail;
+    }
+    *out = avail;
+    return true;
+}
+
 static acm_status cpu_domain_init(acm_domain *d)
 {
     cpu_impl *m = calloc(1, sizeof *m);
@@ -232,6 +298,18 @@ static acm_status cpu_domain_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "population storage does not fit in memory");
     m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
     const int arrays = m->in_place ? 1 : 2;
+    /* refuse what the machine cannot hold (available_memory) before the
+     * kernel grants it and kills the process on first touch */
+    const double need = arrays * (double)n * (double)m->elem +
+                        (double)(2 * ACM_Q + 6) * (double)d->nx * (double)m->elem *
+                            (double)acm_max_threads();
+    uint64_t avail = 0;
+    if (available_memory(&avail) && need > (double)avail)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
+                        "a %dx%dx%d domain needs %.3g GB for its populations but only %.3g GB "
+                        "of memory is available (MemAvailable + SwapFree, within the cgroup "
+                        "limit)",
+                        d->nx, d->ny, d->nz, need / 1e9, (double)avail / 1e9);
     for (int b = 0; b < arrays; ++b)
         if ((m->f[b] = alloc_zeroed((size_t)n * m->elem)) == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
@@ -312,10 +390,11 @@ static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t 
     else
         probe_f32(d, m, x, y, z, &rho, u);
     d->diverged = true;
+    d->diverged_step = d->step + 1; /* the step under way: d->step counts completed ones */
     return ACM_FAIL(d, ACM_ERR_DIVERGED,
                     "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity "
                     "(%g, %g, %g), speed limit %g; %s",
-                    (long long)d->step + 1, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
+                    (long long)d->diverged_step, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
                     m->in_place ? "in-place streaming kept no copy of the state before it"
                                 : "the state before that step is kept");
 }

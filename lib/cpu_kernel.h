@@ -17,7 +17,7 @@ typedef struct acm_row_diag {
     double sum_j;
     double sum_pi;
     int64_t fallbacks;   /* cells redone by the ACM safety net */
-    int32_t first_bad;   /* first x with NaN or |u|^2 > limit, -1 if none */
+    int32_t first_bad;   /* first x with NaN, |u|^2 > limit or rho <= 0, -1 if none */
 } acm_row_diag;
 
 /* Arguments of one row collision. Arrays are [27][stride] (population-major)

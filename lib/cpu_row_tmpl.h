@@ -62,7 +62,8 @@ static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
     acm_row_diag r = {0.0, 0.0, 0.0, 0.0, 0, -1};
     for (int32_t x = 0; x < n; ++x) {
         double v = (double)u2[x];
-        if (!(v <= a->u2_limit) && r.first_bad < 0) /* NaN fails the comparison */
+        /* NaN fails both comparisons; a density <= 0 can come with any speed */
+        if ((!(v <= a->u2_limit) || !((double)rho[x] > 0.0)) && r.first_bad < 0)
             r.first_bad = x;
         if (v > r.max_u2)
             r.max_u2 = v;

@@ -4,6 +4,7 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>   /* isfinite, sqrt */
+#include <stdatomic.h> /* the call guard's owner word */
 #include <stddef.h> /* offsetof */
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memcpy, memset */
@@ -243,6 +244,16 @@ void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout)
 
 /* ---- lifecycle -------------------------------------------------------- */
 
+/* Message of a call refused by the guard (acm__domain_enter). */
+#define ACM_BUSY_MESSAGE                                                                   \
+    "the domain is in use by another thread: a domain takes one call at a time (this "    \
+    "call did nothing; see \"Threads\" in docs/api.md)"
+
+/* The domain whose last call from this thread the guard refused: that
+ * thread's acm_domain_last_error() gives the refusal, not the domain's own
+ * buffer, which belongs to the thread inside the domain. */
+static _Thread_local const acm_domain *acm__refused;
+
 static acm_status create_fail(const acm_domain_options *o, acm_status st, const char *msg)
 {
     if (o != NULL && o->error_buffer != NULL && o->error_buffer_size > 0)
@@ -283,6 +294,7 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     acm_domain *d = calloc(1, sizeof *d);
     if (d == NULL)
         return create_fail(opts, ACM_ERR_NO_MEMORY, "cannot allocate the domain handle");
+    atomic_init(&d->guard_owner, 0); /* no thread inside (calloc's zeros would do in practice) */
     d->nx = o.nx;
     d->ny = o.ny;
     d->nz = o.nz;
@@ -315,6 +327,8 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
         acm_domain_destroy(d);
         return st;
     }
+    if (acm__refused == d)
+        acm__refused = NULL; /* a destroyed domain's address, reused */
     *out = d;
     return ACM_OK;
 }
@@ -332,7 +346,9 @@ ACM_API void acm_domain_destroy(acm_domain *domain)
 
 ACM_API const char *acm_domain_last_error(const acm_domain *domain)
 {
-    return domain == NULL ? "domain is NULL" : domain->error;
+    if (domain == NULL)
+        return "domain is NULL";
+    return domain == acm__refused ? ACM_BUSY_MESSAGE : domain->error;
 }
 
 /* ---- stepping --------------------------------------------------------- */
@@ -399,7 +415,7 @@ bool acm__face_collide_params(const acm_collide_params *p, acm_collide_params *f
     return face->rate_max != p->rate_max || face->rate_min != p->rate_min;
 }
 
-ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
+static acm_status step_unguarded(acm_domain *domain, int64_t nsteps)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -407,13 +423,24 @@ ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "nsteps=%lld must be >= 0",
                         (long long)nsteps);
     if (domain->diverged)
-        return ACM_FAIL(domain, ACM_ERR_BAD_STATE,
+        return acm__domain_fail_diverged(domain);
+    ACM_TRY(acm__domain_check_faces(domain));
+    return acm__step_pipeline(domain, nsteps, true);
+}
+
+acm_status acm__domain_fail_diverged(acm_domain *d)
+{
+    /* the step is the one the ACM_ERR_DIVERGED message named (diverged_step) */
+    if (d->diverged_step > 0)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE,
                         "the domain diverged at step %lld; re-initialise it first "
                         "(acm_domain_init_uniform, acm_domain_init_fields or "
                         "acm_domain_set_field with ACM_FIELD_POPULATIONS)",
-                        (long long)domain->step);
-    ACM_TRY(acm__domain_check_faces(domain));
-    return acm__step_pipeline(domain, nsteps, true);
+                        (long long)d->diverged_step);
+    return ACM_FAIL(d, ACM_ERR_BAD_STATE,
+                    "the domain holds no valid state; re-initialise it first "
+                    "(acm_domain_init_uniform, acm_domain_init_fields or "
+                    "acm_domain_set_field with ACM_FIELD_POPULATIONS)");
 }
 
 /*
@@ -454,8 +481,8 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
 
 static bool face_ok(acm_face face) { return (unsigned)face < ACM_FACE_COUNT; }
 
-ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_boundary type,
-                                       const double velocity[3])
+static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, acm_boundary type,
+                                            const double velocity[3])
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -481,8 +508,8 @@ ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_bo
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_boundary *type,
-                                       double velocity[3])
+static acm_status domain_get_face_unguarded(acm_domain *domain, acm_face face, acm_boundary *type,
+                                            double velocity[3])
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -496,7 +523,7 @@ ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_bo
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_set_body_force(acm_domain *domain, const double force[3])
+static acm_status domain_set_body_force_unguarded(acm_domain *domain, const double force[3])
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -509,7 +536,7 @@ ACM_API acm_status acm_domain_set_body_force(acm_domain *domain, const double fo
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_set_collision(acm_domain *domain, const acm_collision_options *opts)
+static acm_status domain_set_collision_unguarded(acm_domain *domain, const acm_collision_options *opts)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -529,7 +556,7 @@ ACM_API acm_status acm_domain_set_collision(acm_domain *domain, const acm_collis
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_get_collision(acm_domain *domain, acm_collision_options *opts)
+static acm_status domain_get_collision_unguarded(acm_domain *domain, acm_collision_options *opts)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -567,7 +594,7 @@ ACM_API acm_status acm_param_bounds(acm_param param, int64_t *min, int64_t *max)
     }
 }
 
-ACM_API acm_status acm_domain_set_param(acm_domain *domain, acm_param param, int64_t value)
+static acm_status domain_set_param_unguarded(acm_domain *domain, acm_param param, int64_t value)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -586,7 +613,7 @@ ACM_API acm_status acm_domain_set_param(acm_domain *domain, acm_param param, int
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_get_param(acm_domain *domain, acm_param param, int64_t *value)
+static acm_status domain_get_param_unguarded(acm_domain *domain, acm_param param, int64_t *value)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -606,12 +633,13 @@ static void reset_counters(acm_domain *d)
 {
     d->step = 0;
     d->diverged = false;
+    d->diverged_step = 0;
     d->fallback_last = 0;
     d->fallback_total = 0;
 }
 
-ACM_API acm_status acm_domain_init_uniform(acm_domain *domain, double density,
-                                           const double velocity[3])
+static acm_status domain_init_uniform_unguarded(acm_domain *domain, double density,
+                                                const double velocity[3])
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -633,9 +661,9 @@ ACM_API acm_status acm_domain_init_uniform(acm_domain *domain, double density,
 
 static bool dtype_ok(acm_dtype dtype) { return acm__dtype_size(dtype) != 0; }
 
-ACM_API acm_status acm_domain_init_fields(acm_domain *domain, acm_dtype dtype,
-                                          const void *density, const void *velocity,
-                                          size_t cell_count)
+static acm_status domain_init_fields_unguarded(acm_domain *domain, acm_dtype dtype,
+                                               const void *density, const void *velocity,
+                                               size_t cell_count)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -695,8 +723,8 @@ static acm_status check_field(acm_domain *d, acm_field field, acm_dtype dtype, s
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, acm_dtype dtype,
-                                         size_t *bytes)
+static acm_status domain_field_size_unguarded(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                              size_t *bytes)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -710,8 +738,8 @@ ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, ac
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_get_field(acm_domain *domain, acm_field field, acm_dtype dtype,
-                                        void *dst, size_t dst_bytes)
+static acm_status domain_get_field_unguarded(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                             void *dst, size_t dst_bytes)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -722,8 +750,29 @@ ACM_API acm_status acm_domain_get_field(acm_domain *domain, acm_field field, acm
     return domain->ops->get_field(domain, field, dtype, dst);
 }
 
-ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm_dtype dtype,
-                                        const void *src, size_t src_bytes)
+/* A population state is physical only where every cell's density, the sum of
+ * its 27 populations, is positive and finite, as acm_domain_init_fields()
+ * demands of the densities it is given. (Single populations may be negative:
+ * the safety net and the face rules work with such states.) Checked here, in
+ * the public layer, so that both backends refuse the same states. */
+static acm_status check_populations(acm_domain *d, acm_dtype dtype, const void *src)
+{
+    const size_t cells = (size_t)d->ncells, nx = (size_t)d->nx, ny = (size_t)d->ny;
+    for (size_t k = 0; k < cells; ++k) {
+        double rho = 0.0;
+        for (size_t i = 0; i < ACM_Q; ++i)
+            rho += acm__load(dtype, src, ACM_Q * k + i);
+        if (!(isfinite(rho) && rho > 0.0))
+            return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                            "cell %zu (x=%zu y=%zu z=%zu): density %g (the sum of its 27 "
+                            "populations) must be positive and finite; nothing was changed",
+                            k, k % nx, k / nx % ny, k / (nx * ny), rho);
+    }
+    return ACM_OK;
+}
+
+static acm_status domain_set_field_unguarded(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                             const void *src, size_t src_bytes)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -746,6 +795,8 @@ ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm
                             "element %zu (cell %zu) is not finite; nothing was changed", k,
                             k / (size_t)acm__field_components(field));
     }
+    if (field == ACM_FIELD_POPULATIONS)
+        ACM_TRY(check_populations(domain, dtype, src));
     ACM_TRY(domain->ops->set_field(domain, field, dtype, src));
     if (field == ACM_FIELD_FORCE)
         domain->has_force_field = true;
@@ -754,8 +805,8 @@ ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, int32_t z,
-                                    double *density, double velocity[3])
+static acm_status domain_probe_unguarded(acm_domain *domain, int32_t x, int32_t y, int32_t z,
+                                         double *density, double velocity[3])
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -795,8 +846,8 @@ static acm_status sample_by_probes(acm_domain *d, const double *points, size_t c
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_sample_velocity(acm_domain *domain, const double *points,
-                                              size_t count, double *velocity)
+static acm_status domain_sample_velocity_unguarded(acm_domain *domain, const double *points,
+                                                   size_t count, double *velocity)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -825,7 +876,7 @@ static acm_status check_out_struct(acm_domain *d, const void *out, const uint32_
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats)
+static acm_status domain_get_stats_unguarded(acm_domain *domain, acm_domain_stats *stats)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -842,7 +893,7 @@ ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *st
     return ACM_OK;
 }
 
-ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info)
+static acm_status domain_get_info_unguarded(acm_domain *domain, acm_domain_info *info)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -877,7 +928,7 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
 
 /* ---- layout ------------------------------------------------------------------ */
 
-ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *layout)
+static acm_status domain_set_layout_unguarded(acm_domain *domain, const acm_layout *layout)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -886,7 +937,7 @@ ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *l
     return acm__domain_relayout(domain, layout);
 }
 
-ACM_API acm_status acm_domain_get_layout(acm_domain *domain, acm_layout *layout)
+static acm_status domain_get_layout_unguarded(acm_domain *domain, acm_layout *layout)
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
@@ -908,4 +959,168 @@ void acm__domain_layout(const acm_domain *d, acm_layout *layout)
     layout->streaming = d->streaming;
     layout->precision = d->precision;
     layout->error[0] = '\0';
+}
+
+/* ---- one thread at a time: the call guard ------------------------------------------ */
+
+/*
+ * A domain takes one call at a time (docs/api.md, "Threads"). Rather than
+ * leave a second thread's call to corrupt the state or read a half-written
+ * step, every public call on a domain enters through this guard: a
+ * compare-and-swap claims the domain for the calling thread, and a call from
+ * another thread meanwhile is refused with ACM_ERR_BAD_STATE without touching
+ * the domain (a lock would instead hold a render thread for a whole step).
+ * The same thread may nest calls (the autotuner steps and re-lays the domain
+ * through the public calls, a progress callback may query it): the owner
+ * counts them, and the last one out releases the domain.
+ *
+ * Acquire on entry and release on exit order a thread's call after the
+ * previous owner's, so a domain may move between threads without other
+ * synchronisation. The thread's identity is the address of a thread-local
+ * byte, distinct for every live thread (C11 has no integral thread id).
+ */
+_Static_assert(sizeof(_Atomic uintptr_t) == sizeof(uintptr_t) &&
+                   _Alignof(_Atomic uintptr_t) == _Alignof(uintptr_t),
+               "the C++ files see the guard word as a plain uintptr_t");
+
+static _Thread_local char acm__thread_tag;
+
+acm_status acm__domain_enter(acm_domain *d)
+{
+    const uintptr_t self = (uintptr_t)&acm__thread_tag;
+    uintptr_t owner = 0;
+    if (atomic_compare_exchange_strong_explicit(&d->guard_owner, &owner, self,
+                                                memory_order_acquire, memory_order_relaxed))
+        d->guard_depth = 1;
+    else if (owner == self)
+        ++d->guard_depth; /* only this thread could have set it, and it is still inside */
+    else {
+        acm__refused = d;
+        return ACM_ERR_BAD_STATE;
+    }
+    if (acm__refused == d)
+        acm__refused = NULL; /* from now on the domain's own message applies */
+    return ACM_OK;
+}
+
+void acm__domain_leave(acm_domain *d)
+{
+    if (--d->guard_depth == 0)
+        atomic_store_explicit(&d->guard_owner, 0, memory_order_release);
+}
+
+/* Run one public call under the guard; a NULL domain gets the call's answer. */
+#define ACM_GUARDED(d, call)                                                               \
+    do {                                                                                   \
+        if ((d) == NULL)                                                                   \
+            return ACM_ERR_NULL_POINTER;                                                   \
+        ACM_TRY(acm__domain_enter(d));                                                     \
+        const acm_status acm__g = (call);                                                  \
+        acm__domain_leave(d);                                                              \
+        return acm__g;                                                                     \
+    } while (0)
+
+ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
+{
+    ACM_GUARDED(domain, step_unguarded(domain, nsteps));
+}
+
+ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_boundary type,
+                                       const double velocity[3])
+{
+    ACM_GUARDED(domain, domain_set_face_unguarded(domain, face, type, velocity));
+}
+
+ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_boundary *type,
+                                       double velocity[3])
+{
+    ACM_GUARDED(domain, domain_get_face_unguarded(domain, face, type, velocity));
+}
+
+ACM_API acm_status acm_domain_set_body_force(acm_domain *domain, const double force[3])
+{
+    ACM_GUARDED(domain, domain_set_body_force_unguarded(domain, force));
+}
+
+ACM_API acm_status acm_domain_set_collision(acm_domain *domain, const acm_collision_options *opts)
+{
+    ACM_GUARDED(domain, domain_set_collision_unguarded(domain, opts));
+}
+
+ACM_API acm_status acm_domain_get_collision(acm_domain *domain, acm_collision_options *opts)
+{
+    ACM_GUARDED(domain, domain_get_collision_unguarded(domain, opts));
+}
+
+ACM_API acm_status acm_domain_set_param(acm_domain *domain, acm_param param, int64_t value)
+{
+    ACM_GUARDED(domain, domain_set_param_unguarded(domain, param, value));
+}
+
+ACM_API acm_status acm_domain_get_param(acm_domain *domain, acm_param param, int64_t *value)
+{
+    ACM_GUARDED(domain, domain_get_param_unguarded(domain, param, value));
+}
+
+ACM_API acm_status acm_domain_init_uniform(acm_domain *domain, double density,
+                                           const double velocity[3])
+{
+    ACM_GUARDED(domain, domain_init_uniform_unguarded(domain, density, velocity));
+}
+
+ACM_API acm_status acm_domain_init_fields(acm_domain *domain, acm_dtype dtype,
+                                          const void *density, const void *velocity,
+                                          size_t cell_count)
+{
+    ACM_GUARDED(domain, domain_init_fields_unguarded(domain, dtype, density, velocity, cell_count));
+}
+
+ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                         size_t *bytes)
+{
+    ACM_GUARDED(domain, domain_field_size_unguarded(domain, field, dtype, bytes));
+}
+
+ACM_API acm_status acm_domain_get_field(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                        void *dst, size_t dst_bytes)
+{
+    ACM_GUARDED(domain, domain_get_field_unguarded(domain, field, dtype, dst, dst_bytes));
+}
+
+ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm_dtype dtype,
+                                        const void *src, size_t src_bytes)
+{
+    ACM_GUARDED(domain, domain_set_field_unguarded(domain, field, dtype, src, src_bytes));
+}
+
+ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, int32_t z,
+                                    double *density, double velocity[3])
+{
+    ACM_GUARDED(domain, domain_probe_unguarded(domain, x, y, z, density, velocity));
+}
+
+ACM_API acm_status acm_domain_sample_velocity(acm_domain *domain, const double *points,
+                                              size_t count, double *velocity)
+{
+    ACM_GUARDED(domain, domain_sample_velocity_unguarded(domain, points, count, velocity));
+}
+
+ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats)
+{
+    ACM_GUARDED(domain, domain_get_stats_unguarded(domain, stats));
+}
+
+ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info)
+{
+    ACM_GUARDED(domain, domain_get_info_unguarded(domain, info));
+}
+
+ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *layout)
+{
+    ACM_GUARDED(domain, domain_set_layout_unguarded(domain, layout));
+}
+
+ACM_API acm_status acm_domain_get_layout(acm_domain *domain, acm_layout *layout)
+{
+    ACM_GUARDED(domain, domain_get_layout_unguarded(domain, layout));
 }

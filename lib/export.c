@@ -189,11 +189,9 @@ static acm_status vti_data(acm_domain *d, export_file *x, const acm_field *field
     return put(x, vtk_tail, sizeof vtk_tail - 1) ? ACM_OK : ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
 }
 
-ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
-                                         const acm_field *fields, size_t count)
+static acm_status domain_export_vti_unguarded(acm_domain *domain, const char *path,
+                                              const acm_field *fields, size_t count)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (path == NULL || fields == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL", path == NULL ? "path" : "fields");
     ACM_TRY(acm__export_check_fields(domain, fields, count, field_name));
@@ -369,5 +367,17 @@ ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, 
             st = acm__smoke_fail(smoke, st, "%s", x.error);
     }
     free(v);
+    return st;
+}
+
+/* One thread at a time (domain.c, the call guard). */
+ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
+                                         const acm_field *fields, size_t count)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    ACM_TRY(acm__domain_enter(domain));
+    const acm_status st = domain_export_vti_unguarded(domain, path, fields, count);
+    acm__domain_leave(domain);
     return st;
 }

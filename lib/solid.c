@@ -617,6 +617,7 @@ acm_status acm__solids_after_step(acm_domain *d)
         acm__body_advance(b, s->force, s->torque);
         if (b->motion == ACM_MOTION_FREE && !(acm__body_surface_speed(b) < ACM_SOLID_MAX_SPEED)) {
             d->diverged = true;
+            d->diverged_step = d->step; /* the step that moved it has completed */
             return ACM_FAIL(d, ACM_ERR_DIVERGED,
                             "solid %d reached the surface speed %g at step %lld (limit %g): "
                             "the fluid cannot follow it; re-initialise and set its state",

@@ -313,11 +313,9 @@ static acm_status fields_export(acm_domain *d, vdb_job *j, const char *path,
     return job_write(j, path);
 }
 
-ACM_API acm_status acm_domain_export_vdb(acm_domain *domain, const char *path,
-                                         const acm_field *fields, size_t count)
+static acm_status domain_export_vdb_unguarded(acm_domain *domain, const char *path,
+                                              const acm_field *fields, size_t count)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (!ACM_VDB_BUILT)
         return ACM_FAIL(domain, ACM_ERR_NOT_BUILT, "%s", not_built_msg);
     if (path == NULL || fields == NULL)
@@ -329,5 +327,17 @@ ACM_API acm_status acm_domain_export_vdb(acm_domain *domain, const char *path,
     job_end(&j);
     if (st != ACM_OK && j.msg[0] != '\0') /* else the failure is on the domain already */
         return ACM_FAIL(domain, st, "%s", j.msg);
+    return st;
+}
+
+/* One thread at a time (domain.c, the call guard). */
+ACM_API acm_status acm_domain_export_vdb(acm_domain *domain, const char *path,
+                                         const acm_field *fields, size_t count)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    ACM_TRY(acm__domain_enter(domain));
+    const acm_status st = domain_export_vdb_unguarded(domain, path, fields, count);
+    acm__domain_leave(domain);
     return st;
 }

@@ -8,6 +8,7 @@
 #include "test-common.h"
 
 #include <stdint.h> /* uintptr_t, INT64_MIN */
+#include <time.h>   /* clock_gettime */
 
 /* ---- helpers ------------------------------------------------------------------- */
 
@@ -625,6 +626,37 @@ START_TEST(create_backend_and_precision)
 }
 END_TEST
 
+/* A CPU domain larger than the machine's memory (2^36 cells in FP64: 30 TB of
+ * populations) is refused with ACM_ERR_NO_MEMORY before anything is allocated
+ * -- not granted by the kernel's overcommit and killed while filled -- with a
+ * message that gives both the need and what is available, and at once. */
+START_TEST(create_beyond_available_memory)
+{
+    acm_domain_options o = base_options();
+    o.backend = ACM_BACKEND_CPU;
+    o.nx = o.ny = o.nz = 4096;
+    char buf[512] = "untouched";
+    o.error_buffer = buf;
+    o.error_buffer_size = sizeof buf;
+    acm_domain *d = SENTINEL_DOMAIN;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    acm_status st = acm_domain_create(&d, &o);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (st == ACM_OK && d != SENTINEL_DOMAIN)
+        acm_domain_destroy(d);
+    ck_assert_msg(st == ACM_ERR_NO_MEMORY, "4096^3 FP64: %s, expected %s; message '%s'",
+                  acm_status_string(st), acm_status_string(ACM_ERR_NO_MEMORY), buf);
+    ck_assert_ptr_eq(d, SENTINEL_DOMAIN);
+    ck_assert_msg(strstr(buf, "4096x4096x4096") != NULL && strstr(buf, "needs 2.97e+04 GB") != NULL &&
+                      strstr(buf, "GB of memory is available") != NULL,
+                  "the message does not give the grid, the need and what is available: '%s'",
+                  buf);
+    const double seconds = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    ck_assert_msg(seconds < 1.0, "the refusal took %.2f s: was the memory touched?", seconds);
+}
+END_TEST
+
 /* ---- unknown enumeration values on a domain --------------------------------------- */
 
 START_TEST(domain_enums)
@@ -846,6 +878,72 @@ START_TEST(nonfinite_set_field)
 }
 END_TEST
 
+/* Populations of D3Q27 equilibrium at rest, density rho. */
+static void rest_populations(double rho, double f[27])
+{
+    f[0] = rho * 8.0 / 27.0;
+    for (int i = 1; i < 27; ++i)
+        f[i] = rho * (i < 7 ? 2.0 / 27.0 : i < 19 ? 1.0 / 54.0 : 1.0 / 216.0);
+}
+
+/* Finite populations that are no physical state: all zero, a cell whose
+ * density (their sum) is negative, a sum that overflows. Rejected like a
+ * density <= 0 in acm_domain_init_fields, naming the first such cell, the
+ * domain unchanged; a negative population in a cell of positive density is
+ * allowed. */
+START_TEST(nonphysical_populations)
+{
+    acm_domain *d = busy_domain();
+    double rest[27];
+    rest_populations(1.0, rest);
+    for (int t = 0; t < 2; ++t) {
+        const acm_dtype dtype = t ? ACM_DTYPE_FLOAT64 : ACM_DTYPE_FLOAT32;
+        const size_t es = t ? sizeof(double) : sizeof(float), bytes = 27 * NCELLS * es;
+        void *f = acm_test_alloc(bytes);
+        snapshot before;
+        take(d, &before);
+
+        /* all zero: the first cell is named */
+        EXPECT_DOMAIN_FAIL(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, dtype, f, bytes),
+                           ACM_ERR_OUT_OF_RANGE);
+        ck_assert_msg(strstr(acm_domain_last_error(d), "cell 0 (x=0 y=0 z=0): density 0") !=
+                          NULL,
+                      "zero populations: '%s'", acm_domain_last_error(d));
+
+        /* a valid state but for the last cell, whose density is -1 */
+        for (size_t k = 0; k < NCELLS; ++k)
+            for (size_t i = 0; i < 27; ++i)
+                put(t, f, 27 * k + i, k == LAST_CELL ? -rest[i] : rest[i]);
+        EXPECT_DOMAIN_FAIL(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, dtype, f, bytes),
+                           ACM_ERR_OUT_OF_RANGE);
+        expect_names_last_cell(d, "negative density");
+        ck_assert_msg(strstr(acm_domain_last_error(d), "density -1 ") != NULL,
+                      "negative density: '%s'", acm_domain_last_error(d));
+
+        /* finite populations whose sum is not (FP64 only: FP32 values cannot overflow
+         * a double sum) */
+        if (t) {
+            for (size_t i = 0; i < 27; ++i)
+                put(t, f, 27 * LAST_CELL + i, 1e308);
+            EXPECT_DOMAIN_FAIL(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, dtype, f, bytes),
+                               ACM_ERR_OUT_OF_RANGE);
+            expect_names_last_cell(d, "overflowing density");
+        }
+        expect_unchanged(d, &before, "non-physical populations");
+
+        /* negative populations in a cell of density 1 are a state */
+        for (size_t i = 0; i < 27; ++i)
+            put(t, f, 27 * LAST_CELL + i, rest[i]);
+        put(t, f, 27 * LAST_CELL + 1, -0.5);
+        put(t, f, 27 * LAST_CELL + 2, -0.5);
+        put(t, f, 27 * LAST_CELL, rest[0] + 1.0 + 2.0 * rest[1]);
+        ACM_CK_OK(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, dtype, f, bytes));
+        free(f);
+    }
+    acm_domain_destroy(d);
+}
+END_TEST
+
 START_TEST(nonfinite_init_fields)
 {
     acm_domain *d = busy_domain();
@@ -1046,6 +1144,89 @@ START_TEST(step_arguments_and_divergence)
     EXPECT_DOMAIN_FAIL(d, acm_step(d, 1), ACM_ERR_BAD_STATE);
     EXPECT_DOMAIN_FAIL(d, acm_step(d, 0), ACM_ERR_BAD_STATE);
     acm_test_expect_recovery(d); /* re-initialising clears the state */
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* The step a divergence message names ("... at step N ..."), -1 if none. */
+static long long step_named(const char *msg)
+{
+    const char *at = strstr(msg, "at step ");
+    return at != NULL ? strtoll(at + 8, NULL, 10) : -1;
+}
+
+/* The ACM_ERR_DIVERGED message and the ACM_ERR_BAD_STATE message of the next
+ * step name the same step: the one during which the state went bad, counted
+ * from 1 after the initialisation. With checks after every step (_i = 0, the
+ * default) the domain keeps the state before it, so it is one more than the
+ * steps completed; on a GPU with a check every 8 steps (_i = 1) it is found
+ * at the check, and still named the same way twice. */
+START_TEST(divergence_messages_agree)
+{
+    acm_domain *d = busy_domain();
+    const double u[3] = {0.45, 0.0, 0.0}, g[3] = {0.05, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_DIVERGENCE_INTERVAL, _i == 0 ? 1 : 8));
+    ACM_CK_OK(d, acm_domain_set_field(d, ACM_FIELD_FORCE, ACM_DTYPE_FLOAT64, NULL, 0));
+    ACM_CK_OK(d, acm_domain_init_uniform(d, 1.0, u));
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    acm_status st = acm_step(d, 50);
+    char diverged[512];
+    snprintf(diverged, sizeof diverged, "%s", acm_domain_last_error(d));
+    ck_assert_msg(st == ACM_ERR_DIVERGED, "%s, expected %s", acm_status_string(st),
+                  acm_status_string(ACM_ERR_DIVERGED));
+    const long long n = step_named(diverged);
+    ck_assert_msg(n >= 1 && n <= 50, "the divergence message names step %lld: '%s'", n, diverged);
+    EXPECT_DOMAIN_FAIL(d, acm_step(d, 1), ACM_ERR_BAD_STATE);
+    const char *refused = acm_domain_last_error(d);
+    ck_assert_msg(step_named(refused) == n, "'%s' names another step than '%s'", refused,
+                  diverged);
+    if (_i == 0) {
+        acm_domain_info info;
+        memset(&info, 0, sizeof info);
+        info.version = ACM_DOMAIN_INFO_VERSION;
+        ACM_CK_OK(d, acm_domain_get_info(d, &info));
+        ck_assert_msg(n == info.step + 1, "step %lld named, %lld steps completed", n,
+                      (long long)info.step);
+    }
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* A density <= 0 is a divergence even at rest. Populations of density 1 in
+ * every cell, with -2 in both x populations of the cells of even x (their rest
+ * population holds the difference), collide at step 1 without trouble (BGK,
+ * tau = 10, so the negative populations survive the collision), but the cells
+ * of odd x then pull about -1.8 from each side: density about -2.7 with no
+ * momentum, a speed of 0. The check of step 2 must catch it at the first such
+ * cell, (1, 0, 0). */
+START_TEST(negative_density_diverges)
+{
+    acm_domain_options o = base_options();
+    o.collision = ACM_COLLISION_BGK;
+    o.viscosity = 0.0;
+    o.tau = 10.0;
+    acm_domain *d = acm_test_domain(&o);
+    double rest[27];
+    rest_populations(1.0, rest);
+    const size_t bytes = 27 * NCELLS * sizeof(double);
+    double *f = acm_test_alloc(bytes);
+    for (size_t k = 0; k < NCELLS; ++k) {
+        memcpy(f + 27 * k, rest, sizeof rest);
+        if (k % NX % 2 == 0) { /* populations 1 and 2 are +x and -x */
+            f[27 * k + 1] = f[27 * k + 2] = -2.0;
+            f[27 * k] += 4.0 + 2.0 * rest[1];
+        }
+    }
+    ACM_CK_OK(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f, bytes));
+    free(f);
+    ACM_CK_OK(d, acm_step(d, 1));
+    ACM_CK_FAIL(d, acm_step(d, 1), ACM_ERR_DIVERGED);
+    const char *m = acm_domain_last_error(d);
+    ck_assert_msg(strstr(m, "diverged at step 2: cell (1, 0, 0) has density -") != NULL,
+                  "message: '%s'", m);
+    ck_assert_int_eq(step_named(m), 2);
+    EXPECT_DOMAIN_FAIL(d, acm_step(d, 1), ACM_ERR_BAD_STATE);
+    ck_assert_int_eq(step_named(acm_domain_last_error(d)), 2);
     acm_domain_destroy(d);
 }
 END_TEST
@@ -1369,6 +1550,7 @@ TEST_SUITE(errors_suite)
     tcase_add_test(tc, create_other_ranges);
     tcase_add_test(tc, create_error_buffer);
     tcase_add_test(tc, create_backend_and_precision);
+    tcase_add_test(tc, create_beyond_available_memory);
     suite_add_tcase(s, tc);
 
     tc = acm_tcase("domain", 60);
@@ -1376,11 +1558,14 @@ TEST_SUITE(errors_suite)
     tcase_add_test(tc, probe_outside_the_grid);
     tcase_add_test(tc, buffer_sizes);
     tcase_add_test(tc, nonfinite_set_field);
+    tcase_add_test(tc, nonphysical_populations);
     tcase_add_test(tc, nonfinite_init_fields);
     tcase_add_test(tc, nonfinite_uniform_values);
     tcase_add_test(tc, face_velocities);
     tcase_add_test(tc, step_face_consistency);
     tcase_add_test(tc, step_arguments_and_divergence);
+    tcase_add_loop_test(tc, divergence_messages_agree, 0, 2);
+    tcase_add_test(tc, negative_density_diverges);
     tcase_add_test(tc, collision_ranges);
     tcase_add_test(tc, param_ranges);
     suite_add_tcase(s, tc);

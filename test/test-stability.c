@@ -101,11 +101,22 @@ START_TEST(diverged_domain_refuses_to_step_until_reinitialised)
     ACM_CK_OK(d, acm_domain_set_body_force(d, F));
     acm_status st = acm_step(d, 1000);
     ck_assert_int_eq(st, ACM_ERR_DIVERGED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "diverged at step"));
+    const char *at = strstr(acm_domain_last_error(d), "diverged at step ");
+    ck_assert_ptr_nonnull(at);
+    const long long named = strtoll(at + 17, NULL, 10);
     acm_domain_stats s = acm_test_stats(d);
     ck_assert_msg(s.step >= 40 && s.step < 60, "diverged after %lld steps",
                   (long long)s.step); /* |u| = F t reaches 0.5 near t = 50 */
     ck_assert_msg(s.max_speed < 0.51, "the kept state is the last good one (%g)", s.max_speed);
+    /* the step named is the one during which the state went bad, counted from 1;
+     * the refusal to step on names it again */
+    ck_assert_msg(named == s.step + 1, "step %lld named, %lld completed", named,
+                  (long long)s.step);
+    ck_assert_int_eq(acm_step(d, 1), ACM_ERR_BAD_STATE);
+    at = strstr(acm_domain_last_error(d), "diverged at step ");
+    ck_assert_msg(at != NULL && strtoll(at + 17, NULL, 10) == named,
+                  "the refusal names another step than %lld: '%s'", named,
+                  acm_domain_last_error(d));
     acm_test_expect_recovery(d);
     acm_domain_destroy(d);
 }

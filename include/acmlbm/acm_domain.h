@@ -33,13 +33,27 @@
  * ### Errors
  * Every call validates its arguments and returns a specific ::acm_status;
  * acm_domain_last_error() then describes the failure. A diverged simulation
- * (NaN or a speed above acm_domain_options::max_speed) makes acm_step() return
- * ::ACM_ERR_DIVERGED; the state is kept as found and further steps return
- * ::ACM_ERR_BAD_STATE until it is re-initialised.
+ * (NaN, a density <= 0 or a speed above acm_domain_options::max_speed) makes
+ * acm_step() return ::ACM_ERR_DIVERGED; the state is kept as found and further
+ * steps return ::ACM_ERR_BAD_STATE until it is re-initialised. Both messages
+ * name the same step: the one during which the state went bad, counting from
+ * 1 = the first step after the last initialisation.
  *
  * ### Thread-safety
- * A domain must not be used by two threads at the same time. Different
- * domains are independent.
+ * Different domains are independent: threads may each use their own domains
+ * at the same time (a domain's results do not depend on what other threads
+ * do). One domain takes one call at a time, queries included. This is
+ * checked: while a thread is inside acm_step(), acm_domain_autotune() or
+ * any other acm_domain_* call on a domain (all but acm_domain_create(),
+ * acm_domain_destroy() and acm_domain_last_error()), such a call from
+ * another thread returns ::ACM_ERR_BAD_STATE at once and does nothing;
+ * acm_domain_last_error() on the refused thread then says "in use by another
+ * thread" (@since 1.3). Nothing blocks. Calls nest on one thread (an
+ * autotuner progress callback may query its domain). A domain may move
+ * between threads: a call sees everything the previous call, on whatever
+ * thread, did. Not checked: acm_domain_destroy() while another thread may
+ * still call the domain, and the solid, smoke and CUDA calls of a domain in
+ * use by another thread (docs/api.md, "Threads").
  */
 #ifndef ACMLBM_ACM_DOMAIN_H
 #define ACMLBM_ACM_DOMAIN_H
@@ -188,6 +202,14 @@ ACM_API acm_status acm_collision_options_init(acm_collision_options *opts, uint3
  *         compiled in, FP16 on the CPU); ::ACM_ERR_NO_DEVICE;
  *         ::ACM_ERR_NO_MEMORY; ::ACM_ERR_DEVICE_MEMORY.
  *         On failure the message is written to opts->error_buffer if set.
+ * @note On the CPU the populations are compared with the memory the system
+ *       can actually give before they are allocated: MemAvailable + SwapFree
+ *       of /proc/meminfo (without it, the free physical pages), capped by the
+ *       process's cgroup v2 limit (memory.max - memory.current) where one is
+ *       set. A domain that needs more fails at once with ::ACM_ERR_NO_MEMORY
+ *       and a message giving both sizes, instead of being granted by Linux's
+ *       overcommit and the process being killed while the memory is filled.
+ *       acm_domain_set_layout() applies the same rule.
  * @since 1.0
  */
 ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options *opts);
@@ -202,6 +224,10 @@ ACM_API void acm_domain_destroy(acm_domain *domain);
 /**
  * Message describing the last failed call on @p domain, or "" if none. Valid
  * until the next call on the domain.
+ * @note Thread-safety: call it from the thread whose call failed. On a thread
+ *       whose call was refused because another thread was using the domain
+ *       (::ACM_ERR_BAD_STATE), it gives that reason without reading the
+ *       domain, until this thread's next call on the domain is let in.
  * @since 1.0
  */
 ACM_API const char *acm_domain_last_error(const acm_domain *domain);
@@ -221,8 +247,12 @@ ACM_API const char *acm_domain_last_error(const acm_domain *domain);
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_OUT_OF_RANGE (negative
  *         nsteps); ::ACM_ERR_INVALID_ARG (an axis with only one periodic
  *         face; a grid too thin for its inlet/outlet faces);
- *         ::ACM_ERR_DIVERGED (message names the step and the cell);
- *         ::ACM_ERR_BAD_STATE (stepping a diverged domain).
+ *         ::ACM_ERR_DIVERGED (NaN, a density <= 0 or a speed above
+ *         max_speed; the message names the step, counted from 1 after the
+ *         last initialisation, and the cell);
+ *         ::ACM_ERR_BAD_STATE (stepping a diverged domain; names that step again;
+ *         or another thread is inside a call on the domain, as for every
+ *         acm_domain_* call: see "Thread-safety" above).
  * @since 1.0
  */
 ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps);
@@ -394,7 +424,9 @@ ACM_API acm_status acm_domain_get_field(acm_domain *domain, acm_field field, acm
  *
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM,
  *         ::ACM_ERR_INVALID_ARG (a read-only field), ::ACM_ERR_BUFFER_SIZE,
- *         ::ACM_ERR_OUT_OF_RANGE (a non-finite value; the domain is unchanged)
+ *         ::ACM_ERR_OUT_OF_RANGE (a non-finite value, or populations of a cell
+ *         whose density, their sum, is <= 0 or not finite: the message names
+ *         the first such cell; the domain is unchanged)
  * @since 1.0
  */
 ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm_dtype dtype,

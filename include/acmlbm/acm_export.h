@@ -158,7 +158,8 @@ ACM_API acm_status acm_smoke_export_vdb(acm_smoke *smoke, const char *path,
  *         ::ACM_ERR_NO_MEMORY; ::ACM_ERR_IO (with the system's reason; nothing
  *         is left behind); ::ACM_ERR_NOT_BUILT (no OpenVDB in this build);
  *         device errors. Described by acm_domain_last_error().
- * @note Thread-safety: as the domain (one thread at a time).
+ * @note Thread-safety: as the domain (one thread at a time; a call while
+ *       another thread uses the domain returns ::ACM_ERR_BAD_STATE).
  * @since 1.3
  */
 ACM_API acm_status acm_domain_export_vdb(acm_domain *domain, const char *path,

@@ -47,7 +47,8 @@
  * ### Lifetime and threads
  * A solid belongs to its domain: acm_domain_destroy() destroys the solids
  * still in it (their handles then dangle). A solid is used by the thread that
- * uses its domain.
+ * uses its domain, never while another thread is inside a call on the domain
+ * (not checked here: acm_domain.h, "Thread-safety").
  */
 #ifndef ACMLBM_ACM_SOLID_H
 #define ACMLBM_ACM_SOLID_H

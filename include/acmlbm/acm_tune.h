@@ -24,7 +24,10 @@
  * ::ACM_TUNE_EXHAUSTIVE measures every combination instead, to check the
  * search.
  *
- * Thread-safety: one call at a time per domain, like every domain call.
+ * Thread-safety: one call at a time per domain, like every domain call. The
+ * search holds the domain from start to end: another thread's calls on it
+ * meanwhile are refused with ::ACM_ERR_BAD_STATE (acm_domain.h), while the
+ * progress callback, on the calling thread, may query it.
  */
 #ifndef ACMLBM_ACM_TUNE_H
 #define ACMLBM_ACM_TUNE_H

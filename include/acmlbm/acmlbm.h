@@ -24,6 +24,7 @@
 #ifndef ACMLBM_ACMLBM_H
 #define ACMLBM_ACMLBM_H
 
+#include "acm_checkpoint.h" /* acm_domain_save, acm_domain_load */
 #include "acm_common.h" /* status, enums, version */
 #include "acm_domain.h" /* acm_domain */
 #include "acm_export.h" /* acm_domain_export_vti, acm_smoke_export */
