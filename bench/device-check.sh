@@ -3,11 +3,15 @@
 # racecheck), the fluid benchmark and the immersed-boundary benchmark, most
 # important first. Run from a CUDA build directory; logs go to $OUT (or
 # ./device-logs). Used to produce docs/performance.md and docs/physics.md.
-#   sh ../bench/device-check.sh [all|tests|bench]
+#   sh ../bench/device-check.sh [all|tests|bench|reliability]
 # All of it took just over 10 minutes on an H100 (the device tool's limit per
-# command): run "tests" and "bench" as two calls there.
+# command): run "tests" and "bench" as two calls there. "reliability" (not part
+# of "all") runs docs/reliability.md's device tests: the context fault, device
+# memory running out, the divergence policy, checkpoints with smoke, the
+# allocation-failure loop on the GPU (every 7th call), then the agreement tests.
 part=${1:-all}
-case "$part" in all|tests|bench) ;; *) echo "usage: device-check.sh [all|tests|bench]" >&2; exit 2;; esac
+case "$part" in all|tests|bench|reliability) ;;
+  *) echo "usage: device-check.sh [all|tests|bench|reliability]" >&2; exit 2;; esac
 out=${OUT:-device-logs}
 mkdir -p "$out"
 # ACM_REQUIRE_GPU=1: a GPU test or benchmark that finds no device fails instead of skipping
@@ -17,6 +21,21 @@ run_test() { # name, seconds
     timeout "$2" ./test/"$1" > "$out/$1.log" 2>&1
     echo "$1: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/$1.log")"
 }
+if [ "$part" = reliability ]; then
+run_test test-cuda-fault 60
+(CK_RUN_CASE=interop; export CK_RUN_CASE; run_test test-cuda 120)
+mv "$out/test-cuda.log" "$out/test-cuda-interop.log"
+grep -E "^device memory" "$out/test-cuda-interop.log"
+for t in test-api test-checkpoint test-smoke; do run_test $t 150; done
+(ACM_FAULT_STRIDE=7; export ACM_FAULT_STRIDE; run_test test-faults 200)
+CK_RUN_SUITE=checkpoint timeout 150 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 ./test/test-checkpoint > "$out/memcheck-checkpoint.log" 2>&1
+echo "memcheck (test-checkpoint): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-checkpoint.log" | tr '\n' ' ')"
+timeout 60 ./bench/acm-soak --backend cuda --steps 200000 --smoke > "$out/soak.log" 2>&1
+echo "acm-soak: exit $? -- $(tail -n 1 "$out/soak.log")"
+(CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
+exit 0
+fi
 if [ "$part" != bench ]; then
 run_test test-cuda 200
 grep -E "^solids GPU" "$out/test-cuda.log"

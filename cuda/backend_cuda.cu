@@ -7,6 +7,7 @@
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* memcpy */
 
+#include "alloc.h"
 #include "backend_cuda.h"
 #include "kernels.cuh"
 #include "smoke.h"
@@ -269,7 +270,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_NO_DEVICE, "CUDA device %d not available (%d found: %s)",
                         d->device, count, cudaGetErrorString(e));
     }
-    cuda_impl *m = (cuda_impl *)calloc(1, sizeof *m);
+    cuda_impl *m = (cuda_impl *)acm__calloc(1, sizeof *m);
     if (m == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the CUDA backend state");
     d->impl = m;
@@ -305,6 +306,12 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     ACM_TRY(dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
     CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 2 * sizeof(unsigned long long)));
     CU_TRY(d, cudaMallocHost((void **)&m->host_sums, 2 * sizeof(acm_gpu_sums)));
+    /* CUB keeps what it learns of the device at its first call for the life of
+     * the process, a failure included: ask it now, while the domain's memory
+     * was just found, rather than at a first smoke made when there may be none
+     * (test-cuda, device_memory_exhaustion_changes_nothing) */
+    size_t select_bytes = 0;
+    CU_TRY(d, acm_launch_smoke_free_slots(NULL, &select_bytes, NULL, NULL, NULL, 1, m->stream));
     return reset_counters(d);
 }
 
@@ -333,7 +340,7 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
     if (m->own_stream && m->stream != NULL)
         cudaStreamDestroy(m->stream);
     (void)cudaGetLastError();
-    free(m);
+    acm__free(m);
     d->impl = NULL;
 }
 
@@ -493,14 +500,14 @@ static acm_status download_force(acm_domain *d, acm_dtype dtype, void *dst)
     double *planes = NULL;
     if (m->force != NULL) {
         size_t bytes = 3 * plane_bytes(d);
-        void *host = malloc(bytes);
+        void *host = acm__malloc(bytes);
         if (host == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for the force", bytes);
         cudaError_t e = cudaMemcpyAsync(host, m->force, bytes, cudaMemcpyDeviceToHost, m->stream);
         if (e == cudaSuccess)
             e = cudaStreamSynchronize(m->stream);
         if (e != cudaSuccess) {
-            free(host);
+            acm__free(host);
             return cuda_fail(d, e, "copying the force field");
         }
         planes = (double *)host;
@@ -513,7 +520,7 @@ static acm_status download_force(acm_domain *d, acm_dtype dtype, void *dst)
                                                   : planes[i];
             acm__store(dtype, dst, 3 * k + (size_t)a, d->body_force[a] + v);
         }
-    free(planes);
+    acm__free(planes);
     return ACM_OK;
 }
 
@@ -791,7 +798,7 @@ static void ib_release(acm_domain *d, bool cells)
     if (ib->host_ft != NULL)
         cudaFreeHost(ib->host_ft);
     ib->host_ft = NULL;
-    free(ib->centre);
+    acm__free(ib->centre);
     ib->centre = NULL;
     ib->n = ib->band_cap = 0;
     ib->band_valid = false;
@@ -809,8 +816,8 @@ static acm_status ib_upload(acm_domain *d)
 {
     cuda_ib *ib = &IMPL(d)->ib;
     const size_t n = (size_t)ib->n;
-    double *r = (double *)malloc(3 * n * sizeof(double));
-    R *dv = (R *)malloc(n * sizeof(R)), *alpha = (R *)malloc(n * sizeof(R));
+    double *r = (double *)acm__malloc(3 * n * sizeof(double));
+    R *dv = (R *)acm__malloc(n * sizeof(R)), *alpha = (R *)acm__malloc(n * sizeof(R));
     acm_status st = ACM_OK;
     if (r == NULL || dv == NULL || alpha == NULL) {
         st = ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot stage %zu samples", n);
@@ -831,9 +838,9 @@ static acm_status ib_upload(acm_domain *d)
         if (e != cudaSuccess)
             st = cuda_fail(d, e, "uploading the samples");
     }
-    free(r);
-    free(dv);
-    free(alpha);
+    acm__free(r);
+    acm__free(dv);
+    acm__free(alpha);
     return st;
 }
 
@@ -882,7 +889,7 @@ static acm_status ib_allocate(acm_domain *d)
     ib->band_cap = acm_ib_band_bound(n, (uint32_t)d->ncells);
     ACM_TRY(dev_alloc(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t),
                       "IB band list"));
-    ib->centre = (double *)calloc(3 * (size_t)d->nsolids, sizeof(double));
+    ib->centre = (double *)acm__calloc(3 * (size_t)d->nsolids, sizeof(double));
     if (ib->centre == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d torque centres", (int)d->nsolids);
     ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
@@ -1141,7 +1148,7 @@ static void parked_free(void *p)
     for (void *b : bufs)
         if (b != NULL)
             cudaFree(b);
-    free(k);
+    acm__free(k);
 }
 
 /* A device copy of `bytes` at src (NULL src: nothing, *dst stays NULL). */
@@ -1163,7 +1170,7 @@ static acm_status park_copy(acm_domain *d, const void *src, size_t bytes, void *
 static acm_status park(acm_domain *d, acm_state *st)
 {
     cuda_impl *m = IMPL(d);
-    cuda_parked *k = (cuda_parked *)calloc(1, sizeof *k);
+    cuda_parked *k = (cuda_parked *)acm__calloc(1, sizeof *k);
     if (k == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a parked state");
     k->device = d->device;
@@ -1366,14 +1373,14 @@ extern "C" void acm_cuda_smoke_detach(acm_smoke *s)
     for (void *b : bufs)
         if (b != NULL)
             cudaFree(b);
-    free(c);
+    acm__free(c);
     s->dev = NULL;
 }
 
 extern "C" acm_status acm_cuda_smoke_attach(acm_domain *d, acm_smoke *s)
 {
     ACM_TRY(enter(d));
-    cuda_smoke *c = (cuda_smoke *)calloc(1, sizeof *c);
+    cuda_smoke *c = (cuda_smoke *)acm__calloc(1, sizeof *c);
     if (c == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a smoke's device record");
     s->dev = c;
@@ -1474,17 +1481,43 @@ extern "C" acm_status acm_cuda_smoke_counts(acm_domain *d, acm_smoke *s)
     return ACM_OK;
 }
 
+/* The particles (positions, ages, lifetimes) between the host's arrays and
+ * the device's, either way, on the domain's stream. */
+static acm_status smoke_copy(acm_domain *d, acm_smoke *s, cudaMemcpyKind kind)
+{
+    cuda_impl *m = IMPL(d);
+    cuda_smoke *c = (cuda_smoke *)s->dev;
+    const bool up = kind == cudaMemcpyHostToDevice;
+    const size_t n = (size_t)s->capacity;
+    const struct {
+        void *host, *dev;
+        size_t bytes;
+    } part[3] = {{s->x, c->x, 3 * n * sizeof(double)},
+                 {s->age, c->age, n * sizeof(int32_t)},
+                 {s->life, c->life, n * sizeof(int32_t)}};
+    for (int i = 0; i < 3; ++i)
+        CU_TRY(d, cudaMemcpyAsync(up ? part[i].dev : part[i].host, up ? part[i].host : part[i].dev,
+                                  part[i].bytes, kind, m->stream));
+    return ACM_OK;
+}
+
 extern "C" acm_status acm_cuda_smoke_fetch(acm_domain *d, acm_smoke *s)
 {
     ACM_TRY(enter(d));
+    ACM_TRY(smoke_copy(d, s, cudaMemcpyDeviceToHost));
+    return acm_cuda_smoke_counts(d, s);
+}
+
+extern "C" acm_status acm_cuda_smoke_upload(acm_domain *d, acm_smoke *s)
+{
+    ACM_TRY(enter(d));
+    ACM_TRY(smoke_copy(d, s, cudaMemcpyHostToDevice));
     cuda_impl *m = IMPL(d);
     cuda_smoke *c = (cuda_smoke *)s->dev;
-    const size_t n = (size_t)s->capacity;
-    CU_TRY(d, cudaMemcpyAsync(s->x, c->x, 3 * n * sizeof(double), cudaMemcpyDeviceToHost, m->stream));
-    CU_TRY(d, cudaMemcpyAsync(s->age, c->age, n * sizeof(int32_t), cudaMemcpyDeviceToHost, m->stream));
-    CU_TRY(d, cudaMemcpyAsync(s->life, c->life, n * sizeof(int32_t), cudaMemcpyDeviceToHost,
+    CU_TRY(d, cudaMemcpyAsync(c->counts, &s->counts, sizeof s->counts, cudaMemcpyHostToDevice,
                               m->stream));
-    return acm_cuda_smoke_counts(d, s);
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
 }
 
 extern "C" acm_status acm_cuda_smoke_project(acm_domain *d, acm_smoke *s, int32_t sub, float *dst,

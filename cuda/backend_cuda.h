@@ -33,6 +33,7 @@ acm_status acm_cuda_smoke_velocity(acm_domain *d);
 acm_status acm_cuda_smoke_step(acm_domain *d, struct acm_smoke *s, const struct acm_smoke_plan *p);
 acm_status acm_cuda_smoke_fetch(acm_domain *d, struct acm_smoke *s);
 acm_status acm_cuda_smoke_counts(acm_domain *d, struct acm_smoke *s);
+acm_status acm_cuda_smoke_upload(acm_domain *d, struct acm_smoke *s);
 acm_status acm_cuda_smoke_project(acm_domain *d, struct acm_smoke *s, int32_t subdivisions,
                                   float *dst, size_t count, bool on_device);
 acm_status acm_cuda_upload(acm_domain *d, const void *src, size_t bytes, void **dev);

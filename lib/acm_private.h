@@ -103,6 +103,13 @@ struct acm_domain {
     int64_t fallback_last, fallback_total;
     acm_global_stats prev; /* statistics of the previous step */
 
+    /* divergence policy (divergence.c) */
+    acm_divergence_policy divergence;
+    struct acm_snapshot *rewind_point; /* ACM_DIVERGENCE_REWIND: the last snapshot, or NULL */
+    uint64_t config_serial;   /* bumped when the state, the layout or the set of solids is
+                                 replaced: a snapshot of an older serial is dropped */
+    uint64_t rewind_serial;   /* config_serial when rewind_point was taken */
+
     /* immersed solids (solid.c); their samples live in the backend, concatenated
      * in the order of this array */
     acm_ib_settings ib;
@@ -117,6 +124,7 @@ struct acm_domain {
     int32_t nsmokes, smokes_cap;
     float *smoke_velocity; /* 3 per cell: the velocity they move with (host moves) */
     struct acm_smoke_obstacle *smoke_obstacles; /* scratch: the solids' insides */
+    int32_t smoke_obstacles_cap;                /* its length */
 
     const struct acm_backend_ops *ops;
     void *impl;            /* backend state */
@@ -143,6 +151,12 @@ struct acm_domain {
  * says why. Every ACM_OK is paired with one acm__domain_leave(d). */
 acm_status acm__domain_enter(acm_domain *d);
 void acm__domain_leave(acm_domain *d);
+
+/* domain.c: ACM_ERR_BAD_STATE, with a message on d, when d has no backend
+ * storage (impl NULL: a re-layout failed, and restoring the old layout failed
+ * too); the domain can then only be destroyed. acm__domain_enter() checks it;
+ * the solid and smoke calls, which are not guarded, check it themselves. */
+acm_status acm__domain_require_storage(acm_domain *d);
 
 /* domain.c: the time-step pipeline of acm_step() and acm_cuda_step_async();
  * checks = false leaves the divergence check to the caller (CUDA interop). */
@@ -175,6 +189,12 @@ bool acm__face_collide_params(const struct acm_collide_params *p, struct acm_col
 acm_status acm__domain_check_faces(acm_domain *d);
 /* ACM_ERR_BAD_STATE for stepping a diverged domain; names d->diverged_step. */
 acm_status acm__domain_fail_diverged(acm_domain *d);
+
+/* divergence.c: acm_step()'s steps under the domain's divergence policy (the
+ * pipeline, cut into pieces between snapshots when it rewinds); and dropping
+ * the snapshot (acm_domain_destroy). */
+acm_status acm__divergence_step(acm_domain *d, int64_t nsteps);
+void acm__divergence_forget(acm_domain *d);
 
 /* Values per cell of a field (0 for an unknown field). */
 int acm__field_components(acm_field field);

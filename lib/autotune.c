@@ -13,6 +13,7 @@
 #include <time.h>   /* clock_gettime */
 #include <unistd.h> /* getpid */
 
+#include "alloc.h"
 #include "backend.h"
 #include "solid.h"
 #include "state.h"
@@ -77,8 +78,8 @@ ACM_API void acm_tune_report_destroy(acm_tune_report *report)
 {
     if (report == NULL)
         return;
-    free(report->e);
-    free(report);
+    acm__free(report->e);
+    acm__free(report);
 }
 
 ACM_API acm_status acm_tune_report_summary(const acm_tune_report *report,
@@ -148,7 +149,7 @@ static acm_status report_add(acm_domain *d, acm_tune_report *r, const acm_tune_e
 {
     if (r->n == r->cap) {
         int32_t cap = r->cap ? 2 * r->cap : 64;
-        acm_tune_entry *p = realloc(r->e, (size_t)cap * sizeof *p);
+        acm_tune_entry *p = acm__realloc(r->e, (size_t)cap * sizeof *p);
         if (p == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot grow the tuning report");
         r->e = p;
@@ -239,11 +240,15 @@ static void report_progress(tune_ctx *c, const acm_tune_entry *e)
         c->stop = ACM_FAIL(c->d, ACM_ERR_CANCELLED, "the progress callback cancelled the search");
 }
 
-/* The caller's layout and state, as at the start. */
+/* The caller's layout and state, as at the start. A restore that runs out of
+ * memory is tried once more (the storage it needs held the same state a
+ * moment ago, so a failure may be passing); failing again, it leaves the
+ * domain without storage (acm__domain_require_storage). */
 static acm_status restore(tune_ctx *c)
 {
     acm__domain_apply_layout(c->d, c->original);
-    return acm__snapshot_restore(c->d, c->snap);
+    const acm_status st = acm__snapshot_restore(c->d, c->snap);
+    return st == ACM_OK ? ACM_OK : acm__snapshot_restore(c->d, c->snap);
 }
 
 /* Measure a candidate in a stage (once: a repeat gives the earlier entry);
@@ -464,7 +469,7 @@ static int32_t distinct_layouts(const tune_ctx *c, acm_layout *l, const tune_dim
     size_t at[2 * ACM_TUNE_MAX_DIMS] = {0}, total = 1;
     for (size_t k = 0; k < n; ++k)
         total *= dims[k].n;
-    char (*seen)[ACM_LAYOUT_STRING_SIZE] = malloc(total * sizeof *seen);
+    char (*seen)[ACM_LAYOUT_STRING_SIZE] = acm__malloc(total * sizeof *seen);
     if (seen == NULL)
         return (int32_t)total;
     int32_t distinct = 0;
@@ -477,7 +482,7 @@ static int32_t distinct_layouts(const tune_ctx *c, acm_layout *l, const tune_dim
             ++j;
         distinct += j == distinct;
     } while (next_combination(dims, n, at));
-    free(seen);
+    acm__free(seen);
     return distinct;
 }
 
@@ -741,7 +746,7 @@ static acm_status autotune_unguarded(acm_domain *domain, const acm_tune_options 
     c.t0 = now_s();
     c.gpu = domain->backend == ACM_BACKEND_CUDA;
     c.solids = domain->nsolids > 0;
-    if ((c.r = calloc(1, sizeof *c.r)) == NULL)
+    if ((c.r = acm__calloc(1, sizeof *c.r)) == NULL)
         return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate the tuning report");
     c.r->sum.version = ACM_TUNE_SUMMARY_VERSION;
     c.r->sum.best = c.r->sum.default_entry = c.r->sum.worst = -1;

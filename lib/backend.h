@@ -119,6 +119,9 @@ struct acm_backend_ops {
     acm_status (*smoke_fetch)(acm_domain *d, struct acm_smoke *s);
     /* s->counts alone. */
     acm_status (*smoke_counts)(acm_domain *d, struct acm_smoke *s);
+    /* The other way: s->x, s->age, s->life and s->counts to the device (a
+     * smoke loaded from a checkpoint, lib/checkpoint.c); synchronised. */
+    acm_status (*smoke_upload)(acm_domain *d, struct acm_smoke *s);
     /* The density grid (lib/smoke_math.h acm_smoke_cic) into dst: device
      * memory, enqueued (on_device), or host memory, synchronised. */
     acm_status (*smoke_density)(acm_domain *d, struct acm_smoke *s, int32_t subdivisions,

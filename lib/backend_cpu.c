@@ -13,6 +13,7 @@
 #  include <omp.h>
 #endif /* _OPENMP */
 
+#include "alloc.h"
 #include "backend.h"
 #include "boundary.h"
 #include "collide.h"
@@ -136,7 +137,7 @@ static void acm_row_sums_reduce(const acm_row_sums *s, int n, acm_row_sums *out)
     }
 }
 
-static void *alloc_zeroed(size_t bytes) { return calloc(1, bytes ? bytes : 1); }
+static void *alloc_zeroed(size_t bytes) { return acm__calloc(1, bytes ? bytes : 1); }
 
 static acm_status acm_cpu_ensure_tau(acm_domain *d, cpu_impl *m);
 static void acm_cpu_reset_tau(const acm_domain *d, cpu_impl *m);
@@ -170,10 +171,10 @@ static void free_scratch(cpu_impl *m)
 {
     if (m->scratch != NULL)
         for (int t = 0; t < m->nthreads; ++t)
-            free(m->scratch[t]);
-    free(m->scratch);
-    free(m->sums);
-    free(m->row_sums);
+            acm__free(m->scratch[t]);
+    acm__free(m->scratch);
+    acm__free(m->sums);
+    acm__free(m->row_sums);
     m->scratch = NULL;
     m->sums = NULL;
     m->row_sums = NULL;
@@ -184,9 +185,9 @@ static acm_status alloc_scratch(acm_domain *d, cpu_impl *m, int n)
 {
     free_scratch(m);
     m->nthreads = n;
-    m->scratch = calloc((size_t)n, sizeof(void *));
-    m->sums = calloc((size_t)n, sizeof(acm_cpu_sums));
-    m->row_sums = calloc((size_t)n, sizeof(acm_row_sums));
+    m->scratch = acm__calloc((size_t)n, sizeof(void *));
+    m->sums = acm__calloc((size_t)n, sizeof(acm_cpu_sums));
+    m->row_sums = acm__calloc((size_t)n, sizeof(acm_row_sums));
     if (m->scratch == NULL || m->sums == NULL || m->row_sums == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate per-thread buffers");
     size_t per = (size_t)(2 * ACM_Q + 5) * (size_t)d->nx * m->elem;
@@ -287,7 +288,7 @@ static bool available_memory(uint64_t *out)
 
 static acm_status cpu_domain_init(acm_domain *d)
 {
-    cpu_impl *m = calloc(1, sizeof *m);
+    cpu_impl *m = acm__calloc(1, sizeof *m);
     if (m == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the CPU backend state");
     d->impl = m;
@@ -326,7 +327,7 @@ static void ib_free(cpu_ib *ib)
                     ib->rho,  ib->macro, ib->force,     ib->mask,        ib->cell_start,
                     ib->cell_samples};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
-        free(bufs[b]);
+        acm__free(bufs[b]);
     memset(ib, 0, sizeof *ib);
 }
 
@@ -334,13 +335,13 @@ static void cpu_domain_fini(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
     ib_free(&m->ib);
-    free(m->f[0]);
-    free(m->f[1]);
-    free(m->force);
-    free(m->zeros);
-    free(m->tau);
+    acm__free(m->f[0]);
+    acm__free(m->f[1]);
+    acm__free(m->force);
+    acm__free(m->zeros);
+    acm__free(m->tau);
     free_scratch(m);
-    free(m);
+    acm__free(m);
     d->impl = NULL;
 }
 
@@ -432,7 +433,7 @@ static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const 
                                         uint64_t first, uint64_t count)
 {
     if (rg->cells > ib->list_cells) {
-        uint32_t *p = realloc(ib->cell_start, (size_t)(rg->cells + 1) * sizeof *p);
+        uint32_t *p = acm__realloc(ib->cell_start, (size_t)(rg->cells + 1) * sizeof *p);
         if (p == NULL)
             return ACM_ERR_NO_MEMORY;
         ib->cell_start = p;
@@ -533,15 +534,15 @@ static acm_status cpu_ib_attach(acm_domain *d)
     }
     const size_t n = (size_t)d->nsamples, cells = (size_t)d->ncells;
     ib->n = d->nsamples;
-    ib->X = malloc(3 * n * sizeof(double));
-    ib->ub = malloc(3 * n * sizeof(double));
-    ib->dv = malloc(n * sizeof(double));
-    ib->alpha = malloc(n * sizeof(double));
-    ib->G = calloc(3 * n, sizeof(double));
-    ib->Gsum = calloc(3 * n, sizeof(double));
-    ib->rho = calloc(n, sizeof(double));
+    ib->X = acm__malloc(3 * n * sizeof(double));
+    ib->ub = acm__malloc(3 * n * sizeof(double));
+    ib->dv = acm__malloc(n * sizeof(double));
+    ib->alpha = acm__malloc(n * sizeof(double));
+    ib->G = acm__calloc(3 * n, sizeof(double));
+    ib->Gsum = acm__calloc(3 * n, sizeof(double));
+    ib->rho = acm__calloc(n, sizeof(double));
     if (d->ib.spread == ACM_IB_SPREAD_GATHER)
-        ib->cell_samples = malloc(n * sizeof(uint64_t));
+        ib->cell_samples = acm__malloc(n * sizeof(uint64_t));
     if (ib->macro == NULL)
         ib->macro = alloc_zeroed(4 * cells * m->elem);
     if (ib->force == NULL)
@@ -608,7 +609,7 @@ static acm_status cpu_set_field(acm_domain *d, acm_field field, acm_dtype dtype,
     ACM_TRY(sync_threads(d, m));
     if (field == ACM_FIELD_FORCE) {
         if (src == NULL) {
-            free(m->force);
+            acm__free(m->force);
             m->force = NULL;
             account(d, m);
             return ACM_OK;

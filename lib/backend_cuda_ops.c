@@ -31,6 +31,7 @@ const struct acm_backend_ops acm_backend_cuda = {
     .smoke_step = acm_cuda_smoke_step,
     .smoke_fetch = acm_cuda_smoke_fetch,
     .smoke_counts = acm_cuda_smoke_counts,
+    .smoke_upload = acm_cuda_smoke_upload,
     .smoke_density = acm_cuda_smoke_project,
     .upload = acm_cuda_upload,
     .release = acm_cuda_release,

@@ -13,8 +13,10 @@
 #include <sys/stat.h> /* fstat */
 #include <unistd.h>   /* fsync */
 
+#include "alloc.h"
 #include "backend.h"
 #include "export.h" /* acm__temp_name, acm__temp_finish */
+#include "smoke.h"
 #include "solid.h"
 #include "state.h"
 
@@ -44,13 +46,14 @@ enum ckpt_section {
     SEC_IB_FORCE = 6,
     SEC_IB_MASK = 7,
     SEC_SOLID = 8,
-    SEC_LAST = SEC_SOLID
+    SEC_SMOKE = 9,
+    SEC_LAST = SEC_SMOKE
 };
 
 static const char *section_name(uint32_t type)
 {
     static const char *const names[] = {"?",   "settings", "counters", "populations", "force",
-                                        "tau", "ib-force", "ib-mask",  "solid"};
+                                        "tau", "ib-force", "ib-mask",  "solid",       "smoke"};
     return type >= 1 && type <= SEC_LAST ? names[type] : "unknown";
 }
 
@@ -378,6 +381,80 @@ static void solid_head_get(rec *r, ckpt_solid *h, acm_solid_copy *c)
     c->moved = h->moved != 0;
 }
 
+/* A smoke's fixed part: its options, counters and number of emitters. */
+typedef struct ckpt_smoke {
+    uint64_t capacity, seed;
+    acm_smoke_counts counts;
+    int32_t nemitters;
+} ckpt_smoke;
+
+static void smoke_head_put(rec *r, const acm_smoke *s)
+{
+    put_u64(r, s->capacity);
+    put_u64(r, s->seed);
+    put_u64(r, s->counts.emitted);
+    put_u64(r, s->counts.left);
+    put_u64(r, s->counts.expired);
+    put_u64(r, s->counts.absorbed);
+    put_u64(r, s->counts.dropped + s->dropped_planned); /* loaded into counts (and a device's) */
+    put_i32(r, s->nemitters);
+    put_i32(r, 0);
+}
+
+static void smoke_head_get(rec *r, ckpt_smoke *h)
+{
+    h->capacity = get_u64(r);
+    h->seed = get_u64(r);
+    h->counts.emitted = get_u64(r);
+    h->counts.left = get_u64(r);
+    h->counts.expired = get_u64(r);
+    h->counts.absorbed = get_u64(r);
+    h->counts.dropped = get_u64(r);
+    h->nemitters = get_i32(r);
+    (void)get_i32(r);
+}
+
+/* An emitter's fixed part (its points follow): the acm_emitter's numbers, its
+ * solid's number (-1: none) and how far it has got. */
+static void emitter_put(rec *r, const smoke_emitter *se, int32_t solid)
+{
+    const acm_emitter *e = &se->e;
+    put_i32(r, (int32_t)e->shape);
+    put_i32(r, solid);
+    put_f64s(r, e->lo, 3);
+    put_f64s(r, e->hi, 3);
+    put_f64s(r, e->centre, 3);
+    put_f64s(r, &e->radius, 1);
+    put_f64s(r, &e->offset, 1);
+    put_f64s(r, &e->rate, 1);
+    put_i64(r, e->lifetime);
+    put_f64s(r, &se->carry, 1);
+    put_u64(r, se->next);
+    put_u64(r, se->serial);
+    put_u64(r, se->npoints);
+}
+
+static void emitter_get(rec *r, smoke_emitter *se, int32_t *solid)
+{
+    const acm_emitter init = ACM_EMITTER_INIT;
+    memset(se, 0, sizeof *se);
+    se->e = init;
+    acm_emitter *e = &se->e;
+    e->shape = (acm_emitter_shape)get_i32(r);
+    *solid = get_i32(r);
+    get_f64s(r, e->lo, 3);
+    get_f64s(r, e->hi, 3);
+    get_f64s(r, e->centre, 3);
+    get_f64s(r, &e->radius, 1);
+    get_f64s(r, &e->offset, 1);
+    get_f64s(r, &e->rate, 1);
+    e->lifetime = get_i64(r);
+    get_f64s(r, &se->carry, 1);
+    se->next = get_u64(r);
+    se->serial = get_u64(r);
+    se->npoints = get_u64(r);
+}
+
 /* Sizes of the fixed records, from the writers themselves. */
 static size_t settings_size(void)
 {
@@ -399,6 +476,20 @@ static size_t solid_head_size(void)
     const acm_solid s = {0};
     const acm_solid_copy c = {0};
     solid_head_put(&r, &s, &c);
+    return r.n;
+}
+static size_t smoke_head_size(void)
+{
+    rec r = {.n = 0};
+    const acm_smoke s = {0};
+    smoke_head_put(&r, &s);
+    return r.n;
+}
+static size_t emitter_size(void)
+{
+    rec r = {.n = 0};
+    const smoke_emitter se = {0};
+    emitter_put(&r, &se, 0);
     return r.n;
 }
 
@@ -548,6 +639,64 @@ static void write_solid(writer *w, uint32_t index, const acm_solid *s, const acm
     w_end(w);
 }
 
+/* Small pieces through a record: fewer writes and checksum calls. */
+static void w_piece(writer *w, rec *stage, const void *p, size_t n)
+{
+    if (stage->n + n > sizeof stage->b) {
+        w_bytes(w, stage->b, stage->n);
+        stage->n = 0;
+    }
+    put(stage, p, n);
+}
+
+/* The number of an emitter's solid in the domain's list; -1: none (another
+ * shape, or a solid emitter whose solid was destroyed). */
+static int32_t emitter_solid(const acm_domain *d, const smoke_emitter *se)
+{
+    if (se->e.shape != ACM_EMITTER_SOLID)
+        return -1; /* e.solid may hold anything the caller left there */
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (d->solids[i] == se->e.solid)
+            return i;
+    return -1;
+}
+
+/* A smoke as synchronised (acm__smoke_sync): head, emitters and their points,
+ * the map of the slots that hold a particle, then those particles' positions,
+ * ages and lifetimes in slot order. */
+static void write_smoke(writer *w, uint32_t index, const acm_domain *d, const acm_smoke *s)
+{
+    rec r = {.n = 0};
+    smoke_head_put(&r, s);
+    w_begin(w, SEC_SMOKE, index);
+    w_bytes(w, r.b, r.n);
+    for (int32_t i = 0; i < s->nemitters; ++i) {
+        const smoke_emitter *se = &s->emitters[i];
+        r.n = 0;
+        emitter_put(&r, se, emitter_solid(d, se));
+        w_bytes(w, r.b, r.n);
+        w_bytes(w, se->points, 3 * (size_t)se->npoints * sizeof(double));
+    }
+    rec stage = {.n = 0};
+    for (uint64_t k0 = 0; k0 < s->capacity; k0 += 32) {
+        uint32_t word = 0;
+        for (uint64_t k = k0; k < k0 + 32 && k < s->capacity; ++k)
+            word |= (uint32_t)(s->age[k] >= 0) << (k - k0);
+        w_piece(w, &stage, &word, sizeof word);
+    }
+    for (uint64_t k = 0; k < s->capacity; ++k)
+        if (s->age[k] >= 0)
+            w_piece(w, &stage, s->x + 3 * k, 3 * sizeof(double));
+    for (uint64_t k = 0; k < s->capacity; ++k)
+        if (s->age[k] >= 0)
+            w_piece(w, &stage, &s->age[k], sizeof(int32_t));
+    for (uint64_t k = 0; k < s->capacity; ++k)
+        if (s->age[k] >= 0)
+            w_piece(w, &stage, &s->life[k], sizeof(int32_t));
+    w_bytes(w, stage.b, stage.n);
+    w_end(w);
+}
+
 static acm_status write_file(acm_domain *d, const char *path, const char *tmp,
                              const acm_snapshot *snap, char *msg, size_t n)
 {
@@ -555,15 +704,15 @@ static acm_status write_file(acm_domain *d, const char *path, const char *tmp,
     const acm_state *st = &snap->backend;
     const bool ib = st->ib_force != NULL && st->ib_mask != NULL;
     const uint32_t cap = 3u + (st->force != NULL) + (st->tau != NULL) + 2u * ib +
-                         (uint32_t)snap->nsolids;
-    w.table = calloc(cap, sizeof *w.table);
+                         (uint32_t)snap->nsolids + (uint32_t)d->nsmokes;
+    w.table = acm__calloc(cap, sizeof *w.table);
     if (w.table == NULL) {
         acm__format(msg, n, "cannot allocate the section table of %s", path);
         return ACM_ERR_NO_MEMORY;
     }
     if ((w.f = fopen(tmp, "wb")) == NULL) {
         acm__format(msg, n, "cannot create %s: %s", tmp, strerror(errno));
-        free(w.table);
+        acm__free(w.table);
         return ACM_ERR_IO;
     }
     /* room for the header and the table, written last */
@@ -593,6 +742,8 @@ static acm_status write_file(acm_domain *d, const char *path, const char *tmp,
     }
     for (int32_t i = 0; i < snap->nsolids; ++i)
         write_solid(&w, (uint32_t)i, d->solids[i], &snap->solids[i]);
+    for (int32_t i = 0; i < d->nsmokes; ++i)
+        write_smoke(&w, (uint32_t)i, d, d->smokes[i]);
     w_table(&w); /* every byte of the file is now under a checksum */
 
     int e = w.e;
@@ -600,7 +751,7 @@ static acm_status write_file(acm_domain *d, const char *path, const char *tmp,
         e = errno ? errno : EIO;
     if (fclose(w.f) != 0 && e == 0)
         e = errno ? errno : EIO;
-    free(w.table);
+    acm__free(w.table);
     return acm__temp_finish(tmp, path, e, msg, n);
 }
 
@@ -608,15 +759,14 @@ static acm_status domain_save_unguarded(acm_domain *domain, const char *path)
 {
     if (path == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "path is NULL");
-    if (domain->nsmokes > 0)
-        return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED,
-                        "cannot save %s: the domain has %d smoke(s), and checkpoints do not "
-                        "hold smoke particles yet (destroy the smokes to save the rest)",
-                        path, (int)domain->nsmokes);
     char tmp[4096], msg[ACM_ERROR_SIZE] = "";
     acm_status st = acm__temp_name(tmp, sizeof tmp, path, msg, sizeof msg);
     if (st != ACM_OK)
         return ACM_FAIL(domain, st, "%s", msg);
+    for (int32_t i = 0; i < domain->nsmokes; ++i) /* on a GPU, the particles to the host */
+        if ((st = acm__smoke_sync(domain->smokes[i])) != ACM_OK)
+            return ACM_FAIL(domain, st, "cannot save %s: smoke %d: %s", path, (int)i,
+                            domain->smokes[i]->error);
     acm_snapshot snap;
     ACM_TRY(acm__snapshot_take(domain, &snap, false));
     st = write_file(domain, path, tmp, &snap, msg, sizeof msg);
@@ -643,7 +793,8 @@ typedef struct loader {
     ckpt_entry *table;
     uint32_t nsections;
     const ckpt_entry *settings, *counters, *pops, *force, *tau, *ib_force, *ib_mask;
-    const ckpt_entry **solids; /* by index */
+    const ckpt_entry **solids, **smokes; /* by index */
+    uint32_t nsmokes;
     char *msg;
     size_t n;
     /* reading one section */
@@ -667,8 +818,8 @@ static acm_status lfail(loader *l, acm_status st, const char *fmt, ...)
 
 static const char *entry_name(const ckpt_entry *e, char *buf, size_t n)
 {
-    if (e->type == SEC_SOLID)
-        acm__format(buf, n, "solid %u", e->index);
+    if (e->type == SEC_SOLID || e->type == SEC_SMOKE)
+        acm__format(buf, n, "%s %u", section_name(e->type), e->index);
     else
         acm__format(buf, n, "%s", section_name(e->type));
     return buf;
@@ -782,7 +933,7 @@ static acm_status read_header(loader *l)
         (uint64_t)nsections * CKPT_ENTRY_SIZE > l->size - CKPT_HEADER_SIZE)
         return lfail(l, ACM_ERR_BAD_FORMAT, "section table of %u entries does not fit the file",
                      nsections);
-    l->table = calloc(nsections, sizeof *l->table);
+    l->table = acm__calloc(nsections, sizeof *l->table);
     if (l->table == NULL)
         return lfail(l, ACM_ERR_NO_MEMORY, "cannot allocate the section table");
     l->nsections = nsections;
@@ -809,7 +960,6 @@ static acm_status check_table(loader *l)
 {
     const uint64_t data = CKPT_HEADER_SIZE + (uint64_t)l->nsections * CKPT_ENTRY_SIZE;
     char name[32];
-    uint32_t nsolid = 0;
     for (uint32_t i = 0; i < l->nsections; ++i) {
         const ckpt_entry *e = &l->table[i];
         if (e->type < 1 || e->type > SEC_LAST)
@@ -830,7 +980,8 @@ static acm_status check_table(loader *l)
         case SEC_TAU: slot = &l->tau; break;
         case SEC_IB_FORCE: slot = &l->ib_force; break;
         case SEC_IB_MASK: slot = &l->ib_mask; break;
-        default: ++nsolid; continue;
+        case SEC_SMOKE: ++l->nsmokes; continue;
+        default: continue; /* solids: index_solids */
         }
         if (*slot != NULL || e->index != 0)
             return lfail(l, ACM_ERR_BAD_FORMAT, "section %s given twice (entry %u)",
@@ -844,34 +995,40 @@ static acm_status check_table(loader *l)
     if ((l->ib_force == NULL) != (l->ib_mask == NULL))
         return lfail(l, ACM_ERR_BAD_FORMAT, "section %s missing (ib-force and ib-mask go together)",
                      l->ib_force == NULL ? "ib-force" : "ib-mask");
-    (void)nsolid;
     return ACM_OK;
 }
 
-/* The solids' entries by index: exactly 0..nsolids-1. */
+/* The entries of a numbered type (solid, smoke) by index: exactly 0..n-1. */
+static acm_status index_entries(loader *l, uint32_t type, uint32_t n, const ckpt_entry ***out)
+{
+    const char *what = section_name(type);
+    const ckpt_entry **by = acm__calloc((size_t)n + 1, sizeof *by);
+    if (by == NULL)
+        return lfail(l, ACM_ERR_NO_MEMORY, "cannot index %u %s sections", n, what);
+    *out = by; /* freed by acm_domain_load */
+    for (uint32_t i = 0; i < l->nsections; ++i) {
+        const ckpt_entry *e = &l->table[i];
+        if (e->type != type)
+            continue;
+        if (e->index >= n || by[e->index] != NULL)
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section %s %u: %s (%u %s sections expected)",
+                         what, e->index, e->index >= n ? "index out of range" : "given twice",
+                         n, what);
+        by[e->index] = e;
+    }
+    for (uint32_t i = 0; i < n; ++i)
+        if (by[i] == NULL)
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section %s %u missing", what, i);
+    return ACM_OK;
+}
+
+/* The solids' entries by index: as many as the counters say. */
 static acm_status index_solids(loader *l, int32_t nsolids)
 {
     if (nsolids < 0 || (uint32_t)nsolids > l->nsections)
         return lfail(l, ACM_ERR_BAD_FORMAT, "section counters: %d solids for %u sections",
                      (int)nsolids, l->nsections);
-    l->solids = calloc((size_t)nsolids + 1, sizeof *l->solids);
-    if (l->solids == NULL)
-        return lfail(l, ACM_ERR_NO_MEMORY, "cannot index %d solids", (int)nsolids);
-    for (uint32_t i = 0; i < l->nsections; ++i) {
-        const ckpt_entry *e = &l->table[i];
-        if (e->type != SEC_SOLID)
-            continue;
-        if (e->index >= (uint32_t)nsolids || l->solids[e->index] != NULL)
-            return lfail(l, ACM_ERR_BAD_FORMAT,
-                         "section solid %u: %s (the counters say %d solids)", e->index,
-                         e->index >= (uint32_t)nsolids ? "index out of range" : "given twice",
-                         (int)nsolids);
-        l->solids[e->index] = e;
-    }
-    for (int32_t i = 0; i < nsolids; ++i)
-        if (l->solids[i] == NULL)
-            return lfail(l, ACM_ERR_BAD_FORMAT, "section solid %d missing", (int)i);
-    return ACM_OK;
+    return index_entries(l, SEC_SOLID, (uint32_t)nsolids, &l->solids);
 }
 
 static acm_status read_record(loader *l, const ckpt_entry *e, rec *r, size_t size)
@@ -894,19 +1051,39 @@ static bool finite_all(const double *v, size_t n)
     return true;
 }
 
-/* A body's numbers finite, its centre near the grid (periodic axes wrap, but
- * far-off values would overflow the stencil's integer cell), a unit quaternion. */
-static bool body_ok(const acm_domain *d, const acm_body *b)
+/* How far a solid's mesh may reach from its centre, cells: more than twice
+ * the diagonal of the largest grid, and little enough that the grid a smoke
+ * rasterises the mesh's inside on (lib/solid.c, 0.5-cell spacing to begin
+ * with) counts its points in int32 per axis and in 64 bits in all. */
+#define CKPT_MESH_REACH 2.5e5
+
+static bool within(const double *v, size_t n, double reach)
+{
+    for (size_t i = 0; i < n; ++i)
+        if (!(fabs(v[i]) <= reach))
+            return false;
+    return true;
+}
+
+/* A point finite and near the grid (periodic axes wrap, but far-off values
+ * would overflow the stencil's integer cell). */
+static bool near_grid(const acm_domain *d, const double x[3])
 {
     const double dims[3] = {d->nx, d->ny, d->nz};
-    if ((unsigned)b->motion > ACM_MOTION_FREE || !finite_all(b->x, 3) || !finite_all(b->q, 4) ||
+    for (int a = 0; a < 3; ++a)
+        if (!(fabs(x[a]) <= 4.0 * dims[a] + 1e6))
+            return false;
+    return true;
+}
+
+/* A body's numbers finite, its centre near the grid, a unit quaternion. */
+static bool body_ok(const acm_domain *d, const acm_body *b)
+{
+    if ((unsigned)b->motion > ACM_MOTION_FREE || !near_grid(d, b->x) || !finite_all(b->q, 4) ||
         !finite_all(b->v, 3) || !finite_all(b->w, 3) || !finite_all(b->inertia, 6) ||
         !finite_all(b->gravity, 3) || !finite_all(b->load_f, 3) || !finite_all(b->load_t, 3) ||
         !isfinite(b->mass) || !isfinite(b->volume) || !(b->r_max >= 0.0 && b->r_max < 1e6))
         return false;
-    for (int a = 0; a < 3; ++a)
-        if (fabs(b->x[a]) > 4.0 * dims[a] + 1e6)
-            return false;
     const double qq = b->q[0] * b->q[0] + b->q[1] * b->q[1] + b->q[2] * b->q[2] + b->q[3] * b->q[3];
     return fabs(qq - 1.0) < 2e-3; /* acm__quat_normalise: |q| within 1e-3 of 1 */
 }
@@ -940,15 +1117,15 @@ static acm_status load_solid(loader *l, acm_domain *d, int32_t index, acm_solid_
         return lfail(l, ACM_ERR_BAD_FORMAT, "section solid %d: body or parameters out of range",
                      (int)index);
     const size_t n = (size_t)h.count;
-    acm_solid *s = calloc(1, sizeof *s);
+    acm_solid *s = acm__calloc(1, sizeof *s);
     if (s == NULL)
         return lfail(l, ACM_ERR_NO_MEMORY, "cannot allocate solid %d", (int)index);
     /* into the domain at once, so that acm_domain_destroy frees it on any failure */
     if (d->nsolids == d->solids_cap) {
         const int32_t cap = d->solids_cap ? 2 * d->solids_cap : 4;
-        acm_solid **p = realloc(d->solids, (size_t)cap * sizeof *p);
+        acm_solid **p = acm__realloc(d->solids, (size_t)cap * sizeof *p);
         if (p == NULL) {
-            free(s);
+            acm__free(s);
             return lfail(l, ACM_ERR_NO_MEMORY, "cannot grow the list of solids");
         }
         d->solids = p;
@@ -964,17 +1141,17 @@ static acm_status load_solid(loader *l, acm_domain *d, int32_t index, acm_solid_
     s->inset = h.inset;
     s->mnv = (size_t)h.mnv;
     s->mnt = (size_t)h.mnt;
-    s->r = malloc(3 * n * sizeof(double));
-    s->dv = malloc(n * sizeof(double));
-    s->origin = malloc(n * sizeof(uint64_t));
-    c->r = malloc(3 * n * sizeof(double));
-    c->dv = malloc(n * sizeof(double));
-    c->origin = malloc(n * sizeof(uint64_t));
+    s->r = acm__malloc(3 * n * sizeof(double));
+    s->dv = acm__malloc(n * sizeof(double));
+    s->origin = acm__malloc(n * sizeof(uint64_t));
+    c->r = acm__malloc(3 * n * sizeof(double));
+    c->dv = acm__malloc(n * sizeof(double));
+    c->origin = acm__malloc(n * sizeof(uint64_t));
     if (h.has_normal)
-        s->normal = malloc(3 * n * sizeof(double));
+        s->normal = acm__malloc(3 * n * sizeof(double));
     if (h.mnv > 0) {
-        s->mv = malloc(3 * s->mnv * sizeof(double));
-        s->mt = malloc(3 * s->mnt * sizeof(uint32_t));
+        s->mv = acm__malloc(3 * s->mnv * sizeof(double));
+        s->mt = acm__malloc(3 * s->mnt * sizeof(uint32_t));
     }
     if (s->r == NULL || s->dv == NULL || s->origin == NULL || c->r == NULL || c->dv == NULL ||
         c->origin == NULL || (h.has_normal && s->normal == NULL) ||
@@ -992,12 +1169,12 @@ static acm_status load_solid(loader *l, acm_domain *d, int32_t index, acm_solid_
     }
     ACM_TRY(sec_close(l));
     /* what indexes arrays: the origins a permutation, the triangles' vertices */
-    unsigned char *seen = calloc(n, 1);
+    unsigned char *seen = acm__calloc(n, 1);
     if (seen == NULL)
         return lfail(l, ACM_ERR_NO_MEMORY, "cannot check the samples of solid %d", (int)index);
     bool ok = finite_all(c->r, 3 * n) && finite_all(c->dv, n) &&
               (!h.has_normal || finite_all(s->normal, 3 * n)) &&
-              (h.mnv == 0 || finite_all(s->mv, 3 * s->mnv));
+              (h.mnv == 0 || within(s->mv, 3 * s->mnv, CKPT_MESH_REACH));
     for (size_t k = 0; ok && k < n; ++k) {
         ok = c->origin[k] < h.count && !seen[c->origin[k]] &&
              sqrt(c->r[3 * k] * c->r[3 * k] + c->r[3 * k + 1] * c->r[3 * k + 1] +
@@ -1005,13 +1182,201 @@ static acm_status load_solid(loader *l, acm_domain *d, int32_t index, acm_solid_
         if (ok)
             seen[c->origin[k]] = 1;
     }
-    free(seen);
+    acm__free(seen);
     for (size_t k = 0; ok && k < 3 * s->mnt; ++k)
         ok = s->mt[k] < s->mnv;
     if (!ok)
         return lfail(l, ACM_ERR_BAD_FORMAT,
                      "section solid %d: samples, sample order or mesh out of range", (int)index);
     return ACM_OK;
+}
+
+/* ---- smokes ---- */
+
+/* A section read whole, its checksum checked. */
+static acm_status read_whole(loader *l, const ckpt_entry *e, unsigned char **out)
+{
+    char name[32];
+    unsigned char *b = acm__malloc(e->size > 0 ? (size_t)e->size : 1);
+    if (b == NULL)
+        return lfail(l, ACM_ERR_NO_MEMORY, "section %s: cannot allocate its %" PRIu64 " bytes",
+                     entry_name(e, name, sizeof name), e->size);
+    *out = b;
+    ACM_TRY(sec_open(l, e));
+    ACM_TRY(sec_read(l, b, e->size));
+    return sec_close(l);
+}
+
+/* Such a section parsed front to back. */
+typedef struct cursor {
+    const unsigned char *p;
+    uint64_t left;
+} cursor;
+
+/* The next n bytes, which the caller knows are there. */
+static const unsigned char *cut(cursor *c, uint64_t n)
+{
+    const unsigned char *p = c->p;
+    c->p += n;
+    c->left -= n;
+    return p;
+}
+
+/* The next n bytes as a record; false when the section ends first. */
+static bool cut_rec(cursor *c, rec *r, size_t n)
+{
+    if (n > c->left)
+        return false;
+    memset(r, 0, sizeof *r);
+    memcpy(r->b, cut(c, n), n);
+    r->end = n;
+    return true;
+}
+
+/* A smoke's head, checked: the particles alive by its counters, and the bytes
+ * of the slot map and the particles at the section's end (`tail`). */
+static acm_status smoke_head(loader *l, uint32_t index, cursor *c, ckpt_smoke *h,
+                             uint64_t *alive, uint64_t *tail)
+{
+    rec r;
+    if (!cut_rec(c, &r, smoke_head_size()))
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: %" PRIu64 " bytes, shorter than "
+                     "its %zu-byte head", index, c->left, smoke_head_size());
+    smoke_head_get(&r, h);
+    const acm_smoke_counts *n = &h->counts;
+    const bool sums = n->left <= UINT64_MAX - n->expired &&
+                      n->left + n->expired <= UINT64_MAX - n->absorbed &&
+                      n->left + n->expired + n->absorbed <= n->emitted;
+    *alive = sums ? n->emitted - (n->left + n->expired + n->absorbed) : 0;
+    if (h->capacity < 1 || h->capacity >= ACM_SMOKE_CAPACITY_MAX || !sums ||
+        *alive > h->capacity || h->nemitters < 0)
+        return lfail(l, ACM_ERR_BAD_FORMAT,
+                     "section smoke %u: capacity %" PRIu64 ", %d emitters, or counters out of "
+                     "range (emitted %" PRIu64 ", left %" PRIu64 ", expired %" PRIu64
+                     ", absorbed %" PRIu64 ")",
+                     index, h->capacity, (int)h->nemitters, n->emitted, n->left, n->expired,
+                     n->absorbed);
+    /* the slots are allocated from the capacity: its map must be in the file */
+    const uint64_t map = 4 * ((h->capacity + 31) / 32);
+    if (*alive > c->left / 32 || map > c->left - 32 * *alive ||
+        (uint64_t)h->nemitters > (c->left - 32 * *alive - map) / emitter_size())
+        return lfail(l, ACM_ERR_BAD_FORMAT,
+                     "section smoke %u: %" PRIu64 " slots, %" PRIu64 " particles and %d emitters "
+                     "do not fit its %" PRIu64 " bytes",
+                     index, h->capacity, *alive, (int)h->nemitters, c->left + smoke_head_size());
+    *tail = map + 32 * *alive;
+    return ACM_OK;
+}
+
+/* Emitter i of a smoke: its record and points, its solid by number. */
+static acm_status load_emitter(loader *l, acm_domain *d, acm_smoke *s, uint32_t index, int32_t i,
+                               cursor *c, uint64_t tail)
+{
+    rec r;
+    smoke_emitter se;
+    int32_t solid = -1;
+    if (c->left - tail < emitter_size() || !cut_rec(c, &r, emitter_size()))
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: emitter %d: truncated (the slot "
+                     "map and particles take the last %" PRIu64 " bytes)", index, (int)i, tail);
+    emitter_get(&r, &se, &solid);
+    if (se.npoints > (c->left - tail) / 24)
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: emitter %d: %" PRIu64 " points "
+                     "do not fit the section (the slot map and particles take the last %" PRIu64
+                     " bytes)", index, (int)i, se.npoints, tail);
+    if (solid < -1 || solid >= d->nsolids || (solid >= 0 && se.e.shape != ACM_EMITTER_SOLID))
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: emitter %d: solid %d out of range "
+                     "(%d solids; -1: none)", index, (int)i, (int)solid, (int)d->nsolids);
+    se.e.solid = solid >= 0 ? d->solids[solid] : NULL;
+    const size_t bytes = 3 * (size_t)se.npoints * sizeof(double);
+    if (bytes > 0 && (se.points = acm__malloc(bytes)) == NULL)
+        return lfail(l, ACM_ERR_NO_MEMORY, "section smoke %u: emitter %d: cannot allocate %" PRIu64
+                     " points", index, (int)i, se.npoints);
+    if (bytes > 0)
+        memcpy(se.points, cut(c, bytes), bytes);
+    const acm_status st = acm__smoke_add_saved_emitter(s, &se);
+    if (st == ACM_OK)
+        return ACM_OK;
+    /* the public checks' refusals are the file's; the rest keep their status */
+    const bool file = st == ACM_ERR_OUT_OF_RANGE || st == ACM_ERR_BAD_ENUM ||
+                      st == ACM_ERR_INVALID_ARG || st == ACM_ERR_NULL_POINTER;
+    return lfail(l, file ? ACM_ERR_BAD_FORMAT : st, "section smoke %u: emitter %d: %s", index,
+                 (int)i, s->error);
+}
+
+/* Whether slot k holds a particle by a slot map (bit k % 32 of word k / 32). */
+static bool slot_held(const unsigned char *map, uint64_t k)
+{
+    uint32_t word;
+    memcpy(&word, map + 4 * (k / 32), 4);
+    return (word >> (k % 32)) & 1u;
+}
+
+/* The particles into their slots: the slot map, then positions, ages and
+ * lifetimes in slot order (bits past the last slot are ignored). */
+static acm_status load_particles(loader *l, acm_domain *d, acm_smoke *s, uint32_t index,
+                                 cursor *c, uint64_t alive)
+{
+    const unsigned char *map = cut(c, 4 * ((s->capacity + 31) / 32));
+    const unsigned char *x = cut(c, 24 * alive), *age = cut(c, 4 * alive),
+                        *life = cut(c, 4 * alive);
+    uint64_t held = 0;
+    for (uint64_t k = 0; k < s->capacity; ++k)
+        held += slot_held(map, k);
+    if (held != alive)
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: %" PRIu64 " slots hold particles, "
+                     "the counters say %" PRIu64 " are alive", index, held, alive);
+    for (uint64_t k = 0, j = 0; k < s->capacity; ++k) {
+        if (!slot_held(map, k))
+            continue;
+        memcpy(s->x + 3 * k, x + 24 * j, 3 * sizeof(double));
+        memcpy(&s->age[k], age + 4 * j, sizeof(int32_t));
+        memcpy(&s->life[k], life + 4 * j, sizeof(int32_t));
+        ++j;
+        /* as a step leaves them: younger than their lifetime, near the grid */
+        if (!near_grid(d, s->x + 3 * k) || s->age[k] < 0 || s->life[k] < 0 ||
+            (s->life[k] > 0 && s->age[k] >= s->life[k]))
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: the particle of slot %" PRIu64
+                         " out of range (position %g %g %g, age %d, lifetime %d)",
+                         index, k, s->x[3 * k], s->x[3 * k + 1], s->x[3 * k + 2],
+                         (int)s->age[k], (int)s->life[k]);
+    }
+    return ACM_OK;
+}
+
+/* Smoke `index`: a new smoke of d with the section's emitters and particles. */
+static acm_status parse_smoke(loader *l, acm_domain *d, uint32_t index, cursor *c)
+{
+    ckpt_smoke h;
+    uint64_t alive = 0, tail = 0;
+    ACM_TRY(smoke_head(l, index, c, &h, &alive, &tail));
+    acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
+    so.capacity = h.capacity;
+    so.seed = h.seed;
+    acm_smoke *s = NULL; /* in d's list at once: acm_domain_destroy frees it on any failure */
+    acm_status st = acm_smoke_create(&s, d, &so);
+    if (st != ACM_OK)
+        return lfail(l, st, "section smoke %u: %s", index, d->error);
+    for (int32_t i = 0; i < h.nemitters; ++i)
+        ACM_TRY(load_emitter(l, d, s, index, i, c, tail));
+    if (c->left != tail)
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section smoke %u: %" PRIu64 " bytes more than its "
+                     "content", index, c->left - tail);
+    ACM_TRY(load_particles(l, d, s, index, c, alive));
+    st = acm__smoke_restore(s, &h.counts);
+    return st == ACM_OK ? ACM_OK : lfail(l, st, "section smoke %u: %s", index, s->error);
+}
+
+static acm_status load_smoke(loader *l, acm_domain *d, uint32_t index)
+{
+    const ckpt_entry *e = l->smokes[index];
+    unsigned char *b = NULL;
+    acm_status st = read_whole(l, e, &b);
+    if (st == ACM_OK) {
+        cursor c = {b, e->size};
+        st = parse_smoke(l, d, index, &c);
+    }
+    acm__free(b);
+    return st;
 }
 
 /* The settings into a fresh domain (the setters validate them). */
@@ -1113,6 +1478,7 @@ static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
     snap.backend.form = (acm_state_form)form;
     snap.backend.prev_backend = (acm_backend)prev_backend;
     ACM_TRY(index_solids(l, nsolids));
+    ACM_TRY(index_entries(l, SEC_SMOKE, l->nsmokes, &l->smokes));
     /* sizes against the grid before the grid is allocated: the file bounds it */
     if (s.nx < 1 || s.ny < 1 || s.nz < 1 || s.nx > 65535 || s.ny > 65535 || s.nz > 65535)
         return lfail(l, ACM_ERR_BAD_FORMAT, "section settings: grid %d x %d x %d", (int)s.nx,
@@ -1156,7 +1522,7 @@ static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
             snap.backend.ib_mask[cells / 32] &= (UINT32_C(1) << (cells % 32)) - 1;
     }
     if (st == ACM_OK && nsolids > 0 &&
-        (snap.solids = calloc((size_t)nsolids, sizeof *snap.solids)) == NULL)
+        (snap.solids = acm__calloc((size_t)nsolids, sizeof *snap.solids)) == NULL)
         st = lfail(l, ACM_ERR_NO_MEMORY, "cannot allocate %d solids", (int)nsolids);
     for (int32_t i = 0; st == ACM_OK && i < nsolids; ++i) {
         snap.nsolids = i + 1;
@@ -1172,6 +1538,8 @@ static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
             st = lfail(l, st, "restoring the state: %s", d->error);
     }
     acm__snapshot_free(&snap);
+    for (uint32_t i = 0; st == ACM_OK && i < l->nsmokes; ++i) /* their solids are in */
+        st = load_smoke(l, d, i);
     if (st != ACM_OK) {
         acm_domain_destroy(d);
         return st;
@@ -1227,12 +1595,43 @@ ACM_API acm_status acm_domain_load(acm_domain **out, const char *path,
             st = load(&l, &o, out);
             fclose(l.f);
         }
-        free(l.table);
-        free(l.solids);
+        acm__free(l.table);
+        acm__free(l.solids);
+        acm__free(l.smokes);
     }
     if (st != ACM_OK && o.error_buffer != NULL && o.error_buffer_size > 0)
         acm__format(o.error_buffer, o.error_buffer_size, "%s", msg);
     return st;
+}
+
+/* The domain's first `count` handles of a list (`have`, `nhave` of them; all
+ * pointers to structs share one representation, so both lists copy alike)
+ * into out, and their number into *n. */
+static acm_status get_handles(acm_domain *d, const void *have, int32_t nhave, void *out,
+                              size_t count, size_t *n)
+{
+    if (d == NULL)
+        return ACM_ERR_NULL_POINTER;
+    ACM_TRY(acm__domain_enter(d));
+    acm_status st = ACM_OK;
+    if (n == NULL || (out == NULL && count > 0))
+        st = ACM_FAIL(d, ACM_ERR_NULL_POINTER, "%s is NULL", n == NULL ? "n" : "out");
+    if (st == ACM_OK) {
+        const size_t k = count < (size_t)nhave ? count : (size_t)nhave;
+        if (k > 0)
+            memcpy(out, have, k * sizeof(acm_solid *));
+        *n = (size_t)nhave;
+    }
+    acm__domain_leave(d);
+    return st;
+}
+
+ACM_API acm_status acm_domain_get_smokes(acm_domain *domain, acm_smoke **out, size_t count,
+                                         size_t *n)
+{
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    return get_handles(domain, domain->smokes, domain->nsmokes, out, count, n);
 }
 
 ACM_API acm_status acm_domain_get_solids(acm_domain *domain, acm_solid **out, size_t count,
@@ -1240,14 +1639,5 @@ ACM_API acm_status acm_domain_get_solids(acm_domain *domain, acm_solid **out, si
 {
     if (domain == NULL)
         return ACM_ERR_NULL_POINTER;
-    ACM_TRY(acm__domain_enter(domain));
-    acm_status st = ACM_OK;
-    if (n == NULL || (out == NULL && count > 0))
-        st = ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL", n == NULL ? "n" : "out");
-    for (size_t i = 0; st == ACM_OK && i < count && i < (size_t)domain->nsolids; ++i)
-        out[i] = domain->solids[i];
-    if (st == ACM_OK)
-        *n = (size_t)domain->nsolids;
-    acm__domain_leave(domain);
-    return st;
+    return get_handles(domain, domain->solids, domain->nsolids, out, count, n);
 }

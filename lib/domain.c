@@ -9,6 +9,7 @@
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memcpy, memset */
 
+#include "alloc.h"
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
 #include "smoke.h"   /* the tracer particles of the step */
@@ -291,7 +292,7 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     if (acm__layout_check(o.layout, o.precision, ops->kind, msg, sizeof msg) != ACM_OK)
         return create_fail(opts, ACM_ERR_NOT_BUILT, msg);
 
-    acm_domain *d = calloc(1, sizeof *d);
+    acm_domain *d = acm__calloc(1, sizeof *d);
     if (d == NULL)
         return create_fail(opts, ACM_ERR_NO_MEMORY, "cannot allocate the domain handle");
     atomic_init(&d->guard_owner, 0); /* no thread inside (calloc's zeros would do in practice) */
@@ -339,9 +340,10 @@ ACM_API void acm_domain_destroy(acm_domain *domain)
         return;
     acm__solids_destroy_all(domain);
     acm__smokes_destroy_all(domain);
+    acm__divergence_forget(domain);
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
-    free(domain);
+    acm__free(domain);
 }
 
 ACM_API const char *acm_domain_last_error(const acm_domain *domain)
@@ -425,7 +427,7 @@ static acm_status step_unguarded(acm_domain *domain, int64_t nsteps)
     if (domain->diverged)
         return acm__domain_fail_diverged(domain);
     ACM_TRY(acm__domain_check_faces(domain));
-    return acm__step_pipeline(domain, nsteps, true);
+    return acm__divergence_step(domain, nsteps);
 }
 
 acm_status acm__domain_fail_diverged(acm_domain *d)
@@ -444,7 +446,9 @@ acm_status acm__domain_fail_diverged(acm_domain *d)
 }
 
 /*
- * One time step, in order (physics-spec 3.4; docs/physics.md "The step"):
+ * One time step, in order (physics-spec 3.4; docs/physics.md "The step"),
+ * after what the steps of the call allocate (the IB storage, the smokes'
+ * obstacles), so that running out of memory fails the call before any step:
  *   1. immersed boundary: samples placed, rho and u* of their support from the
  *      populations about to be pulled, penalty forces spread (spec 8);
  *   2. fluid: pull-stream and collide with the external plus the IB force,
@@ -461,6 +465,8 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
     if (d->ib_dirty)
         ACM_TRY(d->ops->ib_attach(d));
     d->ib_dirty = false;
+    if (d->nsmokes > 0)
+        ACM_TRY(acm__smokes_prepare(d));
     for (int64_t s = 0; s < nsteps; ++s) {
         const acm_check check = !checks ? ACM_CHECK_NONE
                                         : (s + 1 == nsteps ? ACM_CHECK_NOW : ACM_CHECK_DUE);
@@ -631,6 +637,7 @@ static acm_status domain_get_param_unguarded(acm_domain *domain, acm_param param
 
 static void reset_counters(acm_domain *d)
 {
+    d->config_serial++; /* a new state: an older divergence snapshot is dropped */
     d->step = 0;
     d->diverged = false;
     d->diverged_step = 0;
@@ -1000,7 +1007,19 @@ acm_status acm__domain_enter(acm_domain *d)
     }
     if (acm__refused == d)
         acm__refused = NULL; /* from now on the domain's own message applies */
-    return ACM_OK;
+    const acm_status st = acm__domain_require_storage(d);
+    if (st != ACM_OK)
+        acm__domain_leave(d);
+    return st;
+}
+
+acm_status acm__domain_require_storage(acm_domain *d)
+{
+    if (d->impl != NULL)
+        return ACM_OK;
+    return ACM_FAIL(d, ACM_ERR_BAD_STATE,
+                    "the domain lost its storage: a change of layout ran out of memory, and so "
+                    "did going back to the old one; destroy the domain");
 }
 
 void acm__domain_leave(acm_domain *d)

@@ -9,6 +9,7 @@
 #include <string.h> /* strerror */
 #include <unistd.h> /* fsync, getpid */
 
+#include "alloc.h"
 #include "backend.h"
 #include "export.h"
 #include "smoke.h"
@@ -176,14 +177,14 @@ static acm_status vti_data(acm_domain *d, export_file *x, const acm_field *field
     for (size_t k = 0; k < count; ++k) {
         const uint64_t bytes = (uint64_t)d->ncells * (uint64_t)acm__field_components(fields[k]) *
                                sizeof(float);
-        float *v = malloc((size_t)bytes);
+        float *v = acm__malloc((size_t)bytes);
         if (v == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the %s field (%.3g GB)",
                             field_name(fields[k]), (double)bytes / 1e9);
         acm_status st = d->ops->get_field(d, fields[k], ACM_DTYPE_FLOAT32, v);
         if (st == ACM_OK && !vti_block(x, v, bytes / sizeof(float)))
             st = ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
-        free(v);
+        acm__free(v);
         ACM_TRY(st);
     }
     return put(x, vtk_tail, sizeof vtk_tail - 1) ? ACM_OK : ACM_FAIL(d, ACM_ERR_IO, "%s", x->error);
@@ -221,7 +222,7 @@ static acm_status particle_rows(acm_smoke *s, float **rows, uint64_t *n)
 {
     ACM_TRY(acm__smoke_sync(s));
     const uint64_t alive = acm__smoke_alive(s);
-    float *r = malloc(4 * (size_t)(alive ? alive : 1) * sizeof(float));
+    float *r = acm__malloc(4 * (size_t)(alive ? alive : 1) * sizeof(float));
     if (r == NULL)
         return acm__smoke_fail(s, ACM_ERR_NO_MEMORY, "cannot stage %llu particles",
                                (unsigned long long)alive);
@@ -321,7 +322,7 @@ ACM_API acm_status acm_smoke_export(acm_smoke *smoke, const char *path,
     export_file x;
     const acm_status st = export_whole(&x, path, format == ACM_PARTICLES_PLY ? ply_write : vtp_write,
                                        &table);
-    free(rows);
+    acm__free(rows);
     return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", x.error);
 }
 
@@ -354,7 +355,7 @@ ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, 
     t.g.spacing = 1.0 / subdivisions;
     t.g.origin = 0.5 * t.g.spacing - 0.5;
     const uint64_t voxels = (uint64_t)t.g.n[0] * (uint64_t)t.g.n[1] * (uint64_t)t.g.n[2];
-    float *v = malloc((size_t)voxels * sizeof(float));
+    float *v = acm__malloc((size_t)voxels * sizeof(float));
     if (v == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot hold %llu voxels",
                                (unsigned long long)voxels);
@@ -366,7 +367,7 @@ ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, 
         if (st != ACM_OK)
             st = acm__smoke_fail(smoke, st, "%s", x.error);
     }
-    free(v);
+    acm__free(v);
     return st;
 }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memchr, memcpy, strlen */
 
+#include "alloc.h"
 #include "acm_private.h"
 #include "morton.h" /* ACM_SAMPLE_BLOCK_MAX */
 
@@ -31,14 +32,14 @@ ACM_API acm_status acm_layout_create(acm_layout **out)
 {
     if (out == NULL)
         return ACM_ERR_NULL_POINTER;
-    acm_layout *l = calloc(1, sizeof *l);
+    acm_layout *l = acm__calloc(1, sizeof *l);
     if (l == NULL)
         return ACM_ERR_NO_MEMORY;
     *out = l;
     return ACM_OK;
 }
 
-ACM_API void acm_layout_destroy(acm_layout *layout) { free(layout); }
+ACM_API void acm_layout_destroy(acm_layout *layout) { acm__free(layout); }
 
 ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min, int64_t *max)
 {

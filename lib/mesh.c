@@ -11,6 +11,7 @@
 #include <stdlib.h> /* calloc, malloc, realloc, free, qsort */
 #include <string.h> /* memcpy, memset */
 
+#include "alloc.h"
 #include "mesh.h"
 
 /* A triangle whose area is at most this fraction of the squared diagonal of
@@ -107,7 +108,7 @@ acm_status acm__mesh_weld(const double *v, size_t n, uint32_t *id, size_t *nuniq
     while (((size_t)1 << bits) < 2 * n)
         ++bits;
     size_t mask = ((size_t)1 << bits) - 1;
-    uint32_t *slot = malloc((mask + 1) * sizeof *slot);
+    uint32_t *slot = acm__malloc((mask + 1) * sizeof *slot);
     if (slot == NULL)
         return ACM_ERR_NO_MEMORY;
     memset(slot, 0xff, (mask + 1) * sizeof *slot);
@@ -128,7 +129,7 @@ acm_status acm__mesh_weld(const double *v, size_t n, uint32_t *id, size_t *nuniq
             h = (h + 1) & mask;
         }
     }
-    free(slot);
+    acm__free(slot);
     *nunique = next;
     return ACM_OK;
 }
@@ -297,7 +298,7 @@ static size_t drop_degenerate(acm_mesh *m)
  * renumber the triangles. */
 static acm_status drop_unused(acm_mesh *m)
 {
-    uint32_t *map = malloc(m->nverts * sizeof *map);
+    uint32_t *map = acm__malloc(m->nverts * sizeof *map);
     if (map == NULL)
         return ACM_ERR_NO_MEMORY;
     memset(map, 0xff, m->nverts * sizeof *map);
@@ -312,14 +313,14 @@ static acm_status drop_unused(acm_mesh *m)
     }
     for (size_t i = 0; i < 3 * m->ntris; ++i)
         m->t[i] = map[m->t[i]];
-    free(map);
+    acm__free(map);
     m->nverts = kept;
     /* give back what the dropped elements held; keep the larger block if the
      * system cannot shrink it */
-    double *v = realloc(m->v, 3 * kept * sizeof *v);
+    double *v = acm__realloc(m->v, 3 * kept * sizeof *v);
     if (v != NULL)
         m->v = v;
-    uint32_t *t = realloc(m->t, 3 * m->ntris * sizeof *t);
+    uint32_t *t = acm__realloc(m->t, 3 * m->ntris * sizeof *t);
     if (t != NULL)
         m->t = t;
     return ACM_OK;
@@ -339,8 +340,8 @@ static int compare_u64(const void *a, const void *b)
 static acm_status mesh_closed(const acm_mesh *m, int32_t *closed)
 {
     size_t nedges = 3 * m->ntris, nunique = 0;
-    uint32_t *id = malloc(m->nverts * sizeof *id);
-    uint64_t *e = malloc(nedges * sizeof *e);
+    uint32_t *id = acm__malloc(m->nverts * sizeof *id);
+    uint64_t *e = acm__malloc(nedges * sizeof *e);
     acm_status st = id != NULL && e != NULL ? ACM_OK : ACM_ERR_NO_MEMORY;
     if (st == ACM_OK)
         st = acm__mesh_weld(m->v, m->nverts, id, &nunique);
@@ -364,8 +365,8 @@ static acm_status mesh_closed(const acm_mesh *m, int32_t *closed)
             i = j;
         }
     }
-    free(id);
-    free(e);
+    acm__free(id);
+    acm__free(e);
     return st;
 }
 
@@ -499,10 +500,10 @@ static acm_status mesh_build(acm_mesh *m, uint64_t max_triangles, char *msg, siz
 acm_status acm__mesh_adopt(acm_mesh **out, double *v, size_t nverts, uint32_t *t, size_t ntris,
                            uint64_t max_triangles, char *msg, size_t msg_size)
 {
-    acm_mesh *m = calloc(1, sizeof *m);
+    acm_mesh *m = acm__calloc(1, sizeof *m);
     if (m == NULL) {
-        free(v);
-        free(t);
+        acm__free(v);
+        acm__free(t);
         acm__format(msg, msg_size, "cannot allocate the mesh handle");
         return ACM_ERR_NO_MEMORY;
     }
@@ -545,11 +546,11 @@ ACM_API acm_status acm_mesh_create(acm_mesh **out, const double *vertices, size_
                                o.max_triangles, msg, sizeof msg);
     if (st != ACM_OK)
         return acm__mesh_report(opts, st, msg);
-    double *v = malloc(3 * vertex_count * sizeof *v);
-    uint32_t *t = malloc(3 * triangle_count * sizeof *t);
+    double *v = acm__malloc(3 * vertex_count * sizeof *v);
+    uint32_t *t = acm__malloc(3 * triangle_count * sizeof *t);
     if (v == NULL || t == NULL) {
-        free(v);
-        free(t);
+        acm__free(v);
+        acm__free(t);
         acm__format(msg, sizeof msg, "cannot copy %zu vertices and %zu triangles", vertex_count,
                     triangle_count);
         return acm__mesh_report(opts, ACM_ERR_NO_MEMORY, msg);
@@ -569,9 +570,9 @@ ACM_API void acm_mesh_destroy(acm_mesh *mesh)
 {
     if (mesh == NULL)
         return;
-    free(mesh->v);
-    free(mesh->t);
-    free(mesh);
+    acm__free(mesh->v);
+    acm__free(mesh->t);
+    acm__free(mesh);
 }
 
 /* ---- queries -------------------------------------------------------------------- */

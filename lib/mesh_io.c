@@ -13,6 +13,7 @@
 #include <stdlib.h> /* malloc, realloc, free, strtod */
 #include <string.h> /* memchr, memcmp, memcpy, memmove, strlen, strerror_r */
 
+#include "alloc.h"
 #include "mesh.h"
 
 /* A file may hold this many bytes per allowed triangle, plus a fixed
@@ -225,7 +226,7 @@ static void *reserve(void *p, size_t *cap, size_t need, size_t size)
     }
     if (c > SIZE_MAX / size)
         return NULL;
-    void *q = realloc(p, c * size);
+    void *q = acm__realloc(p, c * size);
     if (q != NULL)
         *cap = c;
     return q;
@@ -257,19 +258,19 @@ static acm_status stl_finish(const reader *r, double *pts, size_t nf, acm_mesh *
 {
     size_t n = 3 * nf, nunique = 0;
     if (n > ACM_MESH_MAX_VERTICES) {
-        free(pts);
+        acm__free(pts);
         return reader_fail(r, ACM_ERR_LIMIT, "%zu facets have more corners than a mesh may hold",
                            nf);
     }
-    uint32_t *t = malloc(n * sizeof *t);
+    uint32_t *t = acm__malloc(n * sizeof *t);
     if (t == NULL || acm__mesh_weld(pts, n, t, &nunique) != ACM_OK) {
-        free(pts);
-        free(t);
+        acm__free(pts);
+        acm__free(t);
         return reader_fail(r, ACM_ERR_NO_MEMORY, "out of memory welding %zu facets", nf);
     }
     if (nunique < 3) {
-        free(pts);
-        free(t);
+        acm__free(pts);
+        acm__free(t);
         return reader_fail(r, ACM_ERR_BAD_FORMAT,
                            "all %zu facets are degenerate (%zu distinct vertices)", nf, nunique);
     }
@@ -336,7 +337,7 @@ static acm_status stl_binary(const reader *r, const unsigned char *d, acm_mesh *
     if (!array_fits(count, 9 * sizeof(double)))
         return reader_fail(r, ACM_ERR_LIMIT, "%lu facets cannot be addressed",
                            (unsigned long)count);
-    double *pts = malloc((size_t)count * 9 * sizeof *pts);
+    double *pts = acm__malloc((size_t)count * 9 * sizeof *pts);
     if (pts == NULL)
         return reader_fail(r, ACM_ERR_NO_MEMORY, "cannot allocate %lu facets",
                            (unsigned long)count);
@@ -346,7 +347,7 @@ static acm_status stl_binary(const reader *r, const unsigned char *d, acm_mesh *
         for (size_t c = 0; c < 9; ++c) {
             double x = le_float(d + base + 4 * c);
             if (!isfinite(x)) {
-                free(pts);
+                acm__free(pts);
                 return reader_fail(r, ACM_ERR_BAD_FORMAT,
                                    "byte %zu: coordinate %c of vertex %zu of facet %zu is not "
                                    "finite",
@@ -481,7 +482,7 @@ static acm_status stl_ascii(const reader *r, const char *data, size_t size, acm_
     if (st == ACM_OK && s.facets == 0)
         st = reader_fail(r, ACM_ERR_BAD_FORMAT, "no facet");
     if (st != ACM_OK) {
-        free(s.pts);
+        acm__free(s.pts);
         return st;
     }
     return stl_finish(r, s.pts, s.facets, out);
@@ -711,13 +712,13 @@ static acm_status obj_read(const reader *r, const char *data, size_t size, acm_m
     obj o = {0, 0, NULL, NULL, 0, 0};
     ACM_TRY(obj_count(r, data, size, &o.nv_total));
     /* at most size / 2 vertices ("v\n" per record): bounded by the input */
-    o.v = malloc((o.nv_total > 0 ? o.nv_total : 1) * 3 * sizeof *o.v);
+    o.v = acm__malloc((o.nv_total > 0 ? o.nv_total : 1) * 3 * sizeof *o.v);
     if (o.v == NULL)
         return reader_fail(r, ACM_ERR_NO_MEMORY, "cannot allocate %zu vertices", o.nv_total);
     acm_status st = obj_parse(r, data, size, &o);
     if (st != ACM_OK) {
-        free(o.v);
-        free(o.t);
+        acm__free(o.v);
+        acm__free(o.t);
         return st;
     }
     return finish(r, o.v, o.nv_total, o.t, o.nt, out);
@@ -835,7 +836,7 @@ static acm_status grow_file_buf(FILE *f, const char *path, size_t limit, file_bu
         want = hint >= want ? hint + 1 : want;
     }
     want = want > limit + 1 ? limit + 1 : want;
-    char *p = realloc(b->data, want);
+    char *p = acm__realloc(b->data, want);
     if (p == NULL) {
         acm__format(msg, msg_size, "cannot allocate %zu bytes to read '%s'", want, path);
         return ACM_ERR_NO_MEMORY;
@@ -912,7 +913,7 @@ ACM_API acm_status acm_mesh_load(acm_mesh **out, const char *path, const acm_mes
         if (st != ACM_OK)
             acm__format(msg, sizeof msg, "%s: %s", path, detail);
     }
-    free(b.data);
+    acm__free(b.data);
     if (st != ACM_OK)
         return acm__mesh_report(opts, st, msg);
     *out = m;

@@ -54,6 +54,7 @@
 #include <string.h> /* memset, memcpy */
 
 #include "morton.h" /* acm_morton3 */
+#include "alloc.h"
 #include "sampling.h"
 
 /* Candidates per sample: the paper's recommended M = 5N (Sec. 5). */
@@ -114,7 +115,7 @@ static void *alloc_array(size_t n, size_t elem)
 {
     if (elem != 0 && n > SIZE_MAX / elem)
         return NULL;
-    return malloc(n * elem == 0 ? 1 : n * elem);
+    return acm__malloc(n * elem == 0 ? 1 : n * elem);
 }
 
 /* ---- random numbers ----------------------------------------------------- */
@@ -337,8 +338,8 @@ static uint64_t grid_slots(size_t n)
 
 static void grid_memory_free(grid_memory *gm)
 {
-    free(gm->start);
-    free(gm->claim);
+    acm__free(gm->start);
+    acm__free(gm->claim);
 }
 
 static bool grid_memory_alloc(grid_memory *gm, size_t n)
@@ -1045,12 +1046,12 @@ typedef struct sample_work {
 
 static void work_free(sample_work *w)
 {
-    free(w->cum);
-    free(w->pt);
-    free(w->tri);
-    free(w->where);
+    acm__free(w->cum);
+    acm__free(w->pt);
+    acm__free(w->tri);
+    acm__free(w->where);
     grid_memory_free(&w->grid);
-    free(w->node_memory);
+    acm__free(w->node_memory);
 }
 
 /* Validate the arguments and compute the sample count, before any
@@ -1103,7 +1104,7 @@ static heap_node *heap_alloc(uint32_t m, void **memory)
     size_t bytes = ((size_t)m + 1) * sizeof(heap_node);
     if ((size_t)m + 1 > SIZE_MAX / sizeof(heap_node) || bytes > SIZE_MAX - 64)
         return NULL;
-    *memory = aligned_alloc(64, (bytes + 63) / 64 * 64);
+    *memory = acm__aligned_alloc(64, (bytes + 63) / 64 * 64);
     return *memory != NULL ? (heap_node *)*memory + 1 : NULL;
 }
 
@@ -1225,7 +1226,7 @@ void acm__surface_samples_free(acm_surface_samples *s)
 {
     if (s == NULL)
         return;
-    free(s->pos);
-    free(s->normal);
+    acm__free(s->pos);
+    acm__free(s->normal);
     memset(s, 0, sizeof *s);
 }

@@ -9,12 +9,11 @@
 #include <stdlib.h> /* calloc, free, malloc, realloc */
 #include <string.h> /* memcpy, memset */
 
+#include "alloc.h"
 #include "backend.h"
 #include "smoke.h"
 #include "smoke_math.h"
 #include "solid.h" /* acm__ib_grid */
-
-#define ACM_SMOKE_CAPACITY_MAX (UINT64_C(1) << 31)
 
 acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
 {
@@ -40,9 +39,9 @@ ACM_API acm_status acm_smoke_options_init(acm_smoke_options *opts, uint32_t vers
 
 static void free_emitter(acm_domain *d, smoke_emitter *se)
 {
-    if (se->dev_points != NULL)
+    if (se->dev_points != NULL) /* (the domain's storage need not exist) */
         d->ops->release(d, se->dev_points);
-    free(se->points);
+    acm__free(se->points);
 }
 
 static void free_smoke(acm_smoke *s)
@@ -51,24 +50,31 @@ static void free_smoke(acm_smoke *s)
         s->domain->ops->smoke_detach(s);
     for (int32_t i = 0; i < s->nemitters; ++i)
         free_emitter(s->domain, &s->emitters[i]);
-    free(s->emitters);
-    free(s->sources);
-    free(s->x);
-    free(s->age);
-    free(s->life);
-    free(s->free_list);
-    free(s);
+    acm__free(s->emitters);
+    acm__free(s->sources);
+    acm__free(s->x);
+    acm__free(s->age);
+    acm__free(s->life);
+    acm__free(s->free_list);
+    acm__free(s);
+}
+
+/* ACM_OK, or the refusal of acm__domain_require_storage on the smoke. */
+static acm_status smoke_require_storage(acm_smoke *s)
+{
+    const acm_status st = acm__domain_require_storage(s->domain);
+    return st == ACM_OK ? ACM_OK : acm__smoke_fail(s, st, "%s", s->domain->error);
 }
 
 /* The domain's list of smokes and, for the host's moves, its velocity buffer. */
 static acm_status join_domain(acm_domain *d, acm_smoke *s)
 {
     if (d->ops->smoke_step == NULL && d->smoke_velocity == NULL &&
-        (d->smoke_velocity = malloc(3 * (size_t)d->ncells * sizeof(float))) == NULL)
+        (d->smoke_velocity = acm__malloc(3 * (size_t)d->ncells * sizeof(float))) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's velocity field");
     if (d->nsmokes == d->smokes_cap) {
         int32_t cap = d->smokes_cap ? 2 * d->smokes_cap : 4;
-        acm_smoke **p = realloc(d->smokes, (size_t)cap * sizeof *p);
+        acm_smoke **p = acm__realloc(d->smokes, (size_t)cap * sizeof *p);
         if (p == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot grow the list of smokes");
         d->smokes = p;
@@ -91,14 +97,15 @@ ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
     if (opts->capacity < 1 || opts->capacity >= ACM_SMOKE_CAPACITY_MAX)
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "capacity=%llu must be in [1, 2^31)",
                         (unsigned long long)opts->capacity);
-    acm_smoke *s = calloc(1, sizeof *s);
+    ACM_TRY(acm__domain_require_storage(domain));
+    acm_smoke *s = acm__calloc(1, sizeof *s);
     const size_t n = (size_t)opts->capacity;
     if (s != NULL) {
         s->domain = domain;
-        s->x = malloc(3 * n * sizeof(double));
-        s->age = malloc(n * sizeof(int32_t));
-        s->life = calloc(n, sizeof(int32_t));
-        s->free_list = malloc(n * sizeof(uint32_t));
+        s->x = acm__malloc(3 * n * sizeof(double));
+        s->age = acm__malloc(n * sizeof(int32_t));
+        s->life = acm__calloc(n, sizeof(int32_t));
+        s->free_list = acm__malloc(n * sizeof(uint32_t));
     }
     if (s == NULL || s->x == NULL || s->age == NULL || s->life == NULL || s->free_list == NULL) {
         if (s != NULL)
@@ -139,12 +146,13 @@ void acm__smokes_destroy_all(acm_domain *d)
 {
     while (d->nsmokes > 0)
         acm_smoke_destroy(d->smokes[d->nsmokes - 1]);
-    free(d->smokes);
-    free(d->smoke_velocity);
-    free(d->smoke_obstacles);
+    acm__free(d->smokes);
+    acm__free(d->smoke_velocity);
+    acm__free(d->smoke_obstacles);
     d->smokes = NULL;
     d->smoke_velocity = NULL;
     d->smoke_obstacles = NULL;
+    d->smoke_obstacles_cap = 0;
     d->smokes_cap = 0;
 }
 
@@ -256,7 +264,7 @@ static acm_status emitter_points(acm_smoke *s, smoke_emitter *se)
     if (e->shape != ACM_EMITTER_POINTS)
         return ACM_OK;
     const size_t bytes = 3 * e->point_count * sizeof(double);
-    if ((se->points = malloc(bytes)) == NULL)
+    if ((se->points = acm__malloc(bytes)) == NULL)
         return acm__smoke_fail(s, ACM_ERR_NO_MEMORY, "cannot copy %zu points", e->point_count);
     memcpy(se->points, e->points, bytes);
     se->npoints = e->point_count;
@@ -269,9 +277,33 @@ static acm_status upload_points(acm_smoke *s, smoke_emitter *se)
     acm_domain *d = s->domain;
     if (se->points == NULL || d->ops->upload == NULL)
         return ACM_OK;
+    ACM_TRY(smoke_require_storage(s));
     const acm_status st = d->ops->upload(d, se->points, 3 * se->npoints * sizeof(double),
                                          &se->dev_points);
     return st == ACM_OK ? ACM_OK : acm__smoke_fail(s, st, "%s", d->error);
+}
+
+/* A checked emitter with its own points into the smoke's list; freed on failure. */
+static acm_status append_emitter(acm_smoke *smoke, smoke_emitter *se)
+{
+    acm_status st = upload_points(smoke, se);
+    if (st == ACM_OK) {
+        smoke_emitter *p = acm__realloc(smoke->emitters, ((size_t)smoke->nemitters + 1) * sizeof *p);
+        if (p != NULL)
+            smoke->emitters = p;
+        acm_smoke_source *src =
+            acm__realloc(smoke->sources, ((size_t)smoke->nemitters + 1) * sizeof *src);
+        if (src != NULL)
+            smoke->sources = src;
+        if (p == NULL || src == NULL)
+            st = acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
+    }
+    if (st != ACM_OK) {
+        free_emitter(smoke->domain, se);
+        return st;
+    }
+    smoke->emitters[smoke->nemitters++] = *se;
+    return ACM_OK;
 }
 
 ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *emitter)
@@ -284,28 +316,71 @@ ACM_API acm_status acm_smoke_add_emitter(acm_smoke *smoke, const acm_emitter *em
     memset(&se, 0, sizeof se);
     ACM_TRY(read_emitter(smoke, emitter, &se.e));
     ACM_TRY(check_emitter(smoke, &se.e));
-    acm_status st = emitter_points(smoke, &se);
+    const acm_status st = emitter_points(smoke, &se);
     se.e.points = NULL; /* the copy is se.points */
-    if (st == ACM_OK)
-        st = upload_points(smoke, &se);
-    smoke_emitter *p = NULL;
-    acm_smoke_source *src = NULL;
-    if (st == ACM_OK) {
-        p = realloc(smoke->emitters, ((size_t)smoke->nemitters + 1) * sizeof *p);
-        if (p != NULL)
-            smoke->emitters = p;
-        src = realloc(smoke->sources, ((size_t)smoke->nemitters + 1) * sizeof *src);
-        if (src != NULL)
-            smoke->sources = src;
-        if (p == NULL || src == NULL)
-            st = acm__smoke_fail(smoke, ACM_ERR_NO_MEMORY, "cannot grow the list of emitters");
-    }
     if (st != ACM_OK) {
         free_emitter(smoke->domain, &se);
         return st;
     }
-    smoke->emitters[smoke->nemitters++] = se;
+    return append_emitter(smoke, &se);
+}
+
+/* ---- checkpoints --------------------------------------------------------------------- */
+
+/* A saved emitter's points and progress, as acm_smoke_add_emitter and the
+ * steps since could have left them. */
+static acm_status check_progress(acm_smoke *s, const smoke_emitter *se)
+{
+    const bool listed = se->e.shape == ACM_EMITTER_POINTS || se->e.shape == ACM_EMITTER_SOLID;
+    if (listed != (se->npoints > 0))
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "%llu points for an emitter of shape %d",
+                               (unsigned long long)se->npoints, (int)se->e.shape);
+    for (uint64_t p = 0; p < se->npoints; ++p)
+        if (!finite3(se->points + 3 * p))
+            return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "emitter point %llu is not finite",
+                                   (unsigned long long)p);
+    if (!(isfinite(se->carry) && se->carry >= 0.0 && se->carry < 1.0) ||
+        se->next >= (se->npoints > 0 ? se->npoints : 1))
+        return acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "emitter progress out of range: "
+                               "carry=%g must be in [0, 1), the next point %llu below %llu",
+                               se->carry, (unsigned long long)se->next,
+                               (unsigned long long)(se->npoints > 0 ? se->npoints : 1));
     return ACM_OK;
+}
+
+acm_status acm__smoke_add_saved_emitter(acm_smoke *s, smoke_emitter *se)
+{
+    se->dev_points = NULL;
+    se->e.version = ACM_EMITTER_VERSION;
+    se->e.points = se->points; /* what check_points reads */
+    se->e.point_count = (size_t)se->npoints;
+    acm_status st = ACM_OK;
+    /* acm__smokes_forget_solid stopped it for good: it never reads its solid again */
+    if (se->e.shape == ACM_EMITTER_SOLID && se->e.solid == NULL)
+        st = se->e.rate == 0.0 ? ACM_OK
+                               : acm__smoke_fail(s, ACM_ERR_OUT_OF_RANGE, "a solid emitter "
+                                                 "without its solid must have rate 0");
+    else
+        st = check_emitter(s, &se->e);
+    if (st == ACM_OK)
+        st = check_progress(s, se);
+    se->e.points = NULL;
+    if (st != ACM_OK) {
+        acm__free(se->points);
+        return st;
+    }
+    return append_emitter(s, se);
+}
+
+acm_status acm__smoke_restore(acm_smoke *s, const acm_smoke_counts *counts)
+{
+    acm_domain *d = s->domain;
+    s->counts = *counts;
+    s->fetched = true;
+    if (d->ops->smoke_upload == NULL) /* the host's arrays are the particles */
+        return ACM_OK;
+    const acm_status st = d->ops->smoke_upload(d, s);
+    return st == ACM_OK ? ACM_OK : acm__smoke_fail(s, st, "%s", d->error);
 }
 
 /* ---- a step's plan ----------------------------------------------------------------- */
@@ -318,7 +393,7 @@ static uint32_t emitter_count(acm_smoke *s, smoke_emitter *se)
     const double whole = floor(se->carry);
     se->carry -= whole;
     if (whole > (double)s->capacity) {
-        s->counts.dropped += (uint64_t)fmin(whole - (double)s->capacity, 1e19);
+        s->dropped_planned += (uint64_t)fmin(whole - (double)s->capacity, 1e19);
         return (uint32_t)s->capacity;
     }
     return (uint32_t)whole;
@@ -353,7 +428,7 @@ static uint32_t plan_sources(acm_smoke *s, bool device, int32_t *nsrc)
         smoke_emitter *se = &s->emitters[i];
         uint32_t n = emitter_count(s, se);
         if (n > s->capacity - total) { /* more than the smoke can hold in all */
-            s->counts.dropped += n - (s->capacity - total);
+            s->dropped_planned += n - (s->capacity - total);
             n = (uint32_t)(s->capacity - total);
         }
         if (n == 0)
@@ -417,23 +492,29 @@ static void emit_host(acm_smoke *s, const acm_smoke_plan *p)
 
 /* ---- the step ------------------------------------------------------------------------ */
 
-/* The insides of the solids made from closed meshes, at their current poses. */
-static acm_status plan_obstacles(acm_domain *d, bool device, acm_smoke_obstacle **obs,
-                                 int32_t *n)
+acm_status acm__smokes_prepare(acm_domain *d)
 {
-    *n = 0;
-    if (d->nsolids == 0)
-        return ACM_OK;
-    acm_smoke_obstacle *o = realloc(*obs, (size_t)d->nsolids * sizeof *o);
-    if (o == NULL)
-        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot list the solids for the smoke");
-    *obs = o;
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        bool has = false;
-        ACM_TRY(acm__solid_obstacle(d->solids[i], device, &o[*n], &has));
-        *n += has;
+    const bool device = d->ops->smoke_step != NULL;
+    if (d->nsolids > d->smoke_obstacles_cap) {
+        acm_smoke_obstacle *o = acm__realloc(d->smoke_obstacles, (size_t)d->nsolids * sizeof *o);
+        if (o == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot list the solids for the smoke");
+        d->smoke_obstacles = o;
+        d->smoke_obstacles_cap = d->nsolids;
     }
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        ACM_TRY(acm__solid_obstacle_ready(d->solids[i], device));
     return ACM_OK;
+}
+
+/* The insides of the solids made from closed meshes, at their current poses
+ * (acm__smokes_prepare made room). */
+static int32_t plan_obstacles(acm_domain *d, bool device)
+{
+    int32_t n = 0;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        n += acm__solid_obstacle(d->solids[i], device, &d->smoke_obstacles[n]);
+    return n;
 }
 
 static acm_status advance_one(acm_domain *d, acm_smoke *s, const acm_smoke_obstacle *obs,
@@ -465,8 +546,8 @@ acm_status acm__smokes_velocity(acm_domain *d)
 acm_status acm__smokes_advance(acm_domain *d)
 {
     const bool device = d->ops->smoke_step != NULL;
-    int32_t nobs = 0;
-    acm_status st = plan_obstacles(d, device, &d->smoke_obstacles, &nobs);
+    const int32_t nobs = plan_obstacles(d, device);
+    acm_status st = ACM_OK;
     for (int32_t i = 0; i < d->nsmokes && st == ACM_OK; ++i)
         st = advance_one(d, d->smokes[i], d->smoke_obstacles, nobs);
     return st;
@@ -477,6 +558,7 @@ acm_status acm__smoke_sync(acm_smoke *s)
     acm_domain *d = s->domain;
     if (s->fetched)
         return ACM_OK;
+    ACM_TRY(smoke_require_storage(s));
     const acm_status st = d->ops->smoke_fetch(d, s);
     if (st != ACM_OK)
         return acm__smoke_fail(s, st, "%s", d->error);
@@ -497,6 +579,7 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
                                "supported (1 to %d)", info->version, ACM_SMOKE_INFO_VERSION);
     acm_domain *d = smoke->domain;
     if (d->ops->smoke_counts != NULL) {
+        ACM_TRY(smoke_require_storage(smoke));
         const acm_status st = d->ops->smoke_counts(d, smoke);
         if (st != ACM_OK)
             return acm__smoke_fail(smoke, st, "%s", d->error);
@@ -507,7 +590,7 @@ ACM_API acm_status acm_smoke_get_info(acm_smoke *smoke, acm_smoke_info *info)
     info->emitted = c->emitted;
     info->left = c->left;
     info->expired = c->expired;
-    info->dropped = c->dropped;
+    info->dropped = c->dropped + smoke->dropped_planned;
     info->emitters = smoke->nemitters;
     if (info->version >= 2)
         info->absorbed = c->absorbed;
@@ -564,6 +647,7 @@ ACM_API acm_status acm_smoke_density(acm_smoke *smoke, int32_t subdivisions, flo
     ACM_TRY(density_grid(smoke, subdivisions, count, m));
     acm_domain *d = smoke->domain;
     if (d->ops->smoke_density != NULL) { /* projected on the device, then copied */
+        ACM_TRY(smoke_require_storage(smoke));
         const acm_status st = d->ops->smoke_density(d, smoke, subdivisions, dst, count, false);
         return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", d->error);
     }
@@ -585,6 +669,7 @@ acm_status acm__smoke_density_device(acm_smoke *smoke, int32_t subdivisions, flo
     if (d->ops->smoke_density == NULL)
         return acm__smoke_fail(smoke, ACM_ERR_UNSUPPORTED, "the smoke's domain runs on the %s "
                                "backend: no device memory", d->ops->name);
+    ACM_TRY(smoke_require_storage(smoke));
     const acm_status st = d->ops->smoke_density(d, smoke, subdivisions, device_dst, count, true);
     return st == ACM_OK ? ACM_OK : acm__smoke_fail(smoke, st, "%s", d->error);
 }

@@ -10,6 +10,9 @@
 
 ACM_BEGIN_DECLS
 
+/* acm_smoke_options.capacity is below this. */
+#define ACM_SMOKE_CAPACITY_MAX (UINT64_C(1) << 31)
+
 /* An emitter as the smoke keeps it. */
 typedef struct smoke_emitter {
     acm_emitter e;      /* e.points is not used */
@@ -39,6 +42,9 @@ struct acm_smoke {
     int32_t *life;       /* lifetime of the slot's particle (0: until it leaves) */
     uint32_t *free_list; /* the host's step: this step's free slots */
     acm_smoke_counts counts; /* on a device, as last fetched */
+    uint64_t dropped_planned; /* drops decided on the host while planning steps (more
+                                 than the capacity at once); a device's counters hold
+                                 only its own, so these are added when reported */
     bool fetched;        /* x and age hold the device's particles of this step */
     smoke_emitter *emitters;
     int32_t nemitters;
@@ -68,6 +74,11 @@ acm_status acm__smoke_density_device(acm_smoke *smoke, int32_t subdivisions, flo
 /* The voxel counts of the smoke's density grid at a subdivision (checked). */
 acm_status acm__smoke_grid(acm_smoke *s, int32_t subdivisions, int32_t dims[3]);
 
+/* Before a step changes anything: allocate what its smoke part needs (the
+ * obstacle list, the solids' occupancy grids), so that a step that runs out
+ * of memory fails before it starts. */
+acm_status acm__smokes_prepare(acm_domain *d);
+
 /* Before the fluid part of a step (after the IB forces): keep the velocity
  * (j + F/2)/rho of the state the step starts from, which the particles move
  * with (on a device, the step's collision kernel writes it). */
@@ -82,6 +93,22 @@ void acm__smokes_destroy_all(acm_domain *d);
 
 /* A solid is going away: its emitters stop (acm_solid_destroy). */
 void acm__smokes_forget_solid(acm_domain *d, const acm_solid *solid);
+
+/* ---- checkpoints (lib/checkpoint.c) ---- */
+
+/* Add an emitter as a checkpoint holds it: se->e (its solid resolved, or NULL
+ * for a solid emitter whose solid was destroyed: then its rate must be 0),
+ * se->points and se->npoints (taken over, freed on failure too), and its
+ * progress (carry, next, serial). Checked as acm_smoke_add_emitter checks an
+ * emitter, the points and progress as that call would have made them; a
+ * refusal is described on the smoke. */
+acm_status acm__smoke_add_saved_emitter(acm_smoke *s, smoke_emitter *se);
+
+/* The particles a checkpoint wrote into s->x, s->age and s->life (the free
+ * slots' age -1, as acm_smoke_create left them) and its counters become the
+ * smoke's state: copied to the backend where the particles live there
+ * (ops->smoke_upload). */
+acm_status acm__smoke_restore(acm_smoke *s, const acm_smoke_counts *counts);
 
 ACM_END_DECLS
 

@@ -13,11 +13,14 @@
 #include "rigid.h" /* acm_quat_rotate */
 
 /* The two cell centres along one axis around coordinate c, and the weight of
- * the upper one: wrapped on a periodic axis, clamped to the grid otherwise. */
+ * the upper one: wrapped on a periodic axis, clamped to the grid otherwise. A
+ * coordinate that is not finite (a particle moved by a diverged flow) counts
+ * as 0, so that no index is ever made from it. */
 ACM_HD void acm_smoke_axis(double c, int32_t n, int periodic, int32_t *i0, int32_t *i1, double *f)
 {
     if (periodic) {
         c -= (double)n * floor(c / (double)n);
+        c = c >= 0.0 && c < (double)n ? c : 0.0;
         int32_t i = (int32_t)c;
         i = i >= n ? n - 1 : i;
         *i0 = i;
@@ -25,7 +28,7 @@ ACM_HD void acm_smoke_axis(double c, int32_t n, int periodic, int32_t *i0, int32
         *f = c - (double)i;
         return;
     }
-    c = c < 0.0 ? 0.0 : (c > (double)(n - 1) ? (double)(n - 1) : c);
+    c = c >= 0.0 ? (c <= (double)(n - 1) ? c : (double)(n - 1)) : 0.0;
     int32_t i = (int32_t)c;
     i = i >= n - 1 ? (n > 1 ? n - 2 : 0) : i;
     *i0 = i;

@@ -9,6 +9,7 @@
 #include <stdlib.h> /* calloc, free, malloc, qsort */
 #include <string.h> /* memcpy, memset */
 
+#include "alloc.h"
 #include "backend.h"
 #include "mesh.h"
 #include "morton.h"
@@ -115,7 +116,7 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
 {
     const acm_mesh *mesh = o->mesh;
     const double *c = mesh->info.centroid;
-    double *v = malloc(3 * mesh->nverts * sizeof(double));
+    double *v = acm__malloc(3 * mesh->nverts * sizeof(double));
     if (v == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot copy a mesh of %zu vertices", mesh->nverts);
     for (size_t i = 0; i < mesh->nverts; ++i)
@@ -125,7 +126,7 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
     acm_status st = acm__sample_surface(v, mesh->t, mesh->ntris, o->samples_per_cell, o->seed,
                                         max_samples, &smp, d->error, sizeof d->error);
     if (st != ACM_OK) {
-        free(v);
+        acm__free(v);
         return st;
     }
     s->count = smp.count;
@@ -139,20 +140,20 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
     }
     s->normal = smp.normal; /* kept for solid emitters */
     smp.normal = NULL;
-    s->dv = malloc(smp.count * sizeof(double));
+    s->dv = acm__malloc(smp.count * sizeof(double));
     s->area = smp.area * (double)smp.count;
     s->spacing = smp.min_distance;
     acm__surface_samples_free(&smp);
     if (s->dv == NULL) {
-        free(v);
+        acm__free(v);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %zu sample weights", (size_t)s->count);
     }
     for (uint64_t l = 0; l < s->count; ++l)
         s->dv[l] = s->area / (double)s->count; /* dV = A dx with dx = 1 (spec 8.1) */
     if (mesh->info.closed) { /* kept for inside tests */
-        s->mt = malloc(3 * mesh->ntris * sizeof(uint32_t));
+        s->mt = acm__malloc(3 * mesh->ntris * sizeof(uint32_t));
         if (s->mt == NULL) {
-            free(v);
+            acm__free(v);
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot copy a mesh of %zu triangles", mesh->ntris);
         }
         memcpy(s->mt, mesh->t, 3 * mesh->ntris * sizeof(uint32_t));
@@ -160,7 +161,7 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
         s->mnv = mesh->nverts;
         s->mnt = mesh->ntris;
     } else {
-        free(v);
+        acm__free(v);
     }
     return ACM_OK;
 }
@@ -180,8 +181,8 @@ static acm_status samples_from_points(acm_domain *d, acm_solid *s, const acm_sol
                             "positive and finite",
                             l, p[0], p[1], p[2], A);
     }
-    s->r = malloc(3 * n * sizeof(double));
-    s->dv = malloc(n * sizeof(double));
+    s->r = acm__malloc(3 * n * sizeof(double));
+    s->dv = acm__malloc(n * sizeof(double));
     if (s->r == NULL || s->dv == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %zu samples", n);
     s->count = n;
@@ -315,7 +316,7 @@ typedef struct sort_item {
  * "Autotuning".) */
 static sort_item *radix_sort(sort_item *items, sort_item *tmp, size_t n)
 {
-    size_t *count = malloc((ACM_RADIX + 1) * sizeof *count);
+    size_t *count = acm__malloc((ACM_RADIX + 1) * sizeof *count);
     if (count == NULL)
         return NULL;
     uint64_t bits = 0;
@@ -333,7 +334,7 @@ static sort_item *radix_sort(sort_item *items, sort_item *tmp, size_t n)
         items = tmp;
         tmp = t;
     }
-    free(count);
+    acm__free(count);
     return items;
 }
 
@@ -357,9 +358,9 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
     if (n < 2 || (!morton && in_sampling_order(s)))
         return ACM_OK;
     const acm_ib_grid g = acm__ib_grid(d);
-    sort_item *items = malloc(2 * n * sizeof *items), *sorted = NULL;
-    double *r = malloc(3 * n * sizeof(double)), *dv = malloc(n * sizeof(double));
-    uint64_t *origin = malloc(n * sizeof(uint64_t));
+    sort_item *items = acm__malloc(2 * n * sizeof *items), *sorted = NULL;
+    double *r = acm__malloc(3 * n * sizeof(double)), *dv = acm__malloc(n * sizeof(double));
+    uint64_t *origin = acm__malloc(n * sizeof(uint64_t));
     if (items != NULL && r != NULL && dv != NULL && origin != NULL) {
         const double zero[3] = {0.0, 0.0, 0.0};
 #pragma omp parallel for schedule(static) if (n >= 16384)
@@ -373,10 +374,10 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
         sorted = radix_sort(items, items + n, n);
     }
     if (sorted == NULL) {
-        free(items);
-        free(r);
-        free(dv);
-        free(origin);
+        acm__free(items);
+        acm__free(r);
+        acm__free(dv);
+        acm__free(origin);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot sort %zu samples", n);
     }
     for (size_t l = 0; l < n; ++l) {
@@ -384,10 +385,10 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
         dv[l] = s->dv[sorted[l].index];
         origin[l] = s->origin[sorted[l].index];
     }
-    free(items);
-    free(s->r);
-    free(s->dv);
-    free(s->origin);
+    acm__free(items);
+    acm__free(s->r);
+    acm__free(s->dv);
+    acm__free(s->origin);
     s->r = r;
     s->dv = dv;
     s->origin = origin;
@@ -411,16 +412,16 @@ static void free_solid(acm_solid *s)
 {
     if (s == NULL)
         return;
-    if (s->occ.dev != NULL)
+    if (s->occ.dev != NULL) /* (the domain's storage need not exist) */
         s->domain->ops->release(s->domain, s->occ.dev);
-    free(s->occ.bits);
-    free(s->normal);
-    free(s->r);
-    free(s->dv);
-    free(s->origin);
-    free(s->mv);
-    free(s->mt);
-    free(s);
+    acm__free(s->occ.bits);
+    acm__free(s->normal);
+    acm__free(s->r);
+    acm__free(s->dv);
+    acm__free(s->origin);
+    acm__free(s->mv);
+    acm__free(s->mt);
+    acm__free(s);
 }
 
 /* Hand the current sample set to the backend. The solids' forces of the
@@ -428,6 +429,10 @@ static void free_solid(acm_solid *s)
 static acm_status attach(acm_domain *d)
 {
     renumber(d);
+    if (d->impl == NULL) { /* a failed re-layout left nothing to attach to */
+        d->ib_dirty = true;
+        return acm__domain_require_storage(d);
+    }
     for (int32_t i = 0; i < d->nsolids; ++i)
         d->solids[i]->placed = d->solids[i]->body;
     acm_status st = d->ops->ib_attach(d);
@@ -441,13 +446,14 @@ static acm_status add_to_domain(acm_domain *d, acm_solid *s)
     ACM_TRY(acm__solids_fetch(d));
     if (d->nsolids == d->solids_cap) {
         int32_t cap = d->solids_cap ? 2 * d->solids_cap : 4;
-        acm_solid **p = realloc(d->solids, (size_t)cap * sizeof *p);
+        acm_solid **p = acm__realloc(d->solids, (size_t)cap * sizeof *p);
         if (p == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot grow the list of solids");
         d->solids = p;
         d->solids_cap = cap;
     }
     d->solids[d->nsolids++] = s;
+    d->config_serial++; /* a divergence snapshot without this solid is dropped */
     char keep[ACM_ERROR_SIZE];
     acm_status st = attach(d);
     if (st != ACM_OK) { /* leave the domain as it was */
@@ -479,7 +485,7 @@ static acm_status build_solid(acm_domain *d, acm_solid *s, const acm_solid_optio
     b->r_max = largest_offset(s);
     ACM_TRY(mass_properties(d, s, o));
     ACM_TRY(check_body(d, s, b, d->error, sizeof d->error));
-    if ((s->origin = malloc((s->count ? s->count : 1) * sizeof(uint64_t))) == NULL)
+    if ((s->origin = acm__malloc((s->count ? s->count : 1) * sizeof(uint64_t))) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %zu sample origins", (size_t)s->count);
     for (uint64_t l = 0; l < s->count; ++l)
         s->origin[l] = l;
@@ -506,7 +512,7 @@ ACM_API acm_status acm_solid_create(acm_solid **out, acm_domain *domain,
     if (domain->ops->ib_attach == NULL)
         return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED, "the %s backend has no immersed boundary",
                         domain->ops->name);
-    acm_solid *s = calloc(1, sizeof *s);
+    acm_solid *s = acm__calloc(1, sizeof *s);
     if (s == NULL)
         return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate the solid handle");
     s->domain = domain;
@@ -533,6 +539,7 @@ ACM_API void acm_solid_destroy(acm_solid *solid)
         if (d->solids[i] != solid)
             d->solids[j++] = d->solids[i];
     d->nsolids = j;
+    d->config_serial++;
     acm__smokes_forget_solid(d, solid);
     free_solid(solid);
     (void)attach(d); /* on failure ib_dirty is left set and the next step retries */
@@ -542,7 +549,7 @@ void acm__solids_destroy_all(acm_domain *d)
 {
     for (int32_t i = 0; i < d->nsolids; ++i)
         free_solid(d->solids[i]);
-    free(d->solids);
+    acm__free(d->solids);
     d->solids = NULL;
     d->nsolids = d->solids_cap = 0;
     d->nsamples = 0;
@@ -559,7 +566,7 @@ acm_status acm__solids_attach(acm_domain *d) { return attach(d); }
 
 acm_status acm__solids_reattach(acm_domain *d)
 {
-    acm_body *now = malloc(((size_t)d->nsolids + 1) * sizeof *now);
+    acm_body *now = acm__malloc(((size_t)d->nsolids + 1) * sizeof *now);
     if (now == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d poses", (int)d->nsolids);
     for (int32_t i = 0; i < d->nsolids; ++i) {
@@ -571,7 +578,7 @@ acm_status acm__solids_reattach(acm_domain *d)
         d->solids[i]->placed = d->solids[i]->body;
         d->solids[i]->body = now[i];
     }
-    free(now);
+    acm__free(now);
     return st;
 }
 
@@ -584,6 +591,7 @@ acm_status acm__solids_resort(acm_domain *d)
 
 acm_status acm__solids_fetch(acm_domain *d)
 {
+    ACM_TRY(acm__domain_require_storage(d));
     if (!d->forces_stale)
         return ACM_OK;
     return d->ops->ib_fetch(d);
@@ -770,9 +778,9 @@ ACM_API acm_status acm_solid_get_samples(acm_solid *solid, double *dst, size_t c
         return solid_fail(solid, ACM_ERR_BUFFER_SIZE, "count=%zu but the solid has %llu samples",
                           count, (unsigned long long)solid->count);
     acm_domain *d = solid->domain;
-    if (d->ib_dirty && attach(d) != ACM_OK)
-        return solid_fail(solid, ACM_ERR_NO_MEMORY, "%s", d->error);
-    acm_status st = d->ops->ib_positions(d, solid, dst);
+    acm_status st = d->ib_dirty ? attach(d) : acm__domain_require_storage(d);
+    if (st == ACM_OK)
+        st = d->ops->ib_positions(d, solid, dst);
     if (st != ACM_OK)
         return solid_fail(solid, st, "%s", d->error);
     return ACM_OK;
@@ -802,7 +810,7 @@ static bool column_hit(const double *a, const double *b, const double *c, double
 /* World coordinates of the solid's mesh vertices (caller frees). */
 static double *world_vertices(const acm_solid *s)
 {
-    double *w = malloc(3 * s->mnv * sizeof(double));
+    double *w = acm__malloc(3 * s->mnv * sizeof(double));
     if (w == NULL)
         return NULL;
     const double zero[3] = {0.0, 0.0, 0.0};
@@ -841,7 +849,7 @@ ACM_API acm_status acm_solid_is_inside(acm_solid *solid, const double point[3], 
         if (column_hit(w + 3 * tri[0], w + 3 * tri[1], w + 3 * tri[2], px, py, &z) && z > point[2])
             crossings++;
     }
-    free(w);
+    acm__free(w);
     *inside = crossings & 1;
     return ACM_OK;
 }
@@ -878,7 +886,7 @@ static acm_status column_crossings(const acm_solid *s, const double *w, const co
                                    size_t **start_out, double **z_out)
 {
     const size_t ncol = (size_t)(cb->nxb * cb->nyb);
-    size_t *start = calloc(ncol + 1, sizeof *start);
+    size_t *start = acm__calloc(ncol + 1, sizeof *start);
     if (start == NULL)
         return ACM_ERR_NO_MEMORY;
     for (int pass = 0; pass < 2; ++pass) {
@@ -904,9 +912,9 @@ static acm_status column_crossings(const acm_solid *s, const double *w, const co
         if (pass == 0) {
             for (size_t c = 0; c < ncol; ++c)
                 start[c + 1] += start[c];
-            *z_out = malloc((start[ncol] ? start[ncol] : 1) * sizeof(double));
+            *z_out = acm__malloc((start[ncol] ? start[ncol] : 1) * sizeof(double));
             if (*z_out == NULL) {
-                free(start);
+                acm__free(start);
                 return ACM_ERR_NO_MEMORY;
             }
         }
@@ -961,7 +969,7 @@ ACM_API acm_status acm_solid_mark_occupancy(acm_solid *solid, uint8_t *dst, size
     double *w = world_vertices(solid), *z = NULL;
     size_t *start = NULL;
     if (w == NULL || column_crossings(solid, w, &cb, &start, &z) != ACM_OK) {
-        free(w);
+        acm__free(w);
         return solid_fail(solid, ACM_ERR_NO_MEMORY, "cannot rasterise the solid");
     }
     const acm_ib_grid g = acm__ib_grid(d);
@@ -971,9 +979,9 @@ ACM_API acm_status acm_solid_mark_occupancy(acm_solid *solid, uint8_t *dst, size
             fill_column(d, &g, cb.x0 + i, cb.y0 + j, z + start[col], start[col + 1] - start[col],
                         dst);
         }
-    free(start);
-    free(z);
-    free(w);
+    acm__free(start);
+    acm__free(z);
+    acm__free(w);
     return ACM_OK;
 }
 
@@ -996,7 +1004,7 @@ static void sample_normal(const acm_solid *s, uint64_t l, double n[3])
 acm_status acm__solid_surface_points(const acm_solid *s, double offset, double **points,
                                      uint64_t *count)
 {
-    double *p = malloc(3 * (size_t)s->count * sizeof(double));
+    double *p = acm__malloc(3 * (size_t)s->count * sizeof(double));
     if (p == NULL)
         return ACM_ERR_NO_MEMORY;
     for (uint64_t l = 0; l < s->count; ++l) {
@@ -1023,15 +1031,21 @@ static void occupancy_grid(const acm_solid *s, acm_occupancy *o)
             lo[a] = fmin(lo[a], s->mv[3 * i + (size_t)a]);
             hi[a] = fmax(hi[a], s->mv[3 * i + (size_t)a]);
         }
+    /* counted in doubles: a mesh of any extent coarsens the grid until it fits,
+     * and only then become the counts integers */
     for (o->h = ACM_OCCUPANCY_SPACING;; o->h *= 2.0) {
-        uint64_t bits = 1;
+        double n[3], bits = 1.0;
         for (int a = 0; a < 3; ++a) {
-            o->lo[a] = lo[a] - o->h;
-            o->n[a] = (int32_t)ceil((hi[a] - o->lo[a]) / o->h) + 2;
-            bits *= (uint64_t)o->n[a];
+            n[a] = ceil((hi[a] - (lo[a] - o->h)) / o->h) + 2.0;
+            bits *= n[a];
         }
-        if (bits <= ACM_OCCUPANCY_BITS_MAX)
+        if (bits <= (double)ACM_OCCUPANCY_BITS_MAX) {
+            for (int a = 0; a < 3; ++a) {
+                o->lo[a] = lo[a] - o->h;
+                o->n[a] = (int32_t)n[a];
+            }
             return;
+        }
     }
 }
 
@@ -1040,16 +1054,16 @@ static void occupancy_grid(const acm_solid *s, acm_occupancy *o)
 static acm_status occupancy_fill(const acm_solid *s, acm_occupancy *o)
 {
     const uint64_t nbits = (uint64_t)o->n[0] * (uint64_t)o->n[1] * (uint64_t)o->n[2];
-    double *w = malloc(3 * s->mnv * sizeof(double)), *z = NULL;
+    double *w = acm__malloc(3 * s->mnv * sizeof(double)), *z = NULL;
     size_t *start = NULL;
-    o->bits = calloc((size_t)(nbits + 31) / 32, sizeof(uint32_t));
+    o->bits = acm__calloc((size_t)(nbits + 31) / 32, sizeof(uint32_t));
     const column_box cb = {0, 0, o->n[0], o->n[1]};
     if (w != NULL)
         for (size_t i = 0; i < 3 * s->mnv; ++i)
             w[i] = (s->mv[i] - o->lo[i % 3]) / o->h;
     if (w == NULL || o->bits == NULL || column_crossings(s, w, &cb, &start, &z) != ACM_OK) {
-        free(w);
-        free(o->bits);
+        acm__free(w);
+        acm__free(o->bits);
         o->bits = NULL;
         return ACM_ERR_NO_MEMORY;
     }
@@ -1063,17 +1077,16 @@ static acm_status occupancy_fill(const acm_solid *s, acm_occupancy *o)
                 o->bits[bit >> 5] |= UINT32_C(1) << (bit & 31u);
             }
     }
-    free(start);
-    free(z);
-    free(w);
+    acm__free(start);
+    acm__free(z);
+    acm__free(w);
     return ACM_OK;
 }
 
-acm_status acm__solid_obstacle(acm_solid *s, bool device, acm_smoke_obstacle *o, bool *has)
+acm_status acm__solid_obstacle_ready(acm_solid *s, bool device)
 {
     acm_domain *d = s->domain;
-    *has = s->mv != NULL;
-    if (!*has)
+    if (s->mv == NULL)
         return ACM_OK;
     acm_occupancy *occ = &s->occ;
     if (occ->bits == NULL) {
@@ -1086,11 +1099,19 @@ acm_status acm__solid_obstacle(acm_solid *s, bool device, acm_smoke_obstacle *o,
                              sizeof(uint32_t);
         ACM_TRY(d->ops->upload(d, occ->bits, bytes, &occ->dev));
     }
+    return ACM_OK;
+}
+
+bool acm__solid_obstacle(const acm_solid *s, bool device, acm_smoke_obstacle *o)
+{
+    const acm_occupancy *occ = &s->occ;
+    if (s->mv == NULL || occ->bits == NULL || (device && occ->dev == NULL))
+        return false;
     memcpy(o->x, s->body.x, sizeof o->x);
     memcpy(o->q, s->body.q, sizeof o->q);
     memcpy(o->lo, occ->lo, sizeof o->lo);
     o->inv_h = 1.0 / occ->h;
     memcpy(o->n, occ->n, sizeof o->n);
     o->bits = device ? (const uint32_t *)occ->dev : occ->bits;
-    return ACM_OK;
+    return true;
 }

@@ -79,10 +79,13 @@ acm_status acm__solids_resort(acm_domain *d);
 acm_status acm__solid_surface_points(const acm_solid *s, double offset, double **points,
                                      uint64_t *count);
 
-/* The solid's inside at its current pose, for smokes to recycle particles
- * that enter it (bits in device memory when `device`); *has is false for a
- * solid without a closed mesh. */
-acm_status acm__solid_obstacle(acm_solid *s, bool device, struct acm_smoke_obstacle *o, bool *has);
+/* The solid's inside for smokes to recycle particles that enter it: its
+ * occupancy bits built (and, when `device`, copied to device memory) at first
+ * use; a solid without a closed mesh has none. Allocates: called before a
+ * step changes anything (acm__smokes_prepare). */
+acm_status acm__solid_obstacle_ready(acm_solid *s, bool device);
+/* That inside at the solid's current pose; false for a solid without one. */
+bool acm__solid_obstacle(const acm_solid *s, bool device, struct acm_smoke_obstacle *o);
 
 ACM_END_DECLS
 

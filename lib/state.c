@@ -5,6 +5,7 @@
 #include <stdlib.h> /* calloc, free, malloc */
 #include <string.h> /* memcpy, memset */
 
+#include "alloc.h"
 #include "backend.h"
 #include "solid.h"
 #include "state.h"
@@ -15,14 +16,14 @@ acm_status acm__state_alloc(acm_domain *d, acm_state *st, bool force, bool tau, 
 {
     memset(st, 0, sizeof *st);
     const size_t n = (size_t)d->ncells;
-    st->f = malloc((size_t)ACM_Q * n * sizeof(double));
+    st->f = acm__malloc((size_t)ACM_Q * n * sizeof(double));
     if (force)
-        st->force = malloc(3 * n * sizeof(double));
+        st->force = acm__malloc(3 * n * sizeof(double));
     if (tau)
-        st->tau = malloc(n * sizeof(double));
+        st->tau = acm__malloc(n * sizeof(double));
     if (ib) {
-        st->ib_force = malloc(3 * n * sizeof(double));
-        st->ib_mask = malloc(acm_state_mask_words(d->ncells) * sizeof(uint32_t));
+        st->ib_force = acm__malloc(3 * n * sizeof(double));
+        st->ib_mask = acm__malloc(acm_state_mask_words(d->ncells) * sizeof(uint32_t));
     }
     if (st->f == NULL || (force && st->force == NULL) || (tau && st->tau == NULL) ||
         (ib && (st->ib_force == NULL || st->ib_mask == NULL))) {
@@ -38,11 +39,11 @@ void acm__state_free(acm_state *st)
 {
     if (st->parked != NULL)
         st->parked_free(st->parked);
-    free(st->f);
-    free(st->force);
-    free(st->tau);
-    free(st->ib_force);
-    free(st->ib_mask);
+    acm__free(st->f);
+    acm__free(st->force);
+    acm__free(st->tau);
+    acm__free(st->ib_force);
+    acm__free(st->ib_mask);
     memset(st, 0, sizeof *st);
 }
 
@@ -50,17 +51,17 @@ void acm__state_free(acm_state *st)
 
 static void solid_copy_free(acm_solid_copy *ss)
 {
-    free(ss->r);
-    free(ss->dv);
-    free(ss->origin);
+    acm__free(ss->r);
+    acm__free(ss->dv);
+    acm__free(ss->origin);
 }
 
 static acm_status solid_copy_take(acm_domain *d, const acm_solid *s, acm_solid_copy *ss)
 {
     const size_t n = (size_t)s->count ? (size_t)s->count : 1;
-    ss->r = malloc(3 * n * sizeof(double));
-    ss->dv = malloc(n * sizeof(double));
-    ss->origin = malloc(n * sizeof(uint64_t));
+    ss->r = acm__malloc(3 * n * sizeof(double));
+    ss->dv = acm__malloc(n * sizeof(double));
+    ss->origin = acm__malloc(n * sizeof(uint64_t));
     if (ss->r == NULL || ss->dv == NULL || ss->origin == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot copy %zu samples", n);
     memcpy(ss->r, s->r, 3 * (size_t)s->count * sizeof(double));
@@ -98,7 +99,7 @@ void acm__snapshot_free(acm_snapshot *snap)
     acm__state_free(&snap->backend);
     for (int32_t i = 0; snap->solids != NULL && i < snap->nsolids; ++i)
         solid_copy_free(&snap->solids[i]);
-    free(snap->solids);
+    acm__free(snap->solids);
     memset(snap, 0, sizeof *snap);
 }
 
@@ -114,7 +115,7 @@ acm_status acm__snapshot_take(acm_domain *d, acm_snapshot *snap, bool park)
     snap->ib = d->ib;
     snap->precision = d->precision;
     if (d->nsolids > 0 &&
-        (snap->solids = calloc((size_t)d->nsolids, sizeof *snap->solids)) == NULL)
+        (snap->solids = acm__calloc((size_t)d->nsolids, sizeof *snap->solids)) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot copy %d solids", (int)d->nsolids);
     snap->nsolids = d->nsolids;
     acm_status st = ACM_OK;
@@ -163,8 +164,12 @@ static acm_status reinit(acm_domain *d, const acm_snapshot *snap)
     d->memory_bytes = 0;
     ACM_TRY(d->ops->domain_init(d));
     restore_handle(d, snap); /* before the backend's load, which may refine prev */
-    ACM_TRY(restore_solids(d, snap));
-    return d->ops->state_load(d, &snap->backend);
+    acm_status st = restore_solids(d, snap);
+    if (st == ACM_OK)
+        st = d->ops->state_load(d, &snap->backend);
+    if (st != ACM_OK) /* no storage rather than storage without the state */
+        d->ops->domain_fini(d);
+    return st;
 }
 
 acm_status acm__snapshot_restore(acm_domain *d, const acm_snapshot *snap)
@@ -220,6 +225,7 @@ acm_status acm__domain_relayout(acm_domain *d, const acm_layout *layout)
 
     acm_snapshot snap;
     ACM_TRY(acm__snapshot_take(d, &snap, next.precision == d->precision));
+    d->config_serial++; /* a divergence snapshot parked for the old storage is dropped */
     const acm_domain old = *d;
     acm__domain_apply_layout(d, layout);
     st = reinit(d, &snap);
@@ -231,12 +237,10 @@ acm_status acm__domain_relayout(acm_domain *d, const acm_layout *layout)
         d->block_size = old.block_size;
         d->csoa = old.csoa;
         d->ib = old.ib;
-        if (reinit(d, &snap) != ACM_OK) { /* out of memory twice: nothing left to step */
-            d->diverged = true;
+        if (reinit(d, &snap) != ACM_OK) /* out of memory twice: acm__domain_require_storage */
             acm__format(msg + strlen(msg), sizeof msg - strlen(msg),
                         "; restoring the old layout failed as well (%s): destroy the domain",
                         d->error);
-        }
         memcpy(d->error, msg, sizeof msg);
     }
     acm__snapshot_free(&snap);

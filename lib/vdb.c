@@ -14,6 +14,7 @@
 #include <string.h> /* strerror, strlen */
 #include <unistd.h> /* fsync, close, getpid */
 
+#include "alloc.h"
 #include "export.h"
 #include "export_vdb.h"
 #include "smoke.h"
@@ -198,7 +199,7 @@ static acm_status add_density(acm_smoke *s, vdb_job *j, int32_t subdivisions)
     int32_t n[3];
     ACM_TRY(acm__smoke_grid(s, subdivisions, n));
     const size_t voxels = (size_t)n[0] * (size_t)n[1] * (size_t)n[2];
-    float *v = malloc(voxels * sizeof(float));
+    float *v = acm__malloc(voxels * sizeof(float));
     if (v == NULL)
         return acm__smoke_fail(s, ACM_ERR_NO_MEMORY, "cannot hold %zu voxels", voxels);
     acm_status st = acm_smoke_density(s, subdivisions, v, voxels);
@@ -208,7 +209,7 @@ static acm_status add_density(acm_smoke *s, vdb_job *j, int32_t subdivisions)
                                 VDB_DENSITY_CUTOFF};
         st = job_add(j, &g);
     }
-    free(v);
+    acm__free(v);
     return st;
 }
 
@@ -216,12 +217,12 @@ static acm_status add_density(acm_smoke *s, vdb_job *j, int32_t subdivisions)
 static acm_status fetch_field(acm_domain *d, acm_field field, float **out)
 {
     const size_t bytes = (size_t)d->ncells * (size_t)acm__field_components(field) * sizeof(float);
-    float *v = malloc(bytes);
+    float *v = acm__malloc(bytes);
     if (v == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold a field (%.3g GB)", (double)bytes / 1e9);
     const acm_status st = acm_domain_get_field(d, field, ACM_DTYPE_FLOAT32, v, bytes);
     if (st != ACM_OK) {
-        free(v);
+        acm__free(v);
         return st;
     }
     *out = v;
@@ -237,7 +238,7 @@ static acm_status add_velocity(acm_smoke *s, vdb_job *j)
         return acm__smoke_fail(s, got, "%s", acm_domain_last_error(s->domain));
     const acm_vdb_grid g = cell_grid(s->domain, "vel", v, 3);
     const acm_status st = job_add(j, &g);
-    free(v);
+    acm__free(v);
     return st;
 }
 
@@ -307,7 +308,7 @@ static acm_status fields_export(acm_domain *d, vdb_job *j, const char *path,
         const acm_vdb_grid g = cell_grid(d, grid_name(fields[k]), v,
                                          acm__field_components(fields[k]));
         const acm_status st = job_add(j, &g);
-        free(v);
+        acm__free(v);
         ACM_TRY(st);
     }
     return job_write(j, path);

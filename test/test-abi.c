@@ -184,6 +184,14 @@ PIN(acm_solid_info, mass, 48);
 PIN(acm_solid_info, inertia, 56);
 PIN(acm_solid_info, ib_alpha, 104);
 PIN(acm_solid_info, resorts, 112);
+PIN(acm_divergence_policy, version, 0); /* 1.3 */
+PIN(acm_divergence_policy, action, 4);
+PIN(acm_divergence_policy, snapshot_interval, 8);
+PIN(acm_divergence_policy, callback, 16);
+PIN(acm_divergence_policy, user_data, 24);
+PIN(acm_divergence_event, step, 0);
+PIN(acm_divergence_event, rewound_to, 8);
+PIN(acm_divergence_event, message, 16);
 
 /* ---- enumeration values ------------------------------------------------------------ */
 
@@ -268,6 +276,8 @@ PIN_VALUE(ACM_IB_SPREAD_GATHER, 2);
 PIN_VALUE(ACM_MOTION_STATIC, 0);
 PIN_VALUE(ACM_MOTION_PRESCRIBED, 1);
 PIN_VALUE(ACM_MOTION_FREE, 2);
+PIN_VALUE(ACM_DIVERGENCE_STOP, 0); /* 1.3 */
+PIN_VALUE(ACM_DIVERGENCE_REWIND, 1);
 
 /* ---- run-time checks --------------------------------------------------------------- */
 

@@ -1,8 +1,8 @@
 /*
  * libacmlbm tests -- checkpoint and restart (acm_checkpoint.h, docs/checkpoint.md):
- * a restart continues bit for bit; CPU and GPU checkpoints cross over
- * (ACM_TEST_BACKEND=cuda); every kind of damaged file is refused with its
- * status; a failed save leaves the earlier file. Public API only.
+ * a restart continues bit for bit, smoke particles included; CPU and GPU
+ * checkpoints cross over (ACM_TEST_BACKEND=cuda); every kind of damaged file is
+ * refused with its status; a failed save leaves the earlier file. Public API only.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <dirent.h>       /* opendir: temporaries left behind */
@@ -40,6 +40,32 @@ static unsigned char *slurp(const char *path, size_t *size)
     fclose(f);
     *size = (size_t)n;
     return b;
+}
+
+/* Fields of a checkpoint image, in the format's byte order (docs/checkpoint.md). */
+static uint32_t rd32(const unsigned char *b, size_t at)
+{
+    uint32_t v;
+    memcpy(&v, b + at, 4);
+    return v;
+}
+static void wr32(unsigned char *b, size_t at, uint32_t v) { memcpy(b + at, &v, 4); }
+static uint64_t rd64(const unsigned char *b, size_t at)
+{
+    uint64_t v;
+    memcpy(&v, b + at, 8);
+    return v;
+}
+static void wr64(unsigned char *b, size_t at, uint64_t v) { memcpy(b + at, &v, 8); }
+
+/* Table entry (its byte offset) of a section by type and index; 0: none. */
+static size_t entry_at(const unsigned char *b, uint32_t type, uint32_t index)
+{
+    const uint32_t n = rd32(b, 20);
+    for (uint32_t i = 0; i < n; ++i)
+        if (rd32(b, 40 + 32 * i) == type && rd32(b, 40 + 32 * i + 4) == index)
+            return 40 + 32 * (size_t)i;
+    return 0;
 }
 
 static void spit(const char *path, const unsigned char *b, size_t n)
@@ -109,8 +135,69 @@ static void sphere_points(int n, double R, double *pts, double *areas)
     }
 }
 
-enum scene_kind { SCENE_PLAIN, SCENE_CHANNEL, SCENE_LI2020, SCENE_SOLIDS, SCENE_COUNT };
-static const char *const scene_names[] = {"plain", "channel", "li2020", "solids"};
+enum scene_kind { SCENE_PLAIN, SCENE_CHANNEL, SCENE_LI2020, SCENE_SOLIDS, SCENE_SMOKE, SCENE_COUNT };
+static const char *const scene_names[] = {"plain", "channel", "li2020", "solids", "smoke"};
+
+/* Two smokes in the solids scene, with every emitter shape and every fate of
+ * a particle: smoke 0 a box over the free cube (whose closed mesh absorbs),
+ * with a lifetime, a ball, and points, one beyond a wall (it leaves); smoke 1
+ * too small for its emitter on the moving sphere's surface (emissions
+ * dropped), and an emitter whose solid was destroyed. */
+static void add_smokes(acm_domain *d)
+{
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+    acm_solid *solids[2];
+    size_t n = 0;
+    ACM_CK_OK(d, acm_domain_get_solids(d, solids, 2, &n));
+    ck_assert_uint_eq(n, 2);
+    acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
+    so.capacity = 200;
+    so.seed = 11;
+    acm_smoke *a = NULL, *b = NULL;
+    ACM_CK_OK(d, acm_smoke_create(&a, d, &so));
+    acm_emitter e = ACM_EMITTER_INIT;
+    const double lo[3] = {7.5, 3.5, 2.5}, hi[3] = {12.5, 8.5, 7.5};
+    memcpy(e.lo, lo, sizeof lo);
+    memcpy(e.hi, hi, sizeof hi);
+    e.rate = 4.5;
+    e.lifetime = 5;
+    ck_assert_int_eq(acm_smoke_add_emitter(a, &e), ACM_OK);
+    acm_emitter ball = ACM_EMITTER_INIT;
+    ball.shape = ACM_EMITTER_SPHERE;
+    ball.centre[0] = ball.centre[1] = ball.centre[2] = 3.0;
+    ball.radius = 1.5;
+    ball.rate = 0.7;
+    ck_assert_int_eq(acm_smoke_add_emitter(a, &ball), ACM_OK);
+    static const double pts[9] = {1.0, 9.0, 9.7, 2.0, 2.0, 5.0, 12.5, 10.5, 0.5};
+    acm_emitter p = ACM_EMITTER_INIT;
+    p.shape = ACM_EMITTER_POINTS;
+    p.points = pts;
+    p.point_count = 3;
+    p.rate = 1.5;
+    ck_assert_int_eq(acm_smoke_add_emitter(a, &p), ACM_OK);
+    so.capacity = 12;
+    so.seed = 0;
+    ACM_CK_OK(d, acm_smoke_create(&b, d, &so));
+    acm_emitter surface = ACM_EMITTER_INIT;
+    surface.shape = ACM_EMITTER_SOLID;
+    surface.solid = solids[0];
+    surface.offset = 0.8;
+    surface.rate = 4.0;
+    surface.lifetime = 4;
+    ck_assert_int_eq(acm_smoke_add_emitter(b, &surface), ACM_OK);
+    const double dot[3] = {1.0, 0.0, 0.0}, area = 1.0;
+    acm_solid_options o = ACM_SOLID_OPTIONS_INIT;
+    o.sample_count = 1;
+    o.sample_points = dot;
+    o.sample_areas = &area;
+    o.position[0] = o.position[1] = o.position[2] = 2.0;
+    acm_solid *gone = NULL;
+    ACM_CK_OK(d, acm_solid_create(&gone, d, &o));
+    surface.solid = gone;
+    ck_assert_int_eq(acm_smoke_add_emitter(b, &surface), ACM_OK);
+    acm_solid_destroy(gone);
+}
 
 /* The scenes: every kind of state a checkpoint holds. */
 static acm_domain *scene(int kind, acm_backend backend)
@@ -169,7 +256,7 @@ static acm_domain *scene(int kind, acm_backend backend)
         co.safety_net = 0;
         ACM_CK_OK(d, acm_domain_set_collision(d, &co));
     }
-    if (kind == SCENE_SOLIDS) {
+    if (kind == SCENE_SOLIDS || kind == SCENE_SMOKE) {
         ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 2));
         /* gather spreading: on a GPU the default scatter adds with atomics, in an
          * order that differs from run to run, so no two runs (restarted or not)
@@ -215,7 +302,52 @@ static acm_domain *scene(int kind, acm_backend backend)
         ACM_CK_OK(d, acm_solid_create(&s, d, &co));
         acm_mesh_destroy(m);
     }
+    if (kind == SCENE_SMOKE)
+        add_smokes(d);
     return d;
+}
+
+/* The smokes of two domains: counters, and the particles bit for bit (`cross`:
+ * to 1e-9, each backend's arithmetic). */
+static void expect_same_smokes(acm_domain *a, acm_domain *b, const char *what, bool cross)
+{
+    acm_smoke *la[4], *lb[4];
+    size_t na = 0, nb = 0;
+    ACM_CK_OK(a, acm_domain_get_smokes(a, la, 4, &na));
+    ACM_CK_OK(b, acm_domain_get_smokes(b, lb, 4, &nb));
+    ck_assert_uint_eq(na, nb);
+    for (size_t i = 0; i < na; ++i) {
+        acm_smoke_info ia = {.version = ACM_SMOKE_INFO_VERSION};
+        acm_smoke_info ib = {.version = ACM_SMOKE_INFO_VERSION};
+        ck_assert_int_eq(acm_smoke_get_info(la[i], &ia), ACM_OK);
+        ck_assert_int_eq(acm_smoke_get_info(lb[i], &ib), ACM_OK);
+        ck_assert_msg(ia.capacity == ib.capacity && ia.alive == ib.alive &&
+                          ia.emitted == ib.emitted && ia.left == ib.left &&
+                          ia.expired == ib.expired && ia.dropped == ib.dropped &&
+                          ia.emitters == ib.emitters && ia.absorbed == ib.absorbed,
+                      "%s: smoke %zu counters: alive %llu/%llu emitted %llu/%llu left %llu/%llu "
+                      "expired %llu/%llu dropped %llu/%llu absorbed %llu/%llu",
+                      what, i, (unsigned long long)ia.alive, (unsigned long long)ib.alive,
+                      (unsigned long long)ia.emitted, (unsigned long long)ib.emitted,
+                      (unsigned long long)ia.left, (unsigned long long)ib.left,
+                      (unsigned long long)ia.expired, (unsigned long long)ib.expired,
+                      (unsigned long long)ia.dropped, (unsigned long long)ib.dropped,
+                      (unsigned long long)ia.absorbed, (unsigned long long)ib.absorbed);
+        const size_t n = (size_t)ia.alive;
+        double *xa = acm_test_alloc(3 * n * sizeof(double) + 1);
+        double *xb = acm_test_alloc(3 * n * sizeof(double) + 1);
+        size_t wa = 0, wb = 0;
+        ck_assert_int_eq(acm_smoke_get_particles(la[i], xa, n, &wa), ACM_OK);
+        ck_assert_int_eq(acm_smoke_get_particles(lb[i], xb, n, &wb), ACM_OK);
+        ck_assert_uint_eq(wa, n);
+        ck_assert_uint_eq(wb, n);
+        for (size_t k = 0; k < 3 * n; ++k)
+            ck_assert_msg(cross ? fabs(xa[k] - xb[k]) < 1e-9 : memcmp(&xa[k], &xb[k], 8) == 0,
+                          "%s: smoke %zu particle coordinate %zu: %.17g vs %.17g", what, i, k,
+                          xa[k], xb[k]);
+        free(xa);
+        free(xb);
+    }
 }
 
 /* Populations, counters and the solids of two domains bit for bit (`cross`:
@@ -281,6 +413,7 @@ static void expect_same(acm_domain *a, acm_domain *b, const char *what, bool cro
             memcmp(xa_s.angular_velocity, xb_s.angular_velocity, sizeof xa_s.angular_velocity) == 0;
         ck_assert_msg(same_state, "%s: solid %zu state", what, i);
     }
+    expect_same_smokes(a, b, what, cross);
 }
 
 static acm_domain *load_ok(const char *path, acm_backend backend)
@@ -298,6 +431,56 @@ static acm_domain *load_ok(const char *path, acm_backend backend)
 }
 
 /* ---- restart is bitwise ------------------------------------------------------------------- */
+
+/* Every fate of a particle came to pass in the smoke scene, so that its
+ * restart covers every counter. */
+static void expect_every_fate(acm_domain *d)
+{
+    acm_smoke *s[2];
+    size_t n = 0;
+    ACM_CK_OK(d, acm_domain_get_smokes(d, s, 2, &n));
+    ck_assert_uint_eq(n, 2);
+    acm_smoke_info a = {.version = ACM_SMOKE_INFO_VERSION};
+    acm_smoke_info b = {.version = ACM_SMOKE_INFO_VERSION};
+    ck_assert_int_eq(acm_smoke_get_info(s[0], &a), ACM_OK);
+    ck_assert_int_eq(acm_smoke_get_info(s[1], &b), ACM_OK);
+    ck_assert_msg(a.alive > 0 && a.left > 0 && a.expired > 0 && a.absorbed > 0,
+                  "smoke 0: alive %llu left %llu expired %llu absorbed %llu",
+                  (unsigned long long)a.alive, (unsigned long long)a.left,
+                  (unsigned long long)a.expired, (unsigned long long)a.absorbed);
+    ck_assert_msg(b.alive > 0 && b.dropped > 0 && b.emitters == 2,
+                  "smoke 1: alive %llu dropped %llu emitters %d", (unsigned long long)b.alive,
+                  (unsigned long long)b.dropped, (int)b.emitters);
+}
+
+/* The smoke sections of what two domains save, byte for byte: the particles'
+ * slots, ages and lifetimes and the emitters' progress, which no public call
+ * shows. */
+static void expect_same_smoke_sections(acm_domain *a, acm_domain *b, const tmpdir *t)
+{
+    char pa[160], pb[160];
+    snprintf(pa, sizeof pa, "%s/a.ckpt", t->dir);
+    snprintf(pb, sizeof pb, "%s/b.ckpt", t->dir);
+    ACM_CK_OK(a, acm_domain_save(a, pa));
+    ACM_CK_OK(b, acm_domain_save(b, pb));
+    size_t na = 0, nb = 0;
+    unsigned char *fa = slurp(pa, &na), *fb = slurp(pb, &nb);
+    uint32_t i = 0;
+    for (size_t ea, eb; (ea = entry_at(fa, 9, i)) != 0; ++i) {
+        eb = entry_at(fb, 9, i);
+        ck_assert_uint_ne(eb, 0);
+        const uint64_t size = rd64(fa, ea + 16);
+        ck_assert_uint_eq(rd64(fb, eb + 16), size);
+        ck_assert_msg(memcmp(fa + rd64(fa, ea + 8), fb + rd64(fb, eb + 8), (size_t)size) == 0,
+                      "smoke section %u differs", i);
+    }
+    ck_assert_uint_eq(i, 2);
+    ck_assert_uint_eq(entry_at(fb, 9, i), 0);
+    free(fa);
+    free(fb);
+    remove(pa);
+    remove(pb);
+}
 
 /* N steps, save, load, M steps == N + M steps, for every scene, on the
  * backend under test; a checkpoint reloaded twice gives the same again. */
@@ -324,6 +507,10 @@ START_TEST(restart_bitwise)
     ACM_CK_OK(d, acm_step(d, 4));
     ACM_CK_OK(r2, acm_step(r2, 4));
     expect_same(d, r2, scene_names[kind], false);
+    if (kind == SCENE_SMOKE) {
+        expect_every_fate(d);
+        expect_same_smoke_sections(d, r2, &t);
+    }
     acm_domain_destroy(r2);
     acm_domain_destroy(r);
     acm_domain_destroy(d);
@@ -416,20 +603,6 @@ END_TEST
 
 /* ---- damaged files ------------------------------------------------------------------------ */
 
-static uint32_t rd32(const unsigned char *b, size_t at)
-{
-    uint32_t v;
-    memcpy(&v, b + at, 4);
-    return v;
-}
-static void wr32(unsigned char *b, size_t at, uint32_t v) { memcpy(b + at, &v, 4); }
-static uint64_t rd64(const unsigned char *b, size_t at)
-{
-    uint64_t v;
-    memcpy(&v, b + at, 8);
-    return v;
-}
-
 /* Fix the table's CRC after an edit of the header or the table (the format's
  * layout: docs/checkpoint.md). */
 static void reseal(unsigned char *b)
@@ -476,7 +649,7 @@ START_TEST(corrupted_files)
 {
     tmpdir t;
     tmpdir_make(&t);
-    acm_domain *d = scene(SCENE_SOLIDS, acm_test_backend());
+    acm_domain *d = scene(SCENE_SMOKE, acm_test_backend());
     ACM_CK_OK(d, acm_step(d, 2));
     ACM_CK_OK(d, acm_domain_save(d, t.path));
     acm_domain_destroy(d);
@@ -515,7 +688,7 @@ START_TEST(corrupted_files)
 
     /* a bit flipped in a section's data: that section's checksum */
     const struct { uint32_t type; const char *name; } sections[] = {
-        {1, "settings"}, {2, "counters"}, {3, "populations"}, {8, "solid 0"}};
+        {1, "settings"}, {2, "counters"}, {3, "populations"}, {8, "solid 0"}, {9, "smoke 0"}};
     for (size_t i = 0; i < sizeof sections / sizeof sections[0]; ++i) {
         memcpy(b, good, n);
         const size_t e = entry_of(b, sections[i].type);
@@ -614,6 +787,165 @@ START_TEST(corrupted_files)
 }
 END_TEST
 
+/* After an edit inside a section: its checksum and the table's made right
+ * again, so that only the edit tells. */
+static void reseal_section(unsigned char *b, size_t e)
+{
+    wr32(b, e + 24, crc32c(0, b + rd64(b, e + 8), (size_t)rd64(b, e + 16)));
+    reseal(b);
+}
+
+/* Offsets in smoke section i (docs/checkpoint.md): the section, emitter k's
+ * record, the slot map (past the emitters and their points). */
+static size_t smoke_at(const unsigned char *b, uint32_t i)
+{
+    const size_t e = entry_at(b, 9, i);
+    ck_assert_uint_ne(e, 0);
+    return (size_t)rd64(b, e + 8);
+}
+static size_t emitter_at(const unsigned char *b, uint32_t i, uint32_t k)
+{
+    size_t at = smoke_at(b, i) + 64;
+    for (uint32_t j = 0; j < k; ++j)
+        at += 144 + 24 * (size_t)rd64(b, at + 136);
+    return at;
+}
+static size_t slot_map_at(const unsigned char *b, uint32_t i)
+{
+    return emitter_at(b, i, rd32(b, smoke_at(b, i) + 56));
+}
+
+/* Damaged smoke sections, each checksummed anew: refused, with the section's name. */
+START_TEST(corrupted_smoke)
+{
+    tmpdir t;
+    tmpdir_make(&t);
+    acm_domain *d = scene(SCENE_SMOKE, acm_test_backend());
+    ACM_CK_OK(d, acm_step(d, 3));
+    ACM_CK_OK(d, acm_domain_save(d, t.path));
+    acm_domain_destroy(d);
+    size_t n = 0;
+    unsigned char *good = slurp(t.path, &n), *b = acm_test_alloc(n);
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", t.dir);
+    const size_t s0 = smoke_at(good, 0), e0 = entry_at(good, 9, 0), e1 = entry_at(good, 9, 1);
+    ck_assert_uint_eq(rd64(good, s0), 200); /* capacity: the layout is the documented one */
+    ck_assert_uint_eq(rd32(good, s0 + 56), 3);
+    ck_assert_uint_eq(rd32(good, emitter_at(good, 1, 0)), 4); /* ACM_EMITTER_SOLID */
+    const size_t map0 = slot_map_at(good, 0), alive0 = (size_t)(rd64(good, s0 + 16) -
+        rd64(good, s0 + 24) - rd64(good, s0 + 32) - rd64(good, s0 + 40));
+    ck_assert_uint_gt(alive0, 4);
+    ck_assert_uint_eq(rd64(good, e0 + 16), map0 + 4 * 7 + 32 * alive0 - s0);
+
+    /* a section shorter than its content (the file as long: the next bytes unread) */
+    memcpy(b, good, n);
+    wr64(b, e0 + 16, rd64(b, e0 + 16) - 4);
+    reseal_section(b, e0);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "smoke 0", "section cut short");
+    memcpy(b, good, n);
+    wr64(b, e1 + 16, 40);
+    reseal_section(b, e1);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "smoke 1", "shorter than the head");
+    /* counts: no room, more alive than the capacity, more gone than emitted, a
+     * capacity whose slots the file does not hold */
+    const struct { size_t at; uint64_t value; const char *what; } counts[] = {
+        {0, 0, "capacity 0"},
+        {0, UINT64_C(1) << 40, "capacity 2^40"},
+        {0, (UINT64_C(1) << 31) - 1, "capacity without its slot map"},
+        {0, 4, "more alive than the capacity"},
+        {32, UINT64_MAX, "the sums overflow"},
+        {24, 1000000, "more left than emitted"},
+        {16, UINT64_C(1) << 62, "a billion billion alive"},
+        {16, rd64(good, s0 + 16) + 1, "one more alive than the slots hold"},
+    };
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; ++i) {
+        memcpy(b, good, n);
+        wr64(b, s0 + counts[i].at, counts[i].value);
+        reseal_section(b, e0);
+        expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "smoke 0", counts[i].what);
+    }
+    /* a slot map that disagrees with the counters */
+    memcpy(b, good, n);
+    size_t bit = 0;
+    while (!(b[map0 + bit / 8] >> (bit % 8) & 1))
+        ++bit;
+    b[map0 + bit / 8] ^= (unsigned char)(1u << (bit % 8));
+    reseal_section(b, e0);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "slots hold", "slot map");
+    /* a particle: not finite, far off, older than its lifetime, a negative age */
+    const size_t x0 = map0 + 4 * 7, age0 = x0 + 24 * alive0, life0 = age0 + 4 * alive0;
+    memcpy(b, good, n);
+    wr64(b, x0 + 8, UINT64_C(0x7ff8000000000000)); /* NaN */
+    reseal_section(b, e0);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "slot", "position NaN");
+    memcpy(b, good, n);
+    {
+        const double far = 1e300;
+        memcpy(b + x0, &far, 8);
+    }
+    reseal_section(b, e0);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "slot", "position far off");
+    memcpy(b, good, n);
+    wr32(b, life0, 3);
+    wr32(b, age0, 3);
+    reseal_section(b, e0);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "slot", "age past the lifetime");
+    memcpy(b, good, n);
+    wr32(b, age0, UINT32_MAX); /* -1 */
+    reseal_section(b, e0);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "slot", "negative age");
+    /* emitters: a solid number out of range, a solid for a box, a kind unknown,
+     * a solid emitter without its solid that still emits, a points emitter's
+     * next point past its points, a fraction owed of 1 or more, too many points */
+    const size_t box = emitter_at(good, 0, 0), pts = emitter_at(good, 0, 2);
+    const size_t surface = emitter_at(good, 1, 0), orphan = emitter_at(good, 1, 1);
+    const struct { size_t at; int bytes; uint64_t value; const char *what; } emitters[] = {
+        {surface + 4, 4, 2, "solid 2"},
+        {surface + 4, 4, (uint32_t)-2, "solid -2"},
+        {box + 4, 4, 0, "solid 0"},
+        {box, 4, 7, "shape 7"},
+        {box, 4, 0, "shape 0"},
+        {orphan + 96, 8, UINT64_C(0x3ff0000000000000), "rate 1"}, /* 1.0 */
+        {pts + 120, 8, 3, "next point 3 of 3"},
+        {box + 112, 8, UINT64_C(0x3ff0000000000000), "carry 1"},
+        {pts + 136, 8, 1000, "1000 points"},
+        {box + 136, 8, 1, "a point for a box"},
+        {box + 40, 8, UINT64_C(0x7ff0000000000000), "box hi +inf"},
+    };
+    for (size_t i = 0; i < sizeof emitters / sizeof emitters[0]; ++i) {
+        memcpy(b, good, n);
+        if (emitters[i].bytes == 4)
+            wr32(b, emitters[i].at, (uint32_t)emitters[i].value);
+        else
+            wr64(b, emitters[i].at, emitters[i].value);
+        const size_t e = emitters[i].at < rd64(b, e1 + 8) ? e0 : e1;
+        reseal_section(b, e);
+        expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, e == e0 ? "smoke 0" : "smoke 1",
+                       emitters[i].what);
+    }
+    /* smoke numbers: twice, and past the count */
+    memcpy(b, good, n);
+    wr32(b, e1 + 4, 0);
+    reseal(b);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "twice", "smoke 0 twice");
+    memcpy(b, good, n);
+    wr32(b, e1 + 4, 2);
+    reseal(b);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "smoke 2", "smoke 2 of 2");
+
+    /* the intact file still loads, its smokes whole */
+    acm_domain *ok = load_ok(t.path, ACM_BACKEND_AUTO);
+    size_t count = 0;
+    ACM_CK_OK(ok, acm_domain_get_smokes(ok, NULL, 0, &count));
+    ck_assert_uint_eq(count, 2);
+    acm_domain_destroy(ok);
+    free(good);
+    free(b);
+    remove(bad);
+    tmpdir_remove(&t);
+}
+END_TEST
+
 /* ---- a failed save keeps the last good checkpoint ----------------------------------------- */
 
 START_TEST(save_errors)
@@ -652,16 +984,6 @@ START_TEST(save_errors)
     /* the domain goes on, and saves again */
     ACM_CK_OK(d, acm_step(d, 1));
     ACM_CK_OK(d, acm_domain_save(d, t.path));
-
-    /* smoke particles are not saved: refused rather than lost */
-    acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
-    so.capacity = 16;
-    acm_smoke *s = NULL;
-    ACM_CK_OK(d, acm_smoke_create(&s, d, &so));
-    ACM_CK_FAIL(d, acm_domain_save(d, t.path), ACM_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "smoke"));
-    acm_smoke_destroy(s);
-    ACM_CK_OK(d, acm_domain_save(d, t.path));
     acm_domain_destroy(d);
     tmpdir_remove(&t);
 }
@@ -694,7 +1016,7 @@ START_TEST(load_arguments)
     ck_assert_int_eq(acm_domain_load(&d, "x", &lo), ACM_ERR_BAD_ENUM);
     ck_assert_ptr_null(d);
 
-    acm_domain *p = scene(SCENE_SOLIDS, acm_test_backend());
+    acm_domain *p = scene(SCENE_SMOKE, acm_test_backend());
     size_t n = 99;
     acm_solid *s[1] = {NULL};
     ck_assert_int_eq(acm_domain_get_solids(NULL, s, 1, &n), ACM_ERR_NULL_POINTER);
@@ -704,6 +1026,31 @@ START_TEST(load_arguments)
     ACM_CK_OK(p, acm_domain_get_solids(p, s, 1, &n));
     ck_assert_uint_eq(n, 2);
     ck_assert_ptr_nonnull(s[0]);
+
+    acm_smoke *k[3] = {NULL, NULL, NULL};
+    n = 99;
+    ck_assert_int_eq(acm_domain_get_smokes(NULL, k, 1, &n), ACM_ERR_NULL_POINTER);
+    ck_assert_uint_eq(n, 99);
+    ACM_CK_FAIL(p, acm_domain_get_smokes(p, k, 1, NULL), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(p, acm_domain_get_smokes(p, NULL, 1, &n), ACM_ERR_NULL_POINTER);
+    ck_assert_uint_eq(n, 99);
+    ck_assert_ptr_null(k[0]);
+    ACM_CK_OK(p, acm_domain_get_smokes(p, NULL, 0, &n));
+    ck_assert_uint_eq(n, 2);
+    ACM_CK_OK(p, acm_domain_get_smokes(p, k, 1, &n)); /* fewer than there are */
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_nonnull(k[0]);
+    ck_assert_ptr_null(k[1]);
+    ACM_CK_OK(p, acm_domain_get_smokes(p, k, 3, &n)); /* more room than smokes */
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_nonnull(k[1]);
+    ck_assert_ptr_ne(k[0], k[1]);
+    ck_assert_ptr_null(k[2]);
+    acm_smoke_destroy(k[0]); /* the list follows */
+    acm_smoke *left = NULL;
+    ACM_CK_OK(p, acm_domain_get_smokes(p, &left, 1, &n));
+    ck_assert_uint_eq(n, 1);
+    ck_assert_ptr_eq(left, k[1]);
     acm_domain_destroy(p);
 }
 END_TEST
@@ -725,6 +1072,7 @@ TEST_SUITE(checkpoint_suite)
     suite_add_tcase(s, tc);
     tc = acm_tcase("files", 120);
     tcase_add_test(tc, corrupted_files);
+    tcase_add_test(tc, corrupted_smoke);
     tcase_add_test(tc, save_errors);
     tcase_add_test(tc, load_arguments);
     tcase_add_test(tc, crc_check_value);

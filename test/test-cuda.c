@@ -10,6 +10,7 @@
 #include "test-solid-common.h"
 
 #include <cuda_runtime.h>
+#include <unistd.h> /* close, unlink */
 
 #include <acmlbm/acm_cuda.h>
 
@@ -424,6 +425,131 @@ START_TEST(device_errors_have_specific_statuses)
 }
 END_TEST
 
+/* ---- device memory running out (docs/reliability.md, "Device faults") ------------------ */
+
+/* Device memory taken by the test until cudaMalloc refuses (big blocks, then
+ * smaller ones), so that the library's next device allocation fails for real. */
+typedef struct hog {
+    void *blocks[4096];
+    int n;
+} hog;
+
+static void hog_fill(hog *h)
+{
+    h->n = 0;
+    for (size_t chunk = (size_t)1 << 30; chunk >= ((size_t)1 << 16); chunk /= 4)
+        while (h->n < 4096 && cudaMalloc(&h->blocks[h->n], chunk) == cudaSuccess)
+            h->n++;
+    (void)cudaGetLastError();
+}
+
+static void hog_free(hog *h)
+{
+    for (int i = 0; i < h->n; ++i)
+        ck_assert_int_eq(cudaFree(h->blocks[i]), cudaSuccess);
+    h->n = 0;
+}
+
+/* st is a device-memory failure whose message carries CUDA's words. */
+static void expect_device_memory(acm_status st, const char *msg, const char *what)
+{
+    ck_assert_msg(st == ACM_ERR_DEVICE_MEMORY, "%s: %s (%s), expected ACM_ERR_DEVICE_MEMORY",
+                  what, acm_status_string(st), msg);
+    ck_assert_msg(strstr(msg, "out of memory") != NULL, "%s: the message lacks CUDA's: '%s'",
+                  what, msg);
+}
+
+/* With the device's memory taken, every call that needs more fails with
+ * ACM_ERR_DEVICE_MEMORY and CUDA's message, and changes nothing: once the
+ * memory is back the domain steps on and ends bitwise as a twin that never
+ * met a failure. */
+START_TEST(device_memory_exhaustion_changes_nothing)
+{
+    size_t free_before = 0, free_after = 0, total = 0;
+    ck_assert_int_eq(cudaMemGetInfo(&free_before, &total), cudaSuccess);
+    acm_domain *d = gpu_domain(), *twin = gpu_domain();
+    ACM_CK_OK(d, acm_step(d, 5));
+    ACM_CK_OK(twin, acm_step(twin, 5));
+    char path[] = "/tmp/acm-cuda-oom-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ACM_CK_OK(d, acm_domain_save(d, path));
+    hog h;
+    hog_fill(&h);
+    printf("device memory exhausted with %d blocks\n", h.n);
+
+    char err[512] = "";
+    acm_domain_options o = acm_test_options(64, 64, 64, 0.02, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *other = NULL;
+    expect_device_memory(acm_domain_create(&other, &o), err, "acm_domain_create");
+    ck_assert_ptr_null(other);
+
+    acm_load_options lo;
+    ck_assert_int_eq(acm_load_options_init(&lo, ACM_LOAD_OPTIONS_VERSION), ACM_OK);
+    lo.backend = ACM_BACKEND_CUDA;
+    lo.error_buffer = err;
+    lo.error_buffer_size = sizeof err;
+    expect_device_memory(acm_domain_load(&other, path, &lo), err, "acm_domain_load");
+    ck_assert_ptr_null(other);
+
+    double *pts, *areas;
+    const double at[3] = {10.0, 6.0, 5.0};
+    acm_solid_options so = acm_test_moving_sphere(20000, 3.0, at, &pts, &areas);
+    acm_solid *solid = NULL;
+    expect_device_memory(acm_solid_create(&solid, d, &so), acm_domain_last_error(d),
+                         "acm_solid_create");
+    ck_assert_ptr_null(solid);
+    free(pts);
+    free(areas);
+
+    acm_smoke_options sm = ACM_SMOKE_OPTIONS_INIT;
+    sm.capacity = 4000000;
+    acm_smoke *smoke = NULL;
+    expect_device_memory(acm_smoke_create(&smoke, d, &sm), acm_domain_last_error(d),
+                         "acm_smoke_create");
+    ck_assert_ptr_null(smoke);
+
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, ACM_KERNEL_SPLIT);
+    expect_device_memory(acm_domain_set_layout(d, l), acm_domain_last_error(d),
+                         "acm_domain_set_layout");
+    acm_layout_destroy(l);
+
+    /* a snapshot that finds no device memory is kept in host memory instead */
+    acm_divergence_policy p = ACM_DIVERGENCE_POLICY_INIT;
+    p.action = ACM_DIVERGENCE_REWIND;
+    ACM_CK_OK(d, acm_domain_set_divergence_policy(d, &p));
+
+    hog_free(&h);
+    ACM_CK_OK(d, acm_step(d, 20));
+    ACM_CK_OK(twin, acm_step(twin, 20));
+    double *a = acm_test_alloc(27 * NCELLS * sizeof(double));
+    double *b = acm_test_alloc(27 * NCELLS * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, a,
+                                      27 * NCELLS * sizeof(double)));
+    ACM_CK_OK(twin, acm_domain_get_field(twin, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, b,
+                                         27 * NCELLS * sizeof(double)));
+    ck_assert_msg(memcmp(a, b, 27 * NCELLS * sizeof(double)) == 0,
+                  "the domain that met the failures differs from its twin");
+    free(a);
+    free(b);
+    unlink(path);
+    acm_domain_destroy(d);
+    acm_domain_destroy(twin);
+    /* the failed calls kept no device memory */
+    ck_assert_int_eq(cudaMemGetInfo(&free_after, &total), cudaSuccess);
+    printf("device memory free: %.1f MB before, %.1f MB after\n", (double)free_before / 1e6,
+           (double)free_after / 1e6);
+    ck_assert_msg(free_after + ((size_t)64 << 20) >= free_before,
+                  "%.1f MB of device memory kept by the failed calls",
+                  ((double)free_before - (double)free_after) / 1e6);
+}
+END_TEST
+
 /* ---- immersed solids: the GPU against the CPU oracle ----------------------------------- */
 
 /* A channel (moving lid, body force) holding a moving, spinning sphere and a
@@ -626,6 +752,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_test(tc, async_divergence_is_reported_at_synchronize);
     tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
     tcase_add_test(tc, device_errors_have_specific_statuses);
+    tcase_add_test(tc, device_memory_exhaustion_changes_nothing);
     tcase_add_loop_test(tc, gpu_smoke_matches_cpu, 0, 3);
     suite_add_tcase(s, tc);
     return s;

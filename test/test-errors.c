@@ -1231,6 +1231,179 @@ START_TEST(negative_density_diverges)
 }
 END_TEST
 
+/* ---- divergence policy (docs/reliability.md, "Divergence") ------------------------ */
+
+typedef struct heard {
+    int calls;
+    acm_divergence_event event;
+    char message[512];
+    acm_status query; /* a query from inside the callback */
+} heard;
+
+static void listen(acm_domain *d, const acm_divergence_event *e, void *user)
+{
+    heard *h = user;
+    h->calls++;
+    h->event = *e;
+    snprintf(h->message, sizeof h->message, "%s", e->message);
+    acm_domain_stats st = {.version = ACM_DOMAIN_STATS_VERSION};
+    h->query = acm_domain_get_stats(d, &st);
+}
+
+static int64_t steps_done(acm_domain *d)
+{
+    acm_domain_stats st = {.version = ACM_DOMAIN_STATS_VERSION};
+    ACM_CK_OK(d, acm_domain_get_stats(d, &st));
+    return st.step;
+}
+
+static double *populations(acm_domain *d)
+{
+    double *f = acm_test_alloc(27 * NCELLS * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,
+                                      27 * NCELLS * sizeof(double)));
+    return f;
+}
+
+/* The force that makes the busy domain diverge within a few steps (a speed
+ * above max_speed = 0.5 by the second). */
+static void push_hard(acm_domain *d)
+{
+    const double g[3] = {0.3, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+}
+
+/* STOP (the default) with a callback: called once, with the message and step
+ * of acm_step's ACM_ERR_DIVERGED, able to query the diverged domain. */
+START_TEST(divergence_callback_on_stop)
+{
+    acm_domain *d = busy_domain();
+    heard h = {0};
+    acm_divergence_policy p;
+    ck_assert_int_eq(acm_divergence_policy_init(&p, ACM_DIVERGENCE_POLICY_VERSION), ACM_OK);
+    ck_assert_int_eq(p.action, ACM_DIVERGENCE_STOP);
+    p.callback = listen;
+    p.user_data = &h;
+    ACM_CK_OK(d, acm_domain_set_divergence_policy(d, &p));
+    ACM_CK_OK(d, acm_step(d, 5));
+    ck_assert_int_eq(h.calls, 0);
+    push_hard(d);
+    ACM_CK_FAIL(d, acm_step(d, 200), ACM_ERR_DIVERGED);
+    ck_assert_int_eq(h.calls, 1);
+    ck_assert_str_eq(h.message, acm_domain_last_error(d));
+    ck_assert_int_eq(h.event.step, step_named(h.message));
+    ck_assert_int_eq(h.event.rewound_to, -1);
+    ck_assert_int_eq(h.query, ACM_OK);
+    EXPECT_DOMAIN_FAIL(d, acm_step(d, 1), ACM_ERR_BAD_STATE);
+    ck_assert_int_eq(h.calls, 1);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* REWIND: a snapshot every 10 steps; the divergence puts back the last one
+ * bitwise, acm_step says so, and with the force taken away the domain steps
+ * on from there. */
+START_TEST(divergence_rewinds_to_the_last_snapshot)
+{
+    acm_domain *d = busy_domain();
+    heard h = {0};
+    acm_divergence_policy p = ACM_DIVERGENCE_POLICY_INIT;
+    p.action = ACM_DIVERGENCE_REWIND;
+    p.snapshot_interval = 10;
+    p.callback = listen;
+    p.user_data = &h;
+    ACM_CK_OK(d, acm_domain_set_divergence_policy(d, &p));
+    acm_divergence_policy back = {.version = ACM_DIVERGENCE_POLICY_VERSION};
+    ACM_CK_OK(d, acm_domain_get_divergence_policy(d, &back));
+    ck_assert_int_eq(back.action, ACM_DIVERGENCE_REWIND);
+    ck_assert_int_eq(back.snapshot_interval, 10);
+    ACM_CK_OK(d, acm_step(d, 23));
+    ACM_CK_OK(d, acm_step(d, 7)); /* step 30: a snapshot is due before the next step */
+    double *at30 = populations(d);
+    push_hard(d);
+    ACM_CK_FAIL(d, acm_step(d, 5), ACM_ERR_DIVERGED);
+    ck_assert_int_eq(h.calls, 1);
+    ck_assert_int_eq(h.event.rewound_to, 30);
+    ck_assert_int_gt(h.event.step, 30);
+    ck_assert_int_le(h.event.step, 35);
+    const char *m = acm_domain_last_error(d);
+    ck_assert_msg(strstr(m, "rewound to step 30") != NULL, "message: '%s'", m);
+    ck_assert_int_eq(steps_done(d), 30);
+    double *now = populations(d);
+    ck_assert_int_eq(memcmp(now, at30, 27 * NCELLS * sizeof(double)), 0);
+    free(now);
+    /* without the force the run goes on; the snapshot moves with it */
+    const double g[3] = {1e-6, -2e-6, 3e-6};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    ACM_CK_OK(d, acm_step(d, 25));
+    ck_assert_int_eq(steps_done(d), 55);
+    push_hard(d);
+    ACM_CK_FAIL(d, acm_step(d, 100), ACM_ERR_DIVERGED);
+    ck_assert_int_eq(h.calls, 2);
+    ck_assert_int_eq(h.event.rewound_to, 50);
+    ck_assert_int_eq(steps_done(d), 50);
+    free(at30);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* A re-initialisation replaces the snapshot: the rewind goes back to the new
+ * state, never to one from before. */
+START_TEST(divergence_snapshot_follows_reinitialisation)
+{
+    acm_domain *d = busy_domain();
+    acm_divergence_policy p = ACM_DIVERGENCE_POLICY_INIT;
+    p.action = ACM_DIVERGENCE_REWIND;
+    ACM_CK_OK(d, acm_domain_set_divergence_policy(d, &p)); /* interval 1000 */
+    ACM_CK_OK(d, acm_step(d, 4));
+    const double u[3] = {0.01, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_init_uniform(d, 1.0, u));
+    double *fresh = populations(d);
+    push_hard(d);
+    ACM_CK_FAIL(d, acm_step(d, 300), ACM_ERR_DIVERGED);
+    ck_assert_int_eq(steps_done(d), 0);
+    double *now = populations(d);
+    ck_assert_int_eq(memcmp(now, fresh, 27 * NCELLS * sizeof(double)), 0);
+    free(now);
+    free(fresh);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+START_TEST(divergence_policy_errors)
+{
+    acm_domain *d = busy_domain();
+    acm_divergence_policy p = ACM_DIVERGENCE_POLICY_INIT;
+    ck_assert_int_eq(acm_divergence_policy_init(NULL, ACM_DIVERGENCE_POLICY_VERSION),
+                     ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_divergence_policy_init(&p, 99), ACM_ERR_BAD_VERSION);
+    ck_assert_int_eq(acm_domain_set_divergence_policy(NULL, &p), ACM_ERR_NULL_POINTER);
+    EXPECT_DOMAIN_FAIL(d, acm_domain_set_divergence_policy(d, NULL), ACM_ERR_NULL_POINTER);
+    EXPECT_DOMAIN_FAIL(d, acm_domain_get_divergence_policy(d, NULL), ACM_ERR_NULL_POINTER);
+    p.version = 0;
+    EXPECT_DOMAIN_FAIL(d, acm_domain_set_divergence_policy(d, &p), ACM_ERR_BAD_VERSION);
+    EXPECT_DOMAIN_FAIL(d, acm_domain_get_divergence_policy(d, &p), ACM_ERR_BAD_VERSION);
+    p.version = ACM_DIVERGENCE_POLICY_VERSION;
+    p.action = (acm_divergence_action)2;
+    EXPECT_DOMAIN_FAIL(d, acm_domain_set_divergence_policy(d, &p), ACM_ERR_BAD_ENUM);
+    p.action = ACM_DIVERGENCE_REWIND;
+    p.snapshot_interval = -1;
+    EXPECT_DOMAIN_FAIL(d, acm_domain_set_divergence_policy(d, &p), ACM_ERR_OUT_OF_RANGE);
+    p.snapshot_interval = ((int64_t)1 << 40) + 1;
+    EXPECT_DOMAIN_FAIL(d, acm_domain_set_divergence_policy(d, &p), ACM_ERR_OUT_OF_RANGE);
+    /* a refused policy leaves the old one */
+    acm_divergence_policy back = {.version = ACM_DIVERGENCE_POLICY_VERSION};
+    ACM_CK_OK(d, acm_domain_get_divergence_policy(d, &back));
+    ck_assert_int_eq(back.action, ACM_DIVERGENCE_STOP);
+    /* a diverged domain takes no policy until re-initialised */
+    push_hard(d);
+    ACM_CK_FAIL(d, acm_step(d, 300), ACM_ERR_DIVERGED);
+    p.snapshot_interval = 0;
+    EXPECT_DOMAIN_FAIL(d, acm_domain_set_divergence_policy(d, &p), ACM_ERR_BAD_STATE);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 /* ---- collision options -------------------------------------------------------------- */
 
 START_TEST(collision_ranges)
@@ -1566,6 +1739,10 @@ TEST_SUITE(errors_suite)
     tcase_add_test(tc, step_arguments_and_divergence);
     tcase_add_loop_test(tc, divergence_messages_agree, 0, 2);
     tcase_add_test(tc, negative_density_diverges);
+    tcase_add_test(tc, divergence_callback_on_stop);
+    tcase_add_test(tc, divergence_rewinds_to_the_last_snapshot);
+    tcase_add_test(tc, divergence_snapshot_follows_reinitialisation);
+    tcase_add_test(tc, divergence_policy_errors);
     tcase_add_test(tc, collision_ranges);
     tcase_add_test(tc, param_ranges);
     suite_add_tcase(s, tc);

@@ -20,15 +20,17 @@
  * populations as stored (FP64 in the file: FP16, FP32 and FP64 storage all
  * convert to it exactly), the per-cell force field, the LI2020 tau*, the last
  * immersed-boundary force and its support, the statistics of the previous step
- * the ACM rules use, the step and fallback counters; and every solid: its
+ * the ACM rules use, the step and fallback counters; every solid: its
  * samples in their current order, normals, surface mesh, pose, velocities,
- * mass properties, caller loads and the fluid force of the last step.
+ * mass properties, caller loads and the fluid force of the last step; and
+ * every smoke (acm_smoke.h): its capacity and seed, its counters, its
+ * emitters with their points and how far each has got (the fraction of a
+ * particle owed, the next point, the position of its random stream; a solid
+ * emitter by its solid's number), and each particle in its slot with its
+ * position, age and lifetime. The particles restart bit for bit with the rest.
  *
  * ### What it does not hold (this version)
- * Smoke particles (acm_smoke.h): acm_domain_save() refuses a domain with a
- * smoke (::ACM_ERR_UNSUPPORTED) rather than write a checkpoint that silently
- * loses them; destroy the smokes first to save the fluid and solids. Nor the
- * caller's CUDA stream (acm_cuda.h): the loaded domain uses its own.
+ * The caller's CUDA stream (acm_cuda.h): the loaded domain uses its own.
  *
  * The file format is described in docs/checkpoint.md.
  *
@@ -45,6 +47,7 @@
 #include "acm_common.h" /* ACM_API, acm_status, acm_backend */
 #include "acm_domain.h" /* acm_domain */
 #include "acm_layout.h" /* acm_layout */
+#include "acm_smoke.h"  /* acm_smoke */
 #include "acm_solid.h"  /* acm_solid */
 
 ACM_BEGIN_DECLS
@@ -90,16 +93,17 @@ ACM_API acm_status acm_load_options_init(acm_load_options *opts, uint32_t versio
  * The file is written beside @p path (`path.tmp.<pid>`), flushed to the disk
  * and renamed over @p path only when complete: a crash or a failure half way
  * leaves the previous file at @p path as it was, and no temporary.
- * The domain is not changed (on a GPU, the state is copied to the host: this
- * synchronises). Checkpoints are about 8 x 27 bytes per cell plus 56 for the
- * force field, tau and the immersed-boundary force where the domain has them.
+ * The domain is not changed (on a GPU, the state and the smokes' particles are
+ * copied to the host: this synchronises). Checkpoints are about 8 x 27 bytes
+ * per cell plus 56 for the force field, tau and the immersed-boundary force
+ * where the domain has them, and per smoke 32 bytes per particle alive and one
+ * bit per slot of its capacity.
  *
  * @param domain  the domain (receives the message on failure)
  * @param path    file to write
- * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_UNSUPPORTED (the domain has a
- *         smoke: particles are not saved yet); ::ACM_ERR_IO (the file could not be
+ * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_IO (the file could not be
  *         created, written, flushed or renamed: the message says which and why);
- *         ::ACM_ERR_NO_MEMORY; ::ACM_ERR_DEVICE (copying a GPU's state).
+ *         ::ACM_ERR_NO_MEMORY; ::ACM_ERR_DEVICE (copying a GPU's state or particles).
  * @note Thread-safety: as for any call on the domain.
  * @since 1.3
  */
@@ -108,7 +112,8 @@ ACM_API acm_status acm_domain_save(acm_domain *domain, const char *path);
 /**
  * Make a new domain from a checkpoint written by acm_domain_save(). Nothing is
  * loaded into an existing domain: the result is a new handle, with new
- * handles for its solids (acm_domain_get_solids(), in the order they had).
+ * handles for its solids (acm_domain_get_solids()) and smokes
+ * (acm_domain_get_smokes()), in the order they had.
  *
  * Every size, offset and count of the file is checked before it is used, and
  * every section's CRC-32C; what is wrong is reported by the status and a
@@ -145,6 +150,20 @@ ACM_API acm_status acm_domain_load(acm_domain **out, const char *path,
  * @since 1.3
  */
 ACM_API acm_status acm_domain_get_solids(acm_domain *domain, acm_solid **out, size_t count,
+                                         size_t *n);
+
+/**
+ * The smokes of a domain, in the order they were created (a loaded domain:
+ * in the order of the checkpoint, which is the order they had when saved).
+ *
+ * @param domain     the domain
+ * @param[out] out   receives up to @p count handles (may be NULL when @p count is 0)
+ * @param count      room in @p out
+ * @param[out] n     receives the number of smokes of the domain (may exceed @p count)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER
+ * @since 1.3
+ */
+ACM_API acm_status acm_domain_get_smokes(acm_domain *domain, acm_smoke **out, size_t count,
                                          size_t *n);
 
 ACM_END_DECLS

@@ -260,6 +260,98 @@ ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps);
 /** @} */
 
 /* ---------------------------------------------------------------------- */
+/** @name Divergence policy
+ * What acm_step() does when the state diverges (docs/reliability.md,
+ * "Divergence"). By default it stops: ::ACM_ERR_DIVERGED, the state kept as
+ * found, further steps refused until the domain is re-initialised. With
+ * ::ACM_DIVERGENCE_REWIND the domain keeps an in-memory copy of its state,
+ * taken every `snapshot_interval` steps, and a diverged step puts it back:
+ * acm_step() still returns ::ACM_ERR_DIVERGED (its message says to which
+ * step it rewound), and the domain steps again from there, for example
+ * after the caller raised the viscosity. Either way an optional callback
+ * hears of it before acm_step() returns.
+ * @{ */
+
+/** What a divergence leads to. The numbers are stable. @since 1.3 */
+typedef enum acm_divergence_action {
+    /** Keep the diverged state; refuse to step until re-initialised (default). */
+    ACM_DIVERGENCE_STOP = 0,
+    /** Put back the last snapshot (the copy costs as much memory as the
+     *  populations, force field and solids; smoke particles are not copied and
+     *  go on from where they are). */
+    ACM_DIVERGENCE_REWIND = 1
+} acm_divergence_action;
+
+/** A divergence, as the callback hears of it. @since 1.3 */
+typedef struct acm_divergence_event {
+    int64_t step;          /**< the step during which the state went bad (1 = the first step
+                                after the last initialisation), as the message names it */
+    int64_t rewound_to;    /**< ::ACM_DIVERGENCE_REWIND: the step the domain is back at;
+                                -1 when it stopped */
+    const char *message;   /**< acm_step()'s message (valid during the call) */
+} acm_divergence_event;
+
+/**
+ * Called once per divergence, on the thread inside acm_step(), after the
+ * policy's action; it may query the domain (with ::ACM_DIVERGENCE_STOP, the
+ * diverged state). It must not step, re-initialise, re-lay or destroy the
+ * domain, nor create or destroy its solids.
+ */
+typedef void (*acm_divergence_fn)(acm_domain *domain, const acm_divergence_event *event,
+                                  void *user_data);
+
+/** Divergence policy of a domain. Fields are only ever appended. @since 1.3 */
+typedef struct acm_divergence_policy {
+    uint32_t version;           /**< ::ACM_DIVERGENCE_POLICY_VERSION */
+    acm_divergence_action action; /**< default ::ACM_DIVERGENCE_STOP */
+    int64_t snapshot_interval;  /**< ::ACM_DIVERGENCE_REWIND: steps between snapshots, in
+                                     [1, 2^40]; 0 = default 1000. A longer acm_step() call is
+                                     cut into pieces of this many steps. */
+    acm_divergence_fn callback; /**< or NULL */
+    void *user_data;            /**< passed to callback */
+} acm_divergence_policy;
+
+/** Current version of ::acm_divergence_policy. @since 1.3 */
+#define ACM_DIVERGENCE_POLICY_VERSION 1
+
+/** Static initialiser: stop, no callback. @since 1.3 */
+#define ACM_DIVERGENCE_POLICY_INIT {ACM_DIVERGENCE_POLICY_VERSION, ACM_DIVERGENCE_STOP, 0, NULL, NULL}
+
+/**
+ * Fill @p policy with the defaults of ::ACM_DIVERGENCE_POLICY_INIT.
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.3
+ */
+ACM_API acm_status acm_divergence_policy_init(acm_divergence_policy *policy, uint32_t version);
+
+/**
+ * Set the divergence policy. ::ACM_DIVERGENCE_REWIND takes the first snapshot
+ * at once, so that a domain without the memory for it is told now; the
+ * snapshot is taken again after a re-initialisation, a change of layout or of
+ * the set of solids, and every `snapshot_interval` steps.
+ *
+ * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION;
+ *         ::ACM_ERR_BAD_ENUM (action); ::ACM_ERR_OUT_OF_RANGE
+ *         (snapshot_interval); ::ACM_ERR_BAD_STATE (the domain has diverged:
+ *         re-initialise it first); ::ACM_ERR_NO_MEMORY or
+ *         ::ACM_ERR_DEVICE_MEMORY (no room for the snapshot; the policy is
+ *         left as it was)
+ * @since 1.3
+ */
+ACM_API acm_status acm_domain_set_divergence_policy(acm_domain *domain,
+                                                    const acm_divergence_policy *policy);
+
+/**
+ * Read the divergence policy (@p policy->version set by the caller).
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_VERSION
+ * @since 1.3
+ */
+ACM_API acm_status acm_domain_get_divergence_policy(acm_domain *domain,
+                                                    acm_divergence_policy *policy);
+
+/** @} */
+
+/* ---------------------------------------------------------------------- */
 /** @name Configuration (allowed between steps)
  * @{ */
 

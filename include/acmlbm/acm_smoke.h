@@ -23,6 +23,12 @@
  * count never exceeds the smoke's capacity; an emission that finds no free
  * slot is counted as dropped.
  *
+ * Checkpoints (acm_checkpoint.h) hold every smoke of a domain: its options,
+ * counters, emitters (a solid emitter by its solid's number among the
+ * domain's solids) with how far each has got, and its particles in their
+ * slots; the run goes on bit for bit after acm_domain_load(), whose smokes are
+ * new handles (acm_domain_get_smokes()).
+ *
  * Thread-safety: a smoke belongs to its domain; use both from one thread at
  * a time.
  */
