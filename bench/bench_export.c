@@ -31,6 +31,8 @@
 #include "bench_gpu_common.h" /* bench_banner: the device and its copy bandwidth */
 #endif
 
+#include "cli.h" /* cli_long, cli_dims, cli_backend */
+
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
 #endif
@@ -63,70 +65,16 @@ static void usage(FILE *fp)
             prog);
 }
 
-static int parse_long(const char *name, const char *text, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const long v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "%s: %s '%s': expected an integer in [%ld, %ld]\n", prog, name, text, lo,
-                hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* "N" (a cube) or "NXxNYxNZ". */
-static int parse_size(const char *text, int32_t n[3])
-{
-    const char *p = text;
-    int axes = 0;
-    for (; axes < 3; ++axes) {
-        char *end = NULL;
-        errno = 0;
-        const long v = strtol(p, &end, 10);
-        if (errno != 0 || end == p || v < 8 || v > 2048)
-            break;
-        n[axes] = (int32_t)v;
-        if (*end == '\0' && (axes == 0 || axes == 2)) {
-            if (axes == 0)
-                n[1] = n[2] = n[0];
-            return 0;
-        }
-        if (*end != 'x')
-            break;
-        p = end + 1;
-    }
-    fprintf(stderr, "%s: --size '%s': expected N or NXxNYxNZ, each in [8, 2048]\n", prog, text);
-    return -1;
-}
-
-static int parse_backend(const char *text, acm_backend *out)
-{
-    if (strcmp(text, "auto") == 0)
-        *out = ACM_BACKEND_AUTO;
-    else if (strcmp(text, "cpu") == 0)
-        *out = ACM_BACKEND_CPU;
-    else if (strcmp(text, "cuda") == 0)
-        *out = ACM_BACKEND_CUDA;
-    else {
-        fprintf(stderr, "%s: --backend '%s': expected auto, cpu or cuda\n", prog, text);
-        return -1;
-    }
-    return 0;
-}
-
 static int parse_option(const char *name, const char *value, bench_args *a)
 {
     if (strcmp(name, "--size") == 0)
-        return parse_size(value, a->n);
+        return cli_dims(prog, name, value, 'x', 8, 2048, a->n);
     if (strcmp(name, "--backend") == 0)
-        return parse_backend(value, &a->backend);
+        return cli_backend(prog, name, value, &a->backend);
     if (strcmp(name, "--particles") == 0)
-        return parse_long(name, value, 1, 2147483647L, &a->particles);
+        return cli_long(prog, name, value, 1, 2147483647L, &a->particles);
     if (strcmp(name, "--frames") == 0)
-        return parse_long(name, value, 1, 100000, &a->frames);
+        return cli_long(prog, name, value, 1, 100000, &a->frames);
     if (strcmp(name, "--dir") == 0) {
         struct stat sb;
         if (stat(value, &sb) != 0 || !S_ISDIR(sb.st_mode)) {

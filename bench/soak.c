@@ -42,6 +42,7 @@
 #include <cuda_runtime.h> /* cudaMemGetInfo */
 #endif
 
+#include "cli.h"    /* cli_long, cli_real, cli_dims, cli_backend */
 #include "shapes.h" /* shapes_torus */
 
 #ifndef M_PI
@@ -85,8 +86,8 @@ typedef struct soak_args {
     int32_t n[3];
     acm_backend backend;
     acm_precision precision;
-    int64_t steps;
-    int64_t chunk; /* 0: 10000, or steps / 20 when that is smaller */
+    long steps;
+    long chunk; /* 0: 10000, or steps / 20 when that is smaller */
     int smoke;
     double mass_tol; /* < 0: the default of the precision (default_mass_tol) */
     double rss_tol_mib;
@@ -124,64 +125,6 @@ static void usage(FILE *fp)
             prog);
 }
 
-static int parse_int(const char *name, const char *text, int64_t lo, int64_t hi, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const long long v = strtoll(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "%s: %s '%s': expected an integer in [%lld, %lld]\n", prog, name, text,
-                (long long)lo, (long long)hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_real(const char *name, const char *text, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const double v = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !isfinite(v) || v < lo || v > hi) {
-        fprintf(stderr, "%s: %s '%s': expected a number in [%g, %g]\n", prog, name, text, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-/* "X,Y,Z", each in [12, 1024]: the torus needs a dozen cells to be a torus. */
-static int parse_grid(const char *text, int32_t n[3])
-{
-    const char *p = text;
-    for (int k = 0; k < 3; ++k) {
-        char *end = NULL;
-        errno = 0;
-        const long v = strtol(p, &end, 10);
-        if (errno != 0 || end == p || v < 12 || v > 1024 || *end != (k < 2 ? ',' : '\0')) {
-            fprintf(stderr, "%s: --grid '%s': expected X,Y,Z, each in [12, 1024]\n", prog, text);
-            return -1;
-        }
-        n[k] = (int32_t)v;
-        p = end + 1;
-    }
-    return 0;
-}
-
-static int parse_backend(const char *text, acm_backend *out)
-{
-    static const char *const names[] = {"auto", "cpu", "cuda"};
-    static const acm_backend values[] = {ACM_BACKEND_AUTO, ACM_BACKEND_CPU, ACM_BACKEND_CUDA};
-    for (int k = 0; k < 3; ++k)
-        if (strcmp(text, names[k]) == 0) {
-            *out = values[k];
-            return 0;
-        }
-    fprintf(stderr, "%s: --backend '%s': expected auto, cpu or cuda\n", prog, text);
-    return -1;
-}
-
 static int parse_precision(const char *text, acm_precision *out)
 {
     static const char *const names[] = {"fp32", "fp64", "fp16"};
@@ -198,35 +141,35 @@ static int parse_precision(const char *text, acm_precision *out)
 
 static int parse_option(const char *name, const char *value, soak_args *a)
 {
-    int64_t v = 0;
+    long v = 0;
     if (strcmp(name, "--size") == 0) {
-        if (parse_int(name, value, 12, 1024, &v) != 0)
+        if (cli_long(prog, name, value, 12, 1024, &v) != 0)
             return -1;
         a->n[0] = a->n[1] = a->n[2] = (int32_t)v;
         return 0;
     }
     if (strcmp(name, "--grid") == 0)
-        return parse_grid(value, a->n);
+        return cli_dims(prog, name, value, ',', 12, 1024, a->n);
     if (strcmp(name, "--backend") == 0)
-        return parse_backend(value, &a->backend);
+        return cli_backend(prog, name, value, &a->backend);
     if (strcmp(name, "--precision") == 0)
         return parse_precision(value, &a->precision);
     if (strcmp(name, "--steps") == 0)
-        return parse_int(name, value, 1, INT64_C(1) << 50, &a->steps);
+        return cli_long(prog, name, value, 1, 1L << 50, &a->steps);
     if (strcmp(name, "--chunk") == 0)
-        return parse_int(name, value, 1, INT64_C(1) << 40, &a->chunk);
+        return cli_long(prog, name, value, 1, 1L << 40, &a->chunk);
     if (strcmp(name, "--mass-tol") == 0)
-        return parse_real(name, value, 0.0, 1.0, &a->mass_tol);
+        return cli_real(prog, name, value, 0.0, 1.0, &a->mass_tol);
     if (strcmp(name, "--rss-tol") == 0)
-        return parse_real(name, value, 0.0, 1e6, &a->rss_tol_mib);
+        return cli_real(prog, name, value, 0.0, 1e6, &a->rss_tol_mib);
     if (strcmp(name, "--force") == 0)
-        return parse_real(name, value, -1e-3, 1e-3, &a->force);
+        return cli_real(prog, name, value, -1e-3, 1e-3, &a->force);
     if (strcmp(name, "--save") == 0 || strcmp(name, "--resume") == 0) {
         *(strcmp(name, "--save") == 0 ? &a->save : &a->resume) = value;
         return 0;
     }
     if (strcmp(name, "--mass0") == 0)
-        return parse_real(name, value, 1e-300, 1e300, &a->mass0);
+        return cli_real(prog, name, value, 1e-300, 1e300, &a->mass0);
     fprintf(stderr, "%s: unknown option '%s'\n", prog, name);
     return -1;
 }

@@ -46,6 +46,7 @@
 #include <acmlbm/acm_cuda.h> /* acm_cuda_step_async, acm_cuda_domain_set_stream */
 #endif
 
+#include "cli.h" /* cli_long, cli_real, cli_dims, cli_backend */
 #include "shapes.h"
 
 #ifndef M_PI
@@ -80,7 +81,7 @@ static void usage(FILE *fp)
     fprintf(fp,
             "usage: %s [options]\n"
             "  --backend cpu|cuda|auto  solver backend (default auto: CUDA if a GPU is usable)\n"
-            "  --size NXxNYxNZ          hall in cells, each in [16, 1024] (default 192x96x96 "
+            "  --size N|NXxNYxNZ        hall in cells, each in [16, 1024] (default 192x96x96 "
             "on a GPU, 96x48x48 on the CPU)\n"
             "  --frames N               frames to run, 60 per second of game time (default 600)\n"
             "  --steps-per-frame K      lattice steps per frame, in [1, 64] (default 4)\n"
@@ -93,83 +94,23 @@ static void usage(FILE *fp)
             prog);
 }
 
-static int parse_long(const char *name, const char *text, long lo, long hi, long *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const long v = strtol(text, &end, 10);
-    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
-        fprintf(stderr, "%s: %s '%s': expected an integer in [%ld, %ld]\n", prog, name, text, lo,
-                hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_real(const char *name, const char *text, double lo, double hi, double *out)
-{
-    char *end = NULL;
-    errno = 0;
-    const double v = strtod(text, &end);
-    if (errno != 0 || end == text || *end != '\0' || !(v >= lo && v <= hi)) {
-        fprintf(stderr, "%s: %s '%s': expected a number in [%g, %g]\n", prog, name, text, lo, hi);
-        return -1;
-    }
-    *out = v;
-    return 0;
-}
-
-static int parse_size(const char *text, int32_t size[3])
-{
-    const char *p = text;
-    for (int a = 0; a < 3; ++a) {
-        char *end = NULL;
-        errno = 0;
-        const long v = strtol(p, &end, 10);
-        if (errno != 0 || end == p || v < 16 || v > 1024 || *end != (a < 2 ? 'x' : '\0')) {
-            fprintf(stderr, "%s: --size '%s': expected NXxNYxNZ, each in [16, 1024]\n", prog,
-                    text);
-            return -1;
-        }
-        size[a] = (int32_t)v;
-        p = end + 1;
-    }
-    return 0;
-}
-
-static int parse_backend(const char *text, acm_backend *out)
-{
-    static const struct {
-        const char *name;
-        acm_backend value;
-    } names[] = {{"auto", ACM_BACKEND_AUTO}, {"cpu", ACM_BACKEND_CPU}, {"cuda", ACM_BACKEND_CUDA}};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; ++k)
-        if (strcmp(text, names[k].name) == 0) {
-            *out = names[k].value;
-            return 0;
-        }
-    fprintf(stderr, "%s: --backend '%s': expected cpu, cuda or auto\n", prog, text);
-    return -1;
-}
-
 /* One option and its value; -1 after a message. */
 static int parse_option(const char *name, const char *value, game_config *c)
 {
     if (strcmp(name, "--backend") == 0)
-        return parse_backend(value, &c->backend);
+        return cli_backend(prog, name, value, &c->backend);
     if (strcmp(name, "--size") == 0)
-        return parse_size(value, c->size);
+        return cli_dims(prog, name, value, 'x', 16, 1024, c->size);
     if (strcmp(name, "--frames") == 0)
-        return parse_long(name, value, 1, 10000000, &c->frames);
+        return cli_long(prog, name, value, 1, 10000000, &c->frames);
     if (strcmp(name, "--steps-per-frame") == 0)
-        return parse_long(name, value, 1, 64, &c->steps_per_frame);
+        return cli_long(prog, name, value, 1, 64, &c->steps_per_frame);
     if (strcmp(name, "--every") == 0)
-        return parse_long(name, value, 1, 10000000, &c->every);
+        return cli_long(prog, name, value, 1, 10000000, &c->every);
     if (strcmp(name, "--game-ms") == 0)
-        return parse_real(name, value, 0.0, 100.0, &c->game_ms);
+        return cli_real(prog, name, value, 0.0, 100.0, &c->game_ms);
     if (strcmp(name, "--threads") == 0)
-        return parse_long(name, value, 0, 256, &c->threads);
+        return cli_long(prog, name, value, 0, 256, &c->threads);
     fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, name);
     return -1;
 }

@@ -1,0 +1,93 @@
+/*
+ * libacmlbm examples and benchmarks -- reading option values from the
+ * command line, for the programs that do not link solid_common (whose
+ * table-driven sc_parse_args comes with libpng): the benchmarks and
+ * game_loop. Each reader takes the program's name (for the message), the
+ * option's name and its text; on a bad value it prints "PROG: NAME 'TEXT':
+ * expected ..." to stderr and returns -1, else stores the value and returns 0.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_EXAMPLES_CLI_H
+#define ACMLBM_EXAMPLES_CLI_H
+
+#include <errno.h>  /* errno */
+#include <stdint.h> /* int32_t */
+#include <stdio.h>  /* fprintf */
+#include <stdlib.h> /* strtol, strtod */
+#include <string.h> /* strcmp */
+
+#include <acmlbm/acmlbm.h> /* acm_backend */
+
+/* An integer in [lo, hi]. */
+static inline int cli_long(const char *prog, const char *name, const char *text, long lo, long hi,
+                           long *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const long v = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || v < lo || v > hi) {
+        fprintf(stderr, "%s: %s '%s': expected an integer in [%ld, %ld]\n", prog, name, text, lo,
+                hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A number in [lo, hi] (not NaN). */
+static inline int cli_real(const char *prog, const char *name, const char *text, double lo,
+                           double hi, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    const double v = strtod(text, &end);
+    if (errno != 0 || end == text || *end != '\0' || !(v >= lo && v <= hi)) {
+        fprintf(stderr, "%s: %s '%s': expected a number in [%g, %g]\n", prog, name, text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* A grid: "N" (a cube) or "X<sep>Y<sep>Z", each in [lo, hi]. */
+static inline int cli_dims(const char *prog, const char *name, const char *text, char sep,
+                           long lo, long hi, int32_t n[3])
+{
+    const char *p = text;
+    for (int axis = 0; axis < 3; ++axis) {
+        char *end = NULL;
+        errno = 0;
+        const long v = strtol(p, &end, 10);
+        if (errno != 0 || end == p || v < lo || v > hi)
+            break;
+        n[axis] = (int32_t)v;
+        if (*end == '\0' && (axis == 0 || axis == 2)) {
+            if (axis == 0)
+                n[1] = n[2] = n[0];
+            return 0;
+        }
+        if (*end != sep)
+            break;
+        p = end + 1;
+    }
+    fprintf(stderr, "%s: %s '%s': expected N or X%cY%cZ, each in [%ld, %ld]\n", prog, name, text,
+            sep, sep, lo, hi);
+    return -1;
+}
+
+/* auto, cpu or cuda. */
+static inline int cli_backend(const char *prog, const char *name, const char *text,
+                              acm_backend *out)
+{
+    static const char *const names[] = {"auto", "cpu", "cuda"};
+    static const acm_backend values[] = {ACM_BACKEND_AUTO, ACM_BACKEND_CPU, ACM_BACKEND_CUDA};
+    for (int k = 0; k < 3; ++k)
+        if (strcmp(text, names[k]) == 0) {
+            *out = values[k];
+            return 0;
+        }
+    fprintf(stderr, "%s: %s '%s': expected auto, cpu or cuda\n", prog, name, text);
+    return -1;
+}
+
+#endif /* ACMLBM_EXAMPLES_CLI_H */
