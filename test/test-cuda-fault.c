@@ -33,11 +33,14 @@ typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned
                               unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*sync_fn)(void);
 
-static void *driver_symbol(void *lib, const char *name)
+/* The driver's function `name` into *fn (a function pointer of the right
+ * type): copied from dlsym's object pointer, as POSIX allows. */
+static void driver_symbol(void *lib, const char *name, void *fn, size_t fn_size)
 {
     void *f = dlsym(lib, name);
     ck_assert_msg(f != NULL, "libcuda.so.1 has no %s", name);
-    return f;
+    ck_assert_uint_eq(fn_size, sizeof f);
+    memcpy(fn, &f, sizeof f);
 }
 
 /* Run the faulting kernel in the current (the runtime's primary) context;
@@ -46,10 +49,14 @@ static CUresult run_poison(void)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     ck_assert_msg(lib != NULL, "dlopen libcuda.so.1: %s", dlerror());
-    load_fn load = (load_fn)driver_symbol(lib, "cuModuleLoadData");
-    get_fn get = (get_fn)driver_symbol(lib, "cuModuleGetFunction");
-    launch_fn launch = (launch_fn)driver_symbol(lib, "cuLaunchKernel");
-    sync_fn sync = (sync_fn)driver_symbol(lib, "cuCtxSynchronize");
+    load_fn load;
+    get_fn get;
+    launch_fn launch;
+    sync_fn sync;
+    driver_symbol(lib, "cuModuleLoadData", &load, sizeof load);
+    driver_symbol(lib, "cuModuleGetFunction", &get, sizeof get);
+    driver_symbol(lib, "cuLaunchKernel", &launch, sizeof launch);
+    driver_symbol(lib, "cuCtxSynchronize", &sync, sizeof sync);
     CUmodule mod;
     CUfunction fn;
     ck_assert_int_eq(load(&mod, poison_ptx), CUDA_SUCCESS);
