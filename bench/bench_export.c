@@ -120,15 +120,6 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-static int failed(acm_status st, const char *what, const char *message)
-{
-    if (st == ACM_OK)
-        return 0;
-    fprintf(stderr, "%s: %s: %s: %s\n", prog, what, acm_status_string(st),
-            message != NULL ? message : "");
-    return 1;
-}
-
 static double file_bytes(const char *path)
 {
     struct stat sb;
@@ -177,7 +168,7 @@ static int scene_domain(scene *sc, const bench_args *a)
     o.backend = a->backend;
     o.error_buffer = err;
     o.error_buffer_size = sizeof err;
-    if (failed(acm_domain_create(&sc->d, &o), "acm_domain_create", err))
+    if (cli_failed(prog, acm_domain_create(&sc->d, &o), "acm_domain_create", err))
         return -1;
     memset(&sc->info, 0, sizeof sc->info);
     sc->info.version = ACM_DOMAIN_INFO_VERSION;
@@ -198,7 +189,7 @@ static int scene_domain(scene *sc, const bench_args *a)
     }
     acm_status st = acm_domain_init_fields(sc->d, ACM_DTYPE_FLOAT64, NULL, u, cells);
     free(u);
-    return failed(st, "acm_domain_init_fields", acm_domain_last_error(sc->d)) ? -1 : 0;
+    return cli_failed(prog, st, "acm_domain_init_fields", acm_domain_last_error(sc->d)) ? -1 : 0;
 }
 
 /* N particles emitted in one step all over the box, then spread by the flow. */
@@ -206,7 +197,7 @@ static int scene_smoke(scene *sc, const bench_args *a)
 {
     acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
     so.capacity = (uint64_t)a->particles;
-    if (failed(acm_smoke_create(&sc->s, sc->d, &so), "acm_smoke_create",
+    if (cli_failed(prog, acm_smoke_create(&sc->s, sc->d, &so), "acm_smoke_create",
                acm_domain_last_error(sc->d)))
         return -1;
     acm_emitter e = ACM_EMITTER_INIT;
@@ -214,10 +205,10 @@ static int scene_smoke(scene *sc, const bench_args *a)
     for (int k = 0; k < 3; ++k)
         e.hi[k] = a->n[k] - 1;
     e.rate = (double)a->particles;
-    if (failed(acm_smoke_add_emitter(sc->s, &e), "acm_smoke_add_emitter",
+    if (cli_failed(prog, acm_smoke_add_emitter(sc->s, &e), "acm_smoke_add_emitter",
                acm_smoke_last_error(sc->s)))
         return -1;
-    return failed(acm_step(sc->d, ADVECT_STEPS), "acm_step", acm_domain_last_error(sc->d)) ? -1
+    return cli_failed(prog, acm_step(sc->d, ADVECT_STEPS), "acm_step", acm_domain_last_error(sc->d)) ? -1
                                                                                           : 0;
 }
 
@@ -225,11 +216,11 @@ static int scene_smoke(scene *sc, const bench_args *a)
 static int time_steps(scene *sc, int steps, timing *t)
 {
     memset(t, 0, sizeof *t);
-    if (failed(acm_step(sc->d, 1), "acm_step", acm_domain_last_error(sc->d)))
+    if (cli_failed(prog, acm_step(sc->d, 1), "acm_step", acm_domain_last_error(sc->d)))
         return -1;
     for (int k = 0; k < steps; ++k) {
         const double t0 = now_s();
-        if (failed(acm_step(sc->d, 1), "acm_step", acm_domain_last_error(sc->d)))
+        if (cli_failed(prog, acm_step(sc->d, 1), "acm_step", acm_domain_last_error(sc->d)))
             return -1;
         timing_add(t, now_s() - t0, k);
     }
@@ -284,10 +275,10 @@ static int export_once(scene *sc, const export_case *c, const char *path, float 
     switch (c->kind) {
     case EXPORT_VTI_VELOCITY:
         st = acm_domain_export_vti(sc->d, path, &velocity, 1);
-        return failed(st, c->label, acm_domain_last_error(sc->d)) ? -1 : 0;
+        return cli_failed(prog, st, c->label, acm_domain_last_error(sc->d)) ? -1 : 0;
     case EXPORT_VDB_VELOCITY:
         st = acm_domain_export_vdb(sc->d, path, &velocity, 1);
-        return failed(st, c->label, acm_domain_last_error(sc->d)) ? -1 : 0;
+        return cli_failed(prog, st, c->label, acm_domain_last_error(sc->d)) ? -1 : 0;
     case EXPORT_PLY:
         st = acm_smoke_export(sc->s, path, ACM_PARTICLES_PLY);
         break;
@@ -307,7 +298,7 @@ static int export_once(scene *sc, const export_case *c, const char *path, float 
         st = acm_smoke_export_vdb(sc->s, path, c->subdivisions, ACM_VDB_VELOCITY);
         break;
     }
-    return failed(st, c->label, acm_smoke_last_error(sc->s)) ? -1 : 0;
+    return cli_failed(prog, st, c->label, acm_smoke_last_error(sc->s)) ? -1 : 0;
 }
 
 /* Time `frames` calls of a case, deleting its file after each. */
@@ -374,7 +365,7 @@ static int time_sample(scene *sc, const bench_args *a, timing *t)
         const double t0 = now_s();
         acm_status st = acm_domain_sample_velocity(sc->d, points, PROBES, u);
         timing_add(t, now_s() - t0, k);
-        if (failed(st, "acm_domain_sample_velocity", acm_domain_last_error(sc->d)))
+        if (cli_failed(prog, st, "acm_domain_sample_velocity", acm_domain_last_error(sc->d)))
             return -1;
     }
     return 0;
@@ -389,7 +380,7 @@ static int run(scene *sc, const bench_args *a)
     acm_smoke_info si;
     memset(&si, 0, sizeof si);
     si.version = ACM_SMOKE_INFO_VERSION;
-    if (failed(acm_smoke_get_info(sc->s, &si), "acm_smoke_get_info", acm_smoke_last_error(sc->s)))
+    if (cli_failed(prog, acm_smoke_get_info(sc->s, &si), "acm_smoke_get_info", acm_smoke_last_error(sc->s)))
         return -1;
     print_banner(sc, a, si.alive);
     print_row("acm_step, no smoke", &plain);

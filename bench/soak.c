@@ -320,15 +320,6 @@ typedef struct scene {
     size_t cells;
 } scene;
 
-static int failed(acm_status st, const char *what, const char *message)
-{
-    if (st == ACM_OK)
-        return 0;
-    fprintf(stderr, "%s: %s: %s: %s\n", prog, what, acm_status_string(st),
-            message != NULL ? message : "");
-    return 1;
-}
-
 /* A periodic box at rest, pushed along x by the body force. */
 static int scene_domain(scene *sc, const soak_args *a)
 {
@@ -342,21 +333,17 @@ static int scene_domain(scene *sc, const soak_args *a)
     o.precision = a->precision;
     o.error_buffer = err;
     o.error_buffer_size = sizeof err;
-    if (failed(acm_domain_create(&sc->d, &o), "acm_domain_create", err))
+    if (cli_failed(prog, acm_domain_create(&sc->d, &o), "acm_domain_create", err))
         return -1;
     memset(&sc->info, 0, sizeof sc->info);
     sc->info.version = ACM_DOMAIN_INFO_VERSION;
     const double force[3] = {a->force, 0.0, 0.0};
-    if (failed(acm_domain_get_info(sc->d, &sc->info), "acm_domain_get_info",
+    if (cli_failed(prog, acm_domain_get_info(sc->d, &sc->info), "acm_domain_get_info",
                acm_domain_last_error(sc->d)) ||
-        failed(acm_domain_set_body_force(sc->d, force), "acm_domain_set_body_force",
+        cli_failed(prog, acm_domain_set_body_force(sc->d, force), "acm_domain_set_body_force",
                acm_domain_last_error(sc->d)))
         return -1;
     sc->cells = (size_t)a->n[0] * (size_t)a->n[1] * (size_t)a->n[2];
-    if ((sc->rho = malloc(sc->cells * sizeof *sc->rho)) == NULL) {
-        fprintf(stderr, "%s: out of memory for the density of %zu cells\n", prog, sc->cells);
-        return -1;
-    }
     return 0;
 }
 
@@ -382,7 +369,7 @@ static int scene_torus(scene *sc, const soak_args *a)
     acm_mesh *mesh = NULL;
     acm_status st = acm_mesh_create(&mesh, sm.v, sm.nv, sm.t, sm.nt, &mo);
     shapes_free(&sm);
-    if (failed(st, "acm_mesh_create", err))
+    if (cli_failed(prog, st, "acm_mesh_create", err))
         return -1;
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
     so.mesh = mesh;
@@ -395,15 +382,7 @@ static int scene_torus(scene *sc, const soak_args *a)
     so.angular_velocity[2] = TIP_SPEED / (R + r); /* about z through the centre: it stays put */
     st = acm_solid_create(&sc->s, sc->d, &so);
     acm_mesh_destroy(mesh);
-    if (failed(st, "acm_solid_create", acm_domain_last_error(sc->d)))
-        return -1;
-    acm_solid_info si;
-    memset(&si, 0, sizeof si);
-    si.version = ACM_SOLID_INFO_VERSION;
-    if (failed(acm_solid_get_info(sc->s, &si), "acm_solid_get_info", acm_solid_last_error(sc->s)))
-        return -1;
-    sc->samples = si.sample_count;
-    return 0;
+    return cli_failed(prog, st, "acm_solid_create", acm_domain_last_error(sc->d)) ? -1 : 0;
 }
 
 /* Particles from a shell one cell outside the torus, each living
@@ -414,7 +393,7 @@ static int scene_smoke(scene *sc)
 {
     acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
     so.capacity = sc->cells;
-    if (failed(acm_smoke_create(&sc->smoke, sc->d, &so), "acm_smoke_create",
+    if (cli_failed(prog, acm_smoke_create(&sc->smoke, sc->d, &so), "acm_smoke_create",
                acm_domain_last_error(sc->d)))
         return -1;
     acm_emitter e = ACM_EMITTER_INIT;
@@ -423,7 +402,7 @@ static int scene_smoke(scene *sc)
     e.offset = 1.0;
     e.rate = (double)sc->cells / SMOKE_CELLS_PER_EMISSION;
     e.lifetime = SMOKE_LIFETIME;
-    return failed(acm_smoke_add_emitter(sc->smoke, &e), "acm_smoke_add_emitter",
+    return cli_failed(prog, acm_smoke_add_emitter(sc->smoke, &e), "acm_smoke_add_emitter",
                   acm_smoke_last_error(sc->smoke))
                ? -1
                : 0;
@@ -439,16 +418,16 @@ static int scene_resume(scene *sc, soak_args *a)
     lo.backend = a->backend;
     lo.error_buffer = err;
     lo.error_buffer_size = sizeof err;
-    if (failed(acm_domain_load(&sc->d, a->resume, &lo), "acm_domain_load", err))
+    if (cli_failed(prog, acm_domain_load(&sc->d, a->resume, &lo), "acm_domain_load", err))
         return -1;
     memset(&sc->info, 0, sizeof sc->info);
     sc->info.version = ACM_DOMAIN_INFO_VERSION;
     size_t nsolids = 0, nsmokes = 0;
-    if (failed(acm_domain_get_info(sc->d, &sc->info), "acm_domain_get_info",
+    if (cli_failed(prog, acm_domain_get_info(sc->d, &sc->info), "acm_domain_get_info",
                acm_domain_last_error(sc->d)) ||
-        failed(acm_domain_get_solids(sc->d, &sc->s, 1, &nsolids), "acm_domain_get_solids",
+        cli_failed(prog, acm_domain_get_solids(sc->d, &sc->s, 1, &nsolids), "acm_domain_get_solids",
                acm_domain_last_error(sc->d)) ||
-        failed(acm_domain_get_smokes(sc->d, &sc->smoke, 1, &nsmokes), "acm_domain_get_smokes",
+        cli_failed(prog, acm_domain_get_smokes(sc->d, &sc->smoke, 1, &nsmokes), "acm_domain_get_smokes",
                acm_domain_last_error(sc->d)))
         return -1;
     if (nsolids != 1 || nsmokes > 1) {
@@ -462,10 +441,16 @@ static int scene_resume(scene *sc, soak_args *a)
     a->precision = sc->info.precision;
     a->smoke = nsmokes == 1;
     sc->cells = (size_t)a->n[0] * (size_t)a->n[1] * (size_t)a->n[2];
+    return 0;
+}
+
+/* What every scene needs besides: the torus's sample count, the density buffer. */
+static int scene_finish(scene *sc)
+{
     acm_solid_info si;
     memset(&si, 0, sizeof si);
     si.version = ACM_SOLID_INFO_VERSION;
-    if (failed(acm_solid_get_info(sc->s, &si), "acm_solid_get_info", acm_solid_last_error(sc->s)))
+    if (cli_failed(prog, acm_solid_get_info(sc->s, &si), "acm_solid_get_info", acm_solid_last_error(sc->s)))
         return -1;
     sc->samples = si.sample_count;
     if ((sc->rho = malloc(sc->cells * sizeof *sc->rho)) == NULL) {
@@ -478,11 +463,12 @@ static int scene_resume(scene *sc, soak_args *a)
 /* A new scene, or the one of --resume. */
 static int scene_make(scene *sc, soak_args *a)
 {
-    if (a->resume != NULL)
-        return scene_resume(sc, a);
-    return scene_domain(sc, a) == 0 && scene_torus(sc, a) == 0 && (!a->smoke || scene_smoke(sc) == 0)
-               ? 0
-               : -1;
+    const int made = a->resume != NULL ? scene_resume(sc, a)
+                                       : (scene_domain(sc, a) == 0 && scene_torus(sc, a) == 0 &&
+                                          (!a->smoke || scene_smoke(sc) == 0))
+                                             ? 0
+                                             : -1;
+    return made == 0 ? scene_finish(sc) : -1;
 }
 
 static void scene_free(scene *sc)
@@ -524,12 +510,12 @@ static int measure(scene *sc, check *c)
     acm_domain_stats st;
     memset(&st, 0, sizeof st);
     st.version = ACM_DOMAIN_STATS_VERSION;
-    if (failed(acm_domain_get_field(sc->d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, sc->rho,
+    if (cli_failed(prog, acm_domain_get_field(sc->d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, sc->rho,
                                     sc->cells * sizeof *sc->rho),
                "acm_domain_get_field", acm_domain_last_error(sc->d)) ||
-        failed(acm_domain_get_stats(sc->d, &st), "acm_domain_get_stats",
+        cli_failed(prog, acm_domain_get_stats(sc->d, &st), "acm_domain_get_stats",
                acm_domain_last_error(sc->d)) ||
-        failed(acm_solid_get_force(sc->s, c->force, NULL), "acm_solid_get_force",
+        cli_failed(prog, acm_solid_get_force(sc->s, c->force, NULL), "acm_solid_get_force",
                acm_solid_last_error(sc->s)))
         return -1;
     c->step = st.step;
@@ -540,7 +526,7 @@ static int measure(scene *sc, check *c)
         acm_smoke_info si;
         memset(&si, 0, sizeof si);
         si.version = ACM_SMOKE_INFO_VERSION;
-        if (failed(acm_smoke_get_info(sc->smoke, &si), "acm_smoke_get_info",
+        if (cli_failed(prog, acm_smoke_get_info(sc->smoke, &si), "acm_smoke_get_info",
                    acm_smoke_last_error(sc->smoke)))
             return -1;
         c->particles = (long long)si.alive;
@@ -632,7 +618,7 @@ static int run(scene *sc, const soak_args *a, outcome *o)
             snprintf(o->divergence, sizeof o->divergence, "%s", acm_domain_last_error(sc->d));
             return 0;
         }
-        if (failed(st, "acm_step", acm_domain_last_error(sc->d)))
+        if (cli_failed(prog, st, "acm_step", acm_domain_last_error(sc->d)))
             return -1;
         o->busy_s += dt;
         check c;
@@ -748,7 +734,7 @@ int main(int argc, char **argv)
         print_check(&o.first, &o);
         if (run(&sc, &a, &o) == 0)
             rc = summarise(&sc, &a, &o);
-        if (a.save != NULL && failed(acm_domain_save(sc.d, a.save), "acm_domain_save",
+        if (a.save != NULL && cli_failed(prog, acm_domain_save(sc.d, a.save), "acm_domain_save",
                                      acm_domain_last_error(sc.d)))
             rc = 1;
     }

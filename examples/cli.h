@@ -5,6 +5,7 @@
  * game_loop. Each reader takes the program's name (for the message), the
  * option's name and its text; on a bad value it prints "PROG: NAME 'TEXT':
  * expected ..." to stderr and returns -1, else stores the value and returns 0.
+ * cli_failed reports a failed library call the same way.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef ACMLBM_EXAMPLES_CLI_H
@@ -88,6 +89,17 @@ static inline int cli_backend(const char *prog, const char *name, const char *te
         }
     fprintf(stderr, "%s: %s '%s': expected auto, cpu or cuda\n", prog, name, text);
     return -1;
+}
+
+/* A library call's failure: 1 after "PROG: WHAT: STATUS: MESSAGE" on stderr, 0 for ACM_OK. */
+static inline int cli_failed(const char *prog, acm_status st, const char *what,
+                             const char *message)
+{
+    if (st == ACM_OK)
+        return 0;
+    fprintf(stderr, "%s: %s: %s: %s\n", prog, what, acm_status_string(st),
+            message != NULL ? message : "");
+    return 1;
 }
 
 #endif /* ACMLBM_EXAMPLES_CLI_H */

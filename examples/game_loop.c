@@ -339,15 +339,6 @@ typedef struct sim_state {
 #endif
 } sim_state;
 
-static int failed(acm_status st, const char *what, const char *message)
-{
-    if (st == ACM_OK)
-        return 0;
-    fprintf(stderr, "%s: %s failed: %s: %s\n", prog, what, acm_status_string(st),
-            message != NULL ? message : "");
-    return 1;
-}
-
 static int create_domain(sim_state *s, const game_config *c)
 {
     char err[512] = "";
@@ -360,19 +351,19 @@ static int create_domain(sim_state *s, const game_config *c)
     o.error_buffer = err;
     o.error_buffer_size = sizeof err;
     acm_status st = acm_domain_create(&s->d, &o);
-    if (failed(st, "acm_domain_create", err))
+    if (cli_failed(prog, st, "acm_domain_create", err))
         return -1;
     for (int f = 0; f < ACM_FACE_COUNT && st == ACM_OK; ++f)
         st = acm_domain_set_face(s->d, (acm_face)f, ACM_BOUNDARY_WALL, NULL);
-    if (failed(st, "acm_domain_set_face", acm_domain_last_error(s->d)))
+    if (cli_failed(prog, st, "acm_domain_set_face", acm_domain_last_error(s->d)))
         return -1;
     st = acm_domain_set_param(s->d, ACM_PARAM_THREADS, c->threads);
-    if (failed(st, "acm_domain_set_param(ACM_PARAM_THREADS)", acm_domain_last_error(s->d)))
+    if (cli_failed(prog, st, "acm_domain_set_param(ACM_PARAM_THREADS)", acm_domain_last_error(s->d)))
         return -1;
     acm_domain_info info;
     memset(&info, 0, sizeof info);
     info.version = ACM_DOMAIN_INFO_VERSION;
-    if (failed(acm_domain_get_info(s->d, &info), "acm_domain_get_info",
+    if (cli_failed(prog, acm_domain_get_info(s->d, &info), "acm_domain_get_info",
                acm_domain_last_error(s->d)))
         return -1;
     s->gpu = info.backend == ACM_BACKEND_CUDA;
@@ -393,7 +384,7 @@ static int create_ball(sim_state *s, const player *p)
     acm_mesh *mesh = NULL;
     acm_status st = acm_mesh_create(&mesh, sm.v, sm.nv, sm.t, sm.nt, &mo);
     shapes_free(&sm);
-    if (failed(st, "acm_mesh_create", err))
+    if (cli_failed(prog, st, "acm_mesh_create", err))
         return -1;
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
     so.mesh = mesh;
@@ -401,7 +392,7 @@ static int create_ball(sim_state *s, const player *p)
     memcpy(so.position, p->pos, sizeof p->pos);
     st = acm_solid_create(&s->ball, s->d, &so);
     acm_mesh_destroy(mesh);
-    return failed(st, "acm_solid_create", acm_domain_last_error(s->d)) ? -1 : 0;
+    return cli_failed(prog, st, "acm_solid_create", acm_domain_last_error(s->d)) ? -1 : 0;
 }
 
 /* Smoke from the ball's surface, a cell out, living two seconds of game time. */
@@ -412,7 +403,7 @@ static int create_smoke(sim_state *s, long steps_per_frame)
     acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
     so.capacity = (uint64_t)(rate * (double)lifetime) + 64;
     acm_status st = acm_smoke_create(&s->smoke, s->d, &so);
-    if (failed(st, "acm_smoke_create", acm_domain_last_error(s->d)))
+    if (cli_failed(prog, st, "acm_smoke_create", acm_domain_last_error(s->d)))
         return -1;
     acm_emitter e = ACM_EMITTER_INIT;
     e.shape = ACM_EMITTER_SOLID;
@@ -421,7 +412,7 @@ static int create_smoke(sim_state *s, long steps_per_frame)
     e.rate = rate;
     e.lifetime = lifetime;
     st = acm_smoke_add_emitter(s->smoke, &e);
-    return failed(st, "acm_smoke_add_emitter", acm_smoke_last_error(s->smoke)) ? -1 : 0;
+    return cli_failed(prog, st, "acm_smoke_add_emitter", acm_smoke_last_error(s->smoke)) ? -1 : 0;
 }
 
 #if ACM_HAVE_CUDA
@@ -434,7 +425,7 @@ static int attach_stream(sim_state *s)
         return -1;
     }
     acm_status st = acm_cuda_domain_set_stream(s->d, s->stream);
-    if (failed(st, "acm_cuda_domain_set_stream", acm_domain_last_error(s->d)))
+    if (cli_failed(prog, st, "acm_cuda_domain_set_stream", acm_domain_last_error(s->d)))
         return -1;
     if (s->smoke == NULL)
         return 0;
@@ -474,16 +465,16 @@ static int sim_begin_frame(sim_state *s, const player *p, long steps, frame_time
     memcpy(st.position, p->pos, sizeof p->pos);
     memcpy(st.velocity, p->vel, sizeof p->vel);
     acm_status rc = acm_solid_set_state(s->ball, &st);
-    if (failed(rc, "acm_solid_set_state", acm_solid_last_error(s->ball)))
+    if (cli_failed(prog, rc, "acm_solid_set_state", acm_solid_last_error(s->ball)))
         return -1;
 #if ACM_HAVE_CUDA
     if (s->gpu) {
         rc = acm_cuda_step_async(s->d, steps);
-        if (failed(rc, "acm_cuda_step_async", acm_domain_last_error(s->d)))
+        if (cli_failed(prog, rc, "acm_cuda_step_async", acm_domain_last_error(s->d)))
             return -1;
         if (s->smoke != NULL) { /* the smoke's density for the renderer, same stream */
             rc = acm_cuda_smoke_density(s->smoke, 1, s->smoke_grid, s->smoke_grid_count);
-            if (failed(rc, "acm_cuda_smoke_density", acm_smoke_last_error(s->smoke)))
+            if (cli_failed(prog, rc, "acm_cuda_smoke_density", acm_smoke_last_error(s->smoke)))
                 return -1;
         }
         t->enqueue = now_ms() - t0;
@@ -492,7 +483,7 @@ static int sim_begin_frame(sim_state *s, const player *p, long steps, frame_time
 #endif
     rc = acm_step(s->d, steps);
     t->enqueue = now_ms() - t0;
-    return failed(rc, "acm_step", acm_domain_last_error(s->d)) ? -1 : 0;
+    return cli_failed(prog, rc, "acm_step", acm_domain_last_error(s->d)) ? -1 : 0;
 }
 
 /* The sync point: wait for the steps, then read the wind at the probes. */
@@ -505,12 +496,12 @@ static int sim_end_frame(sim_state *s, world *w, frame_times *t)
         rc = acm_cuda_domain_synchronize(s->d);
 #endif
     t->wait = now_ms() - t0;
-    if (failed(rc, "acm_cuda_domain_synchronize", acm_domain_last_error(s->d)))
+    if (cli_failed(prog, rc, "acm_cuda_domain_synchronize", acm_domain_last_error(s->d)))
         return -1;
     t0 = now_ms();
     rc = acm_domain_sample_velocity(s->d, &w->probes[0][0], N_PROBES, &w->wind[0][0]);
     t->read = now_ms() - t0;
-    return failed(rc, "acm_domain_sample_velocity", acm_domain_last_error(s->d)) ? -1 : 0;
+    return cli_failed(prog, rc, "acm_domain_sample_velocity", acm_domain_last_error(s->d)) ? -1 : 0;
 }
 
 static void sim_shutdown(sim_state *s)
@@ -613,7 +604,7 @@ static int smoke_alive(sim_state *s, uint64_t *alive)
     memset(&info, 0, sizeof info);
     info.version = ACM_SMOKE_INFO_VERSION;
     acm_status st = acm_smoke_get_info(s->smoke, &info);
-    if (failed(st, "acm_smoke_get_info", acm_smoke_last_error(s->smoke)))
+    if (cli_failed(prog, st, "acm_smoke_get_info", acm_smoke_last_error(s->smoke)))
         return -1;
     *alive = info.alive;
     return 0;
