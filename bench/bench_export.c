@@ -198,7 +198,7 @@ static int scene_smoke(scene *sc, const bench_args *a)
     acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
     so.capacity = (uint64_t)a->particles;
     if (cli_failed(prog, acm_smoke_create(&sc->s, sc->d, &so), "acm_smoke_create",
-               acm_domain_last_error(sc->d)))
+                   acm_domain_last_error(sc->d)))
         return -1;
     acm_emitter e = ACM_EMITTER_INIT;
     e.shape = ACM_EMITTER_BOX;
@@ -206,10 +206,11 @@ static int scene_smoke(scene *sc, const bench_args *a)
         e.hi[k] = a->n[k] - 1;
     e.rate = (double)a->particles;
     if (cli_failed(prog, acm_smoke_add_emitter(sc->s, &e), "acm_smoke_add_emitter",
-               acm_smoke_last_error(sc->s)))
+                   acm_smoke_last_error(sc->s)))
         return -1;
-    return cli_failed(prog, acm_step(sc->d, ADVECT_STEPS), "acm_step", acm_domain_last_error(sc->d)) ? -1
-                                                                                          : 0;
+    return cli_failed(prog, acm_step(sc->d, ADVECT_STEPS), "acm_step", acm_domain_last_error(sc->d))
+               ? -1
+               : 0;
 }
 
 /* Seconds per acm_step over `steps` steps (after one untimed step). */
@@ -380,7 +381,8 @@ static int run(scene *sc, const bench_args *a)
     acm_smoke_info si;
     memset(&si, 0, sizeof si);
     si.version = ACM_SMOKE_INFO_VERSION;
-    if (cli_failed(prog, acm_smoke_get_info(sc->s, &si), "acm_smoke_get_info", acm_smoke_last_error(sc->s)))
+    if (cli_failed(prog, acm_smoke_get_info(sc->s, &si), "acm_smoke_get_info",
+                   acm_smoke_last_error(sc->s)))
         return -1;
     print_banner(sc, a, si.alive);
     print_row("acm_step, no smoke", &plain);

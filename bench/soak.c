@@ -339,9 +339,9 @@ static int scene_domain(scene *sc, const soak_args *a)
     sc->info.version = ACM_DOMAIN_INFO_VERSION;
     const double force[3] = {a->force, 0.0, 0.0};
     if (cli_failed(prog, acm_domain_get_info(sc->d, &sc->info), "acm_domain_get_info",
-               acm_domain_last_error(sc->d)) ||
+                   acm_domain_last_error(sc->d)) ||
         cli_failed(prog, acm_domain_set_body_force(sc->d, force), "acm_domain_set_body_force",
-               acm_domain_last_error(sc->d)))
+                   acm_domain_last_error(sc->d)))
         return -1;
     sc->cells = (size_t)a->n[0] * (size_t)a->n[1] * (size_t)a->n[2];
     return 0;
@@ -394,7 +394,7 @@ static int scene_smoke(scene *sc)
     acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
     so.capacity = sc->cells;
     if (cli_failed(prog, acm_smoke_create(&sc->smoke, sc->d, &so), "acm_smoke_create",
-               acm_domain_last_error(sc->d)))
+                   acm_domain_last_error(sc->d)))
         return -1;
     acm_emitter e = ACM_EMITTER_INIT;
     e.shape = ACM_EMITTER_SOLID;
@@ -403,7 +403,7 @@ static int scene_smoke(scene *sc)
     e.rate = (double)sc->cells / SMOKE_CELLS_PER_EMISSION;
     e.lifetime = SMOKE_LIFETIME;
     return cli_failed(prog, acm_smoke_add_emitter(sc->smoke, &e), "acm_smoke_add_emitter",
-                  acm_smoke_last_error(sc->smoke))
+                      acm_smoke_last_error(sc->smoke))
                ? -1
                : 0;
 }
@@ -424,11 +424,11 @@ static int scene_resume(scene *sc, soak_args *a)
     sc->info.version = ACM_DOMAIN_INFO_VERSION;
     size_t nsolids = 0, nsmokes = 0;
     if (cli_failed(prog, acm_domain_get_info(sc->d, &sc->info), "acm_domain_get_info",
-               acm_domain_last_error(sc->d)) ||
+                   acm_domain_last_error(sc->d)) ||
         cli_failed(prog, acm_domain_get_solids(sc->d, &sc->s, 1, &nsolids), "acm_domain_get_solids",
-               acm_domain_last_error(sc->d)) ||
-        cli_failed(prog, acm_domain_get_smokes(sc->d, &sc->smoke, 1, &nsmokes), "acm_domain_get_smokes",
-               acm_domain_last_error(sc->d)))
+                   acm_domain_last_error(sc->d)) ||
+        cli_failed(prog, acm_domain_get_smokes(sc->d, &sc->smoke, 1, &nsmokes),
+                   "acm_domain_get_smokes", acm_domain_last_error(sc->d)))
         return -1;
     if (nsolids != 1 || nsmokes > 1) {
         fprintf(stderr, "%s: %s holds %zu solids and %zu smokes, not a soak's scene\n", prog,
@@ -450,7 +450,8 @@ static int scene_finish(scene *sc)
     acm_solid_info si;
     memset(&si, 0, sizeof si);
     si.version = ACM_SOLID_INFO_VERSION;
-    if (cli_failed(prog, acm_solid_get_info(sc->s, &si), "acm_solid_get_info", acm_solid_last_error(sc->s)))
+    if (cli_failed(prog, acm_solid_get_info(sc->s, &si), "acm_solid_get_info",
+                   acm_solid_last_error(sc->s)))
         return -1;
     sc->samples = si.sample_count;
     if ((sc->rho = malloc(sc->cells * sizeof *sc->rho)) == NULL) {
@@ -510,13 +511,14 @@ static int measure(scene *sc, check *c)
     acm_domain_stats st;
     memset(&st, 0, sizeof st);
     st.version = ACM_DOMAIN_STATS_VERSION;
-    if (cli_failed(prog, acm_domain_get_field(sc->d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, sc->rho,
-                                    sc->cells * sizeof *sc->rho),
-               "acm_domain_get_field", acm_domain_last_error(sc->d)) ||
+    if (cli_failed(prog,
+                   acm_domain_get_field(sc->d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, sc->rho,
+                                        sc->cells * sizeof *sc->rho),
+                   "acm_domain_get_field", acm_domain_last_error(sc->d)) ||
         cli_failed(prog, acm_domain_get_stats(sc->d, &st), "acm_domain_get_stats",
-               acm_domain_last_error(sc->d)) ||
+                   acm_domain_last_error(sc->d)) ||
         cli_failed(prog, acm_solid_get_force(sc->s, c->force, NULL), "acm_solid_get_force",
-               acm_solid_last_error(sc->s)))
+                   acm_solid_last_error(sc->s)))
         return -1;
     c->step = st.step;
     c->mass = total_mass(sc);
@@ -527,7 +529,7 @@ static int measure(scene *sc, check *c)
         memset(&si, 0, sizeof si);
         si.version = ACM_SMOKE_INFO_VERSION;
         if (cli_failed(prog, acm_smoke_get_info(sc->smoke, &si), "acm_smoke_get_info",
-                   acm_smoke_last_error(sc->smoke)))
+                       acm_smoke_last_error(sc->smoke)))
             return -1;
         c->particles = (long long)si.alive;
     }
@@ -664,7 +666,8 @@ static int summarise(const scene *sc, const soak_args *a, const outcome *o)
 {
     const double mass_tol = a->mass_tol >= 0.0 ? a->mass_tol : default_mass_tol(a->precision);
     const long growth_kib = o->last.rss_kib - o->warm.rss_kib;
-    const int64_t steps = o->last.step - o->first.step; /* by this run (a resumed one starts late) */
+    const int64_t steps =
+        o->last.step - o->first.step; /* by this run (a resumed one starts late) */
     const double ms = steps > 0 ? 1e3 * o->busy_s / (double)steps : 0.0;
     char why[1024] = "", line[256];
     int fail = 0;
@@ -735,7 +738,7 @@ int main(int argc, char **argv)
         if (run(&sc, &a, &o) == 0)
             rc = summarise(&sc, &a, &o);
         if (a.save != NULL && cli_failed(prog, acm_domain_save(sc.d, a.save), "acm_domain_save",
-                                     acm_domain_last_error(sc.d)))
+                                         acm_domain_last_error(sc.d)))
             rc = 1;
     }
     scene_free(&sc);

@@ -358,13 +358,14 @@ static int create_domain(sim_state *s, const game_config *c)
     if (cli_failed(prog, st, "acm_domain_set_face", acm_domain_last_error(s->d)))
         return -1;
     st = acm_domain_set_param(s->d, ACM_PARAM_THREADS, c->threads);
-    if (cli_failed(prog, st, "acm_domain_set_param(ACM_PARAM_THREADS)", acm_domain_last_error(s->d)))
+    if (cli_failed(prog, st, "acm_domain_set_param(ACM_PARAM_THREADS)",
+                   acm_domain_last_error(s->d)))
         return -1;
     acm_domain_info info;
     memset(&info, 0, sizeof info);
     info.version = ACM_DOMAIN_INFO_VERSION;
     if (cli_failed(prog, acm_domain_get_info(s->d, &info), "acm_domain_get_info",
-               acm_domain_last_error(s->d)))
+                   acm_domain_last_error(s->d)))
         return -1;
     s->gpu = info.backend == ACM_BACKEND_CUDA;
     return 0;
