@@ -60,6 +60,13 @@ typedef struct acm_global_stats {
     double mean_pi;  /* of |sum f c c| */
 } acm_global_stats;
 
+/* The ACM rules' sums over one z-plane (lib/decomp.c): every domain folds
+ * its planes' sums in plane order, so that a decomposed domain, folding its
+ * slabs' planes in the same order, gets bitwise the same statistics. */
+typedef struct acm_plane_sums {
+    double max_u2, sum_rho, sum_j, sum_pi;
+} acm_plane_sums;
+
 /* Source of an equilibrium initialisation: arrays, or uniform values where
  * an array is NULL. */
 typedef struct acm_init_source {
@@ -125,6 +132,14 @@ struct acm_domain {
     float *smoke_velocity; /* 3 per cell: the velocity they move with (host moves) */
     struct acm_smoke_obstacle *smoke_obstacles; /* scratch: the solids' insides */
     int32_t smoke_obstacles_cap;                /* its length */
+
+    /* decomposition (lib/decomp.c): a slab of a decomposed domain has ghost
+     * planes at its z ends, copies of its neighbours' planes. They are stepped
+     * like the others but left out of the reductions and divergence checks;
+     * origin_z is the global z of plane 0, for messages. All 0 otherwise. */
+    int32_t halo[2];
+    int32_t origin_z;
+    struct acm_decomp *decomp; /* set on a decomposed domain: its slabs */
 
     const struct acm_backend_ops *ops;
     void *impl;            /* backend state */
@@ -198,6 +213,12 @@ void acm__divergence_forget(acm_domain *d);
 
 /* Values per cell of a field (0 for an unknown field). */
 int acm__field_components(acm_field field);
+
+/* Bytes of one stored population value. */
+static inline size_t acm__precision_bytes(acm_precision p)
+{
+    return p == ACM_PRECISION_FP64 ? 8 : (p == ACM_PRECISION_FP16 ? 2 : 4);
+}
 
 /* Size of one element of a dtype (0 for an unknown dtype). */
 size_t acm__dtype_size(acm_dtype dtype);

@@ -131,6 +131,20 @@ struct acm_backend_ops {
     acm_status (*upload)(acm_domain *d, const void *src, size_t bytes, void **dev);
     void (*release)(acm_domain *d, void *dev);
 
+    /* ---- decomposition (lib/decomp.c, docs/multi-gpu.md; optional: without
+     * them the backend cannot be a slab of a decomposed domain) ---- */
+
+    /* The reductions of the last advance, one per plane of [d->halo[0],
+     * d->nz - d->halo[1]) in plane order (out: that many entries). */
+    acm_status (*plane_sums)(acm_domain *d, acm_plane_sums *out);
+    /* The stored populations of planes [z0, z0 + n), every slot as stored (the
+     * storage type, acm__precision_bytes each), cell-major in canonical order:
+     * element (k - z0 nx ny) * 27 + i for cell k and slot i. The other way for
+     * planes_put. buf is host memory, or with on_device memory of d's device. */
+    acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device);
+    acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf,
+                             bool on_device);
+
     /* What the domain runs on, for the tuning cache's key ("NVIDIA H200",
      * the CPU's model and thread count). */
     void (*device_name)(acm_domain *d, char *buf, size_t size);

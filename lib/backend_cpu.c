@@ -18,6 +18,7 @@
 #include "boundary.h"
 #include "collide.h"
 #include "cpu_kernel.h"
+#include "decomp.h"
 #include "ib.h"
 #include "solid.h"
 #include "state.h"
@@ -50,7 +51,7 @@ typedef struct acm_cpu_sums {
     double mass, momentum[3], energy, max_u2, sum_j, sum_pi;
 } acm_cpu_sums;
 
-/* Collision reductions of one thread. */
+/* Collision reductions of one row. */
 typedef struct acm_row_sums {
     double max_u2, sum_rho, sum_j, sum_pi;
     int64_t fallbacks;
@@ -86,23 +87,42 @@ typedef struct cpu_impl {
     void *tau;          /* ACM_LI2020 per-cell tau*, or NULL until needed */
     int nthreads;       /* threads of the parallel loops */
     void **scratch;     /* per thread: 2 * 27 * nx + 5 * nx values */
-    acm_cpu_sums *sums; /* per thread */
-    acm_row_sums *row_sums;
+    acm_cpu_sums *sums; /* per row (y, z): diagnostics, folded in row order */
+    acm_plane_sums *planes; /* per plane: the ACM rules' sums of the last advance or
+                               initialisation (backend.h plane_sums) */
+    acm_row_sums *row_sums; /* per row (y, z) of the last advance, folded in row order */
     const acm_cpu_kernels *kernels;
     cpu_ib ib;
 } cpu_impl;
 
-static void acm_cpu_sums_reduce(const acm_cpu_sums *s, int n, acm_cpu_sums *out)
+/* The diagnostic sums of the rows (m->sums, one per row) of the planes
+ * [halo[0], nz - halo[1]), folded in row order into *out, and each plane's
+ * sums of the ACM rules into m->planes. Ghost planes are left out. */
+static void acm_cpu_sums_fold(const acm_domain *d, cpu_impl *m, acm_cpu_sums *out)
 {
     memset(out, 0, sizeof *out);
-    for (int t = 0; t < n; ++t) {
-        out->mass += s[t].mass;
+    for (int32_t z = d->halo[0]; z < d->nz - d->halo[1]; ++z) {
+        acm_cpu_sums p;
+        memset(&p, 0, sizeof p);
+        for (int32_t y = 0; y < d->ny; ++y) {
+            const acm_cpu_sums *r = &m->sums[(int64_t)z * d->ny + y];
+            p.mass += r->mass;
+            for (int a = 0; a < 3; ++a)
+                p.momentum[a] += r->momentum[a];
+            p.energy += r->energy;
+            p.max_u2 = r->max_u2 > p.max_u2 ? r->max_u2 : p.max_u2;
+            p.sum_j += r->sum_j;
+            p.sum_pi += r->sum_pi;
+        }
+        const acm_plane_sums ps = {p.max_u2, p.mass, p.sum_j, p.sum_pi};
+        m->planes[z - d->halo[0]] = ps;
+        out->mass += p.mass;
         for (int a = 0; a < 3; ++a)
-            out->momentum[a] += s[t].momentum[a];
-        out->energy += s[t].energy;
-        out->max_u2 = s[t].max_u2 > out->max_u2 ? s[t].max_u2 : out->max_u2;
-        out->sum_j += s[t].sum_j;
-        out->sum_pi += s[t].sum_pi;
+            out->momentum[a] += p.momentum[a];
+        out->energy += p.energy;
+        out->max_u2 = p.max_u2 > out->max_u2 ? p.max_u2 : out->max_u2;
+        out->sum_j += p.sum_j;
+        out->sum_pi += p.sum_pi;
     }
 }
 
@@ -123,17 +143,25 @@ static void acm_row_sums_add(acm_row_sums *s, const acm_row_diag *d, int64_t row
         s->first_bad = row + d->first_bad;
 }
 
-static void acm_row_sums_reduce(const acm_row_sums *s, int n, acm_row_sums *out)
+/* The planes [halo[0], nz - halo[1]) of the last advance: each plane's sums
+ * (a fold of its rows in y order) into planes[] when not NULL, and in total
+ * the fallbacks and the first diverged cell. Ghost planes are left out. */
+static void acm_cpu_fold_rows(const acm_domain *d, const cpu_impl *m, acm_plane_sums *planes,
+                              acm_row_sums *total)
 {
-    acm_row_sums_clear(out);
-    for (int t = 0; t < n; ++t) {
-        out->max_u2 = s[t].max_u2 > out->max_u2 ? s[t].max_u2 : out->max_u2;
-        out->sum_rho += s[t].sum_rho;
-        out->sum_j += s[t].sum_j;
-        out->sum_pi += s[t].sum_pi;
-        out->fallbacks += s[t].fallbacks;
-        if (s[t].first_bad >= 0 && (out->first_bad < 0 || s[t].first_bad < out->first_bad))
-            out->first_bad = s[t].first_bad;
+    acm_row_sums_clear(total);
+    for (int32_t z = d->halo[0]; z < d->nz - d->halo[1]; ++z) {
+        acm_plane_sums p = {0.0, 0.0, 0.0, 0.0};
+        for (int32_t y = 0; y < d->ny; ++y) {
+            const acm_row_sums *r = &m->row_sums[(int64_t)z * d->ny + y];
+            const acm_plane_sums rs = {r->max_u2, r->sum_rho, r->sum_j, r->sum_pi};
+            acm__plane_sums_add(&p, &rs);
+            total->fallbacks += r->fallbacks;
+            if (r->first_bad >= 0 && (total->first_bad < 0 || r->first_bad < total->first_bad))
+                total->first_bad = r->first_bad;
+        }
+        if (planes != NULL)
+            planes[z - d->halo[0]] = p;
     }
 }
 
@@ -175,20 +203,24 @@ static void free_scratch(cpu_impl *m)
     acm__free(m->scratch);
     acm__free(m->sums);
     acm__free(m->row_sums);
+    acm__free(m->planes);
     m->scratch = NULL;
     m->sums = NULL;
     m->row_sums = NULL;
+    m->planes = NULL;
 }
 
-/* Per-thread buffers for n threads. */
+/* Per-thread buffers for n threads, and the per-row and per-plane sums. */
 static acm_status alloc_scratch(acm_domain *d, cpu_impl *m, int n)
 {
     free_scratch(m);
     m->nthreads = n;
     m->scratch = acm__calloc((size_t)n, sizeof(void *));
-    m->sums = acm__calloc((size_t)n, sizeof(acm_cpu_sums));
-    m->row_sums = acm__calloc((size_t)n, sizeof(acm_row_sums));
-    if (m->scratch == NULL || m->sums == NULL || m->row_sums == NULL)
+    const size_t rows = (size_t)d->ny * (size_t)d->nz;
+    m->sums = acm__calloc(rows, sizeof(acm_cpu_sums));
+    m->row_sums = acm__calloc(rows, sizeof(acm_row_sums));
+    m->planes = acm__calloc((size_t)d->nz, sizeof(acm_plane_sums));
+    if (m->scratch == NULL || m->sums == NULL || m->row_sums == NULL || m->planes == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate per-thread buffers");
     size_t per = (size_t)(2 * ACM_Q + 5) * (size_t)d->nx * m->elem;
     for (int t = 0; t < n; ++t)
@@ -657,6 +689,52 @@ static acm_status cpu_stats(acm_domain *d, acm_domain_stats *out)
     return ACM_OK;
 }
 
+/* ---- decomposition (lib/decomp.c) ------------------------------------------------ */
+
+static acm_status cpu_plane_sums(acm_domain *d, acm_plane_sums *out)
+{
+    memcpy(out, IMPL(d)->planes, (size_t)(d->nz - d->halo[0] - d->halo[1]) * sizeof *out);
+    return ACM_OK;
+}
+
+/* The array holding the state between steps: f[0] in place, else f[cur]. */
+static char *cpu_state_bytes(const cpu_impl *m) { return (char *)m->f[m->in_place ? 0 : m->cur]; }
+
+/* The stored values of planes [z0, z0 + n): from `in` into the state when in
+ * is not NULL, else from the state into `out` (backend.h planes_get/put). */
+static void cpu_planes_move(acm_domain *d, int32_t z0, int32_t n, const char *in, char *out)
+{
+    const cpu_impl *m = IMPL(d);
+    char *f = cpu_state_bytes(m);
+    const size_t e = m->elem;
+    const int64_t first = (int64_t)z0 * d->nx * d->ny, count = (int64_t)n * d->nx * d->ny;
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (count >= ACM_CPU_PARALLEL_MIN)
+    for (int64_t c = 0; c < count; ++c)
+        for (int i = 0; i < ACM_Q; ++i) {
+            char *slot = f + e * acm_csoa_index(d->csoa, (uint64_t)(first + c), (uint32_t)i);
+            const size_t at = e * ((size_t)c * ACM_Q + (size_t)i);
+            if (in != NULL)
+                memcpy(slot, in + at, e);
+            else
+                memcpy(out + at, slot, e);
+        }
+}
+
+static acm_status cpu_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device)
+{
+    (void)on_device; /* the CPU's memory is the host's */
+    cpu_planes_move(d, z0, n, NULL, buf);
+    return ACM_OK;
+}
+
+static acm_status cpu_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf,
+                                 bool on_device)
+{
+    (void)on_device;
+    cpu_planes_move(d, z0, n, buf, NULL);
+    return ACM_OK;
+}
+
 /* ---- re-layout ------------------------------------------------------------------ */
 
 static acm_status cpu_state_save(acm_domain *d, acm_state *st, bool park)
@@ -756,6 +834,9 @@ const struct acm_backend_ops acm_backend_cpu = {
     .set_field = cpu_set_field,
     .probe_cell = cpu_probe_cell,
     .stats = cpu_stats,
+    .plane_sums = cpu_plane_sums,
+    .planes_get = cpu_planes_get,
+    .planes_put = cpu_planes_put,
     .state_save = cpu_state_save,
     .state_load = cpu_state_load,
     .device_name = cpu_device_name,

@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
+#include "decomp.h"  /* acm__decomp_init */
 #include "smoke.h"   /* the tracer particles of the step */
 #include "smoke_math.h" /* the trilinear rule of acm_domain_sample_velocity */
 #include "solid.h"   /* the immersed solids of the step */
@@ -24,11 +25,12 @@
 
 /* ---- options structs ------------------------------------------------- */
 
-/* Bytes of acm_domain_options known to a caller of a given version. Only
- * version 1 exists; a later version adds its own entry. */
+/* Bytes of acm_domain_options known to a caller of a given version (0: unknown). */
 static size_t domain_options_size(uint32_t version)
 {
-    return version == 1 ? sizeof(acm_domain_options) : 0;
+    if (version == 1)
+        return offsetof(acm_domain_options, subdomains);
+    return version == 2 ? sizeof(acm_domain_options) : 0;
 }
 
 /* Bytes of acm_domain_info known to a caller of a given version (0: unknown). */
@@ -173,6 +175,15 @@ static acm_status check_options(const acm_domain_options *o, double *nu, char *m
                     max_speed);
         return ACM_ERR_OUT_OF_RANGE;
     }
+    if (o->subdomains < 0 || o->subdomains > ACM_DIM_MAX) {
+        acm__format(msg, n, "subdomains=%d must lie in [0, %d]", o->subdomains, ACM_DIM_MAX);
+        return ACM_ERR_OUT_OF_RANGE;
+    }
+    for (int32_t p = 0; o->devices != NULL && p < o->subdomains; ++p)
+        if (o->devices[p] < 0) {
+            acm__format(msg, n, "devices[%d]=%d is not a CUDA ordinal", p, o->devices[p]);
+            return ACM_ERR_OUT_OF_RANGE;
+        }
     if (o->error_buffer == NULL && o->error_buffer_size != 0) {
         acm__format(msg, n, "error_buffer is NULL but error_buffer_size is %zu",
                     o->error_buffer_size);
@@ -262,7 +273,10 @@ static acm_status create_fail(const acm_domain_options *o, acm_status st, const 
     return st;
 }
 
-ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options *opts)
+/* acm_domain_create, and with comm (an MPI_Comm *) its collective form over MPI
+ * ranks (acm_mpi.h): every rank's status is then the same. */
+static acm_status domain_create(acm_domain **out, const acm_domain_options *opts,
+                                const void *comm)
 {
     char msg[ACM_ERROR_SIZE] = "";
     if (opts == NULL)
@@ -280,6 +294,13 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
 
     double nu = 0.0;
     acm_status st = check_options(&o, &nu, msg, sizeof msg);
+    if (st == ACM_OK && comm != NULL && o.subdomains > 1) {
+        acm__format(msg, sizeof msg, "subdomains=%d: over MPI each rank steps one slab",
+                    o.subdomains);
+        st = ACM_ERR_INVALID_ARG;
+    }
+    if (comm != NULL)
+        st = acm__mpi_agree_create(comm, st, msg, sizeof msg);
     if (st != ACM_OK)
         return create_fail(opts, st, msg);
     if (o.precision == ACM_PRECISION_DEFAULT)
@@ -316,12 +337,16 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     d->divergence_interval = 1;
     d->ops = ops;
 
-    st = ops->domain_init(d);
+    if (comm != NULL)
+        st = acm__decomp_init_mpi(d, ops, comm);
+    else
+        st = o.subdomains >= 2 ? acm__decomp_init(d, ops, o.subdomains, o.devices)
+                               : ops->domain_init(d);
     if (st == ACM_OK) {
         acm_init_source src = {ACM_DTYPE_FLOAT64, NULL, NULL, o.initial_density,
                                {o.initial_velocity[0], o.initial_velocity[1],
                                 o.initial_velocity[2]}};
-        st = ops->init_equilibrium(d, &src);
+        st = d->ops->init_equilibrium(d, &src);
     }
     if (st != ACM_OK) {
         create_fail(opts, st, d->error);
@@ -334,6 +359,19 @@ ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options 
     return ACM_OK;
 }
 
+ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options *opts)
+{
+    return domain_create(out, opts, NULL);
+}
+
+ACM_API acm_status acm_domain_create_on_comm(acm_domain **out, const acm_domain_options *opts,
+                                             const void *mpi_comm)
+{
+    if (mpi_comm == NULL)
+        return create_fail(opts, ACM_ERR_NULL_POINTER, "mpi_comm is NULL");
+    return domain_create(out, opts, mpi_comm);
+}
+
 ACM_API void acm_domain_destroy(acm_domain *domain)
 {
     if (domain == NULL)
@@ -343,6 +381,7 @@ ACM_API void acm_domain_destroy(acm_domain *domain)
     acm__divergence_forget(domain);
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
+    acm__decomp_free(domain);
     acm__free(domain);
 }
 

@@ -331,7 +331,8 @@ static void S(unstream_into_current)(const acm_domain *d, cpu_impl *m)
 static void S(diag_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32_t z,
                         const R *f, void *ctx, int thread)
 {
-    acm_cpu_sums *s = (acm_cpu_sums *)ctx + thread;
+    (void)thread;
+    acm_cpu_sums *s = (acm_cpu_sums *)ctx + ((int64_t)z * d->ny + y);
     const int32_t nx = d->nx;
     const int64_t row = (int64_t)nx * (y + (int64_t)d->ny * z);
     for (int32_t x = 0; x < nx; ++x) {
@@ -369,9 +370,9 @@ static void S(diag_row)(const acm_domain *d, const cpu_impl *m, int32_t y, int32
 
 static void S(diagnose)(const acm_domain *d, cpu_impl *m, acm_cpu_sums *out)
 {
-    memset(m->sums, 0, (size_t)m->nthreads * sizeof *m->sums);
+    memset(m->sums, 0, (size_t)d->ny * (size_t)d->nz * sizeof *m->sums);
     S(visit_rows)(d, m, S(diag_row), m->sums);
-    acm_cpu_sums_reduce(m->sums, m->nthreads, out);
+    acm_cpu_sums_fold(d, m, out);
 }
 
 /* ---- time step ---------------------------------------------------------------- */
@@ -460,18 +461,17 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
         job.kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
                                                 : m->kernels->collide_row_f64;
         job.u2_limit = u2_limit;
-        for (int t = 0; t < m->nthreads; ++t) /* also those a serial region leaves idle */
-            acm_row_sums_clear(&m->row_sums[t]);
 #pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
         {
             int t = acm_thread_id();
             R *fin = (R *)m->scratch[t];
             R *fout = fin + (size_t)ACM_Q * (size_t)nx;
-            acm_row_sums *acc = &m->row_sums[t];
 #pragma omp for schedule(static)
             for (int64_t r = 0; r < rows; ++r) {
                 int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
                 int64_t row = r * nx;
+                acm_row_sums *acc = &m->row_sums[r];
+                acm_row_sums_clear(acc);
                 S(physical_row)(d, m, y, z, fin);
                 S(collide_row)(d, m, &job, y, z, fin, fout, acc);
                 if (m->in_place && m->parity == 1)
@@ -483,7 +483,7 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
             }
         }
         acm_row_sums total;
-        acm_row_sums_reduce(m->row_sums, m->nthreads, &total);
+        acm_cpu_fold_rows(d, m, m->planes, &total);
         if (m->in_place) /* the new state is in place, diverged or not */
             m->parity = 1 - m->parity;
         if (total.first_bad >= 0)
@@ -494,10 +494,8 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
         d->step++;
         d->fallback_last = total.fallbacks;
         d->fallback_total += total.fallbacks;
-        d->prev.max_u = sqrt(total.max_u2);
-        d->prev.mean_rho = total.sum_rho / (double)d->ncells;
-        d->prev.mean_j = total.sum_j / (double)d->ncells;
-        d->prev.mean_pi = total.sum_pi / (double)d->ncells;
+        acm__prev_from_planes(&d->prev, m->planes, d->nz - d->halo[0] - d->halo[1],
+                              (double)(d->nz - d->halo[0] - d->halo[1]) * d->nx * d->ny);
     }
     return ACM_OK;
 }
@@ -509,10 +507,8 @@ static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
 {
     acm_cpu_sums s;
     S(diagnose)(d, m, &s);
-    d->prev.max_u = sqrt(s.max_u2);
-    d->prev.mean_rho = s.mass / (double)d->ncells;
-    d->prev.mean_j = s.sum_j / (double)d->ncells;
-    d->prev.mean_pi = s.sum_pi / (double)d->ncells;
+    const int32_t n = d->nz - d->halo[0] - d->halo[1];
+    acm__prev_from_planes(&d->prev, m->planes, n, (double)n * d->nx * d->ny);
 }
 
 /* The array to write a physical state into before S(adopt_physical). */

@@ -508,6 +508,10 @@ ACM_API acm_status acm_solid_create(acm_solid **out, acm_domain *domain,
                         ACM_SOLID_OPTIONS_VERSION);
     acm_solid_options o = ACM_SOLID_OPTIONS_INIT;
     memcpy(&o, opts, size);
+    if (domain->decomp != NULL)
+        return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED,
+                        "immersed solids on a domain of several slabs (subdomains >= 2) are not "
+                        "supported yet");
     ACM_TRY(check_options(domain, &o));
     if (domain->ops->ib_attach == NULL)
         return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED, "the %s backend has no immersed boundary",

@@ -31,17 +31,20 @@ _Static_assert(sizeof(acm_backend) == 4 && sizeof(acm_status) == 4, "4-byte enum
 /* ---- struct sizes and layouts of version 1 --------------------------------------- */
 
 #define ACM_V1_DOMAIN_OPTIONS_SIZE 112
+#define ACM_V2_DOMAIN_OPTIONS_SIZE 128 /* 1.4: subdomains, devices */
 #define ACM_V1_COLLISION_OPTIONS_SIZE 112
 #define ACM_V1_DOMAIN_STATS_SIZE 80
 #define ACM_V1_DOMAIN_INFO_SIZE 80
 #define ACM_V2_DOMAIN_INFO_SIZE 96 /* 1.2: streaming, bytes_per_cell */
 
-_Static_assert(ACM_DOMAIN_OPTIONS_VERSION == 1 && ACM_COLLISION_OPTIONS_VERSION == 1 &&
+_Static_assert(ACM_DOMAIN_OPTIONS_VERSION == 2 && ACM_COLLISION_OPTIONS_VERSION == 1 &&
                    ACM_DOMAIN_STATS_VERSION == 1 && ACM_DOMAIN_INFO_VERSION == 2,
                "a new struct version needs its own pinned sizes here");
 
-_Static_assert(sizeof(acm_domain_options) == ACM_V1_DOMAIN_OPTIONS_SIZE,
-               "acm_domain_options v1 size");
+_Static_assert(sizeof(acm_domain_options) == ACM_V2_DOMAIN_OPTIONS_SIZE,
+               "acm_domain_options v2 size");
+_Static_assert(offsetof(acm_domain_options, subdomains) == ACM_V1_DOMAIN_OPTIONS_SIZE,
+               "acm_domain_options v1 is the prefix of v2");
 _Static_assert(sizeof(acm_collision_options) == ACM_V1_COLLISION_OPTIONS_SIZE,
                "acm_collision_options v1 size");
 _Static_assert(sizeof(acm_domain_stats) == ACM_V1_DOMAIN_STATS_SIZE, "acm_domain_stats v1 size");
@@ -67,6 +70,8 @@ PIN(acm_domain_options, initial_velocity, 64);
 PIN(acm_domain_options, max_speed, 88);
 PIN(acm_domain_options, error_buffer, 96);
 PIN(acm_domain_options, error_buffer_size, 104);
+PIN(acm_domain_options, subdomains, 112);
+PIN(acm_domain_options, devices, 120);
 
 PIN(acm_collision_options, version, 0);
 PIN(acm_collision_options, model, 4);
@@ -285,7 +290,7 @@ PIN_VALUE(ACM_DIVERGENCE_REWIND, 1);
  * the ones that guard the ABI; this keeps the suite visible in the log). */
 START_TEST(struct_sizes_are_version_1)
 {
-    ck_assert_uint_eq(sizeof(acm_domain_options), ACM_V1_DOMAIN_OPTIONS_SIZE);
+    ck_assert_uint_eq(sizeof(acm_domain_options), ACM_V2_DOMAIN_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_collision_options), ACM_V1_COLLISION_OPTIONS_SIZE);
     ck_assert_uint_eq(sizeof(acm_domain_stats), ACM_V1_DOMAIN_STATS_SIZE);
     ck_assert_uint_eq(sizeof(acm_domain_info), ACM_V2_DOMAIN_INFO_SIZE);
@@ -302,7 +307,7 @@ END_TEST
  * an access past it. */
 START_TEST(library_reads_only_version_1_bytes)
 {
-    acm_domain_options *o = acm_test_alloc(sizeof *o);
+    acm_domain_options *o = acm_test_alloc(ACM_V1_DOMAIN_OPTIONS_SIZE); /* a 1.3 caller's */
     ck_assert_int_eq(acm_domain_options_init(o, 1), ACM_OK);
     o->nx = o->ny = o->nz = 3;
     o->viscosity = 0.05;

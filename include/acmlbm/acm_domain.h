@@ -116,17 +116,26 @@ typedef struct acm_domain_options {
     double max_speed;       /**< speed treated as divergence; 0 = default 0.5 */
     char *error_buffer;     /**< optional: receives the message if creation fails */
     size_t error_buffer_size; /**< size of error_buffer in bytes */
+    /** Slabs along z stepped in this process (version 2, @since 1.4): 0 or 1 = one
+     *  undivided domain; n >= 2 splits z into n slabs of at least 2 planes each,
+     *  which step together and give bitwise the populations of one undivided domain
+     *  (docs/multi-gpu.md). Every call works as on an undivided domain; immersed
+     *  solids are not supported yet (::ACM_ERR_UNSUPPORTED). */
+    int32_t subdomains;
+    /** CUDA device of each slab (@ref subdomains entries; a device may repeat), or
+     *  NULL for all on @ref device. The CPU backend ignores it (version 2). */
+    const int32_t *devices;
 } acm_domain_options;
 
 /** Current version of ::acm_domain_options. */
-#define ACM_DOMAIN_OPTIONS_VERSION 1
+#define ACM_DOMAIN_OPTIONS_VERSION 2
 
 /** Static initialiser with the defaults (grid size and viscosity unset). */
 #define ACM_DOMAIN_OPTIONS_INIT                                                             \
     {                                                                                       \
         ACM_DOMAIN_OPTIONS_VERSION, 0, 0, 0, 0.0, 0.0, ACM_COLLISION_DEFAULT,               \
             ACM_BACKEND_AUTO, -1, ACM_PRECISION_DEFAULT, NULL, 1.0, {0.0, 0.0, 0.0}, 0.0, \
-            NULL, 0                                                                         \
+            NULL, 0, 0, NULL                                                                \
     }
 
 /**
@@ -213,6 +222,23 @@ ACM_API acm_status acm_collision_options_init(acm_collision_options *opts, uint3
  * @since 1.0
  */
 ACM_API acm_status acm_domain_create(acm_domain **out, const acm_domain_options *opts);
+
+/**
+ * Create a domain over the ranks of an MPI communicator (collective; acm_mpi.h
+ * says which calls are collective then, and has acm_domain_create_mpi(), which
+ * takes the MPI_Comm by value).
+ *
+ * @param[out] out      the domain (NULL on failure)
+ * @param opts          the same options on every rank but for `device`;
+ *                      `subdomains` must be 0 or 1
+ * @param mpi_comm      address of an MPI_Comm (the library duplicates it)
+ * @return the same status on every rank: ::ACM_OK, ::ACM_ERR_NOT_BUILT (no MPI
+ *         in this build), ::ACM_ERR_BAD_STATE (MPI not initialised), or any
+ *         status of acm_domain_create() on any rank
+ * @since 1.4
+ */
+ACM_API acm_status acm_domain_create_on_comm(acm_domain **out, const acm_domain_options *opts,
+                                             const void *mpi_comm);
 
 /**
  * Destroy a domain and free all its host and device memory. NULL is a

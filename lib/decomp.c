@@ -1,0 +1,672 @@
+/*
+ * libacmlbm -- one domain over several slabs (lib/decomp.h, docs/multi-gpu.md).
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * A decomposed domain keeps its handle (configuration, counters, solids,
+ * smoke) and hands the fluid to slabs along z. Each slab is an ordinary
+ * backend domain of its planes plus ACM_HALO_PLANES ghost planes at each cut
+ * (and at both ends when z is periodic); its faces are the domain's, but for
+ * a resting wall at an end with ghosts, which only the outer ghost plane
+ * sees. A step is: every slab steps (ghosts included: the first ghost plane
+ * pulls only planes that hold exact copies, so it is stepped exactly); the
+ * planes' reductions are folded in global plane order into the ACM rules'
+ * inputs of the next step; the ghost planes are refreshed from the
+ * neighbours' planes (lib/halo.c). The kernels do not know they run on a
+ * slab.
+ */
+#include <stdlib.h> /* calloc, free */
+#include <string.h> /* memcpy, memset */
+
+#include "alloc.h"
+#include "backend.h"
+#include "decomp.h"
+#include "halo.h"
+#include "state.h"
+
+#define IMPL(d) ((acm_slabs *)(d)->impl)
+
+static acm_status decomp_reshape(acm_domain *d);
+static acm_status decomp_state_load(acm_domain *d, const acm_state *st);
+
+void acm__prev_from_planes(acm_global_stats *prev, const acm_plane_sums *planes, int32_t n,
+                           double ncells)
+{
+    acm_plane_sums t = {0.0, 0.0, 0.0, 0.0};
+    for (int32_t z = 0; z < n; ++z)
+        acm__plane_sums_add(&t, &planes[z]);
+    prev->max_u = sqrt(t.max_u2);
+    prev->mean_rho = t.sum_rho / ncells;
+    prev->mean_j = t.sum_j / ncells;
+    prev->mean_pi = t.sum_pi / ncells;
+}
+
+bool acm__partition(int32_t n, const double *weight, int32_t parts, int32_t min_planes,
+                    int32_t *cuts)
+{
+    if (parts < 1 || min_planes < 1 || n < (int64_t)parts * min_planes)
+        return false;
+    double total = 0.0;
+    for (int32_t z = 0; z < n; ++z)
+        total += weight != NULL ? weight[z] : 1.0;
+    cuts[0] = 0;
+    double sum = 0.0;
+    int32_t z = 0;
+    for (int32_t p = 1; p < parts; ++p) {
+        /* the first plane where the prefix sum reaches p / parts of the total,
+         * kept where every slab gets min_planes */
+        const double goal = total * p / parts;
+        const int32_t lo = cuts[p - 1] + min_planes, hi = n - (parts - p) * min_planes;
+        while (z < n && sum + 0.5 * (weight != NULL ? weight[z] : 1.0) < goal)
+            sum += weight != NULL ? weight[z++] : (++z, 1.0);
+        cuts[p] = z < lo ? lo : (z > hi ? hi : z);
+    }
+    cuts[parts] = n;
+    return true;
+}
+
+/* ---- slabs ------------------------------------------------------------------- */
+
+static bool z_periodic(const acm_domain *d)
+{
+    return d->face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
+}
+
+/* Ghost planes slab p needs below and above with d's z faces. */
+static void slab_halo(const acm_domain *d, int32_t p, int32_t halo[2])
+{
+    const int32_t n = d->decomp->nslabs;
+    halo[0] = p > 0 || z_periodic(d) ? ACM_HALO_PLANES : 0;
+    halo[1] = p < n - 1 || z_periodic(d) ? ACM_HALO_PLANES : 0;
+}
+
+/* The handle's settings a slab steps with; its own sizes, ghost planes and
+ * device stay. */
+static void slab_sync(const acm_domain *d, acm_domain *s)
+{
+    s->viscosity = d->viscosity;
+    s->omega = d->omega;
+    s->coll = d->coll;
+    memcpy(s->face, d->face, sizeof s->face);
+    for (int e = 0; e < 2; ++e)
+        if (s->halo[e] > 0) { /* seen by the outer ghost plane only */
+            memset(&s->face[ACM_FACE_Z_MIN + e], 0, sizeof s->face[0]);
+            s->face[ACM_FACE_Z_MIN + e].type = ACM_BOUNDARY_WALL;
+        }
+    memcpy(s->body_force, d->body_force, sizeof s->body_force);
+    s->has_force_field = d->has_force_field;
+    s->max_speed = d->max_speed;
+    s->threads = d->threads;
+    s->divergence_interval = d->divergence_interval;
+    s->step = d->step;
+    s->prev = d->prev;
+    s->diverged = false;
+}
+
+static void slabs_free(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    if (m == NULL)
+        return;
+    for (int32_t p = 0; p < m->n; ++p) {
+        acm_domain *s = m->slab[p].sub;
+        if (s != NULL && s->impl != NULL)
+            s->ops->domain_fini(s);
+        acm__free(s);
+    }
+    acm__free(m->slab);
+    acm__free(m->planes);
+    acm__halo_fini(m);
+    acm__free(m);
+    d->impl = NULL;
+}
+
+/* Slab p's domain for d's settings: planes [z0 - halo[0], z1 + halo[1]). */
+static acm_status slab_init(acm_domain *d, acm_slab *sl, int32_t p)
+{
+    acm_domain *s = acm__calloc(1, sizeof *s);
+    if (s == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate slab %d", (int)p);
+    sl->sub = s;
+    *s = (acm_domain){0};
+    memcpy(s->halo, sl->halo, sizeof s->halo);
+    s->nx = d->nx;
+    s->ny = d->ny;
+    s->nz = sl->z1 - sl->z0 + s->halo[0] + s->halo[1];
+    s->ncells = (int64_t)s->nx * s->ny * s->nz;
+    s->origin_z = sl->z0 - s->halo[0];
+    s->backend = d->backend;
+    s->device = sl->device;
+    s->precision = d->precision;
+    s->options_precision = d->options_precision;
+    s->csoa = d->csoa;
+    s->kernel = d->kernel;
+    s->streaming = d->streaming;
+    s->block_size = d->block_size;
+    s->ib = d->ib;
+    s->ops = d->decomp->slab_ops;
+    slab_sync(d, s);
+    acm_status st = s->ops->domain_init(s);
+    if (st != ACM_OK)
+        return ACM_FAIL(d, st, "slab %d of %d (planes %d..%d): %s", (int)p, (int)d->decomp->nslabs,
+                        (int)sl->z0, (int)sl->z1 - 1, s->error);
+    return ACM_OK;
+}
+
+static acm_status slabs_init(acm_domain *d)
+{
+    const acm_decomp *dc = d->decomp;
+    acm_slabs *m = acm__calloc(1, sizeof *m);
+    if (m == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the slab table");
+    d->impl = m;
+    m->n = dc->nslabs;
+    m->slab = acm__calloc((size_t)m->n, sizeof *m->slab);
+    m->planes = acm__calloc((size_t)d->nz, sizeof *m->planes);
+    if (m->slab == NULL || m->planes == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the slab table");
+    for (int32_t p = 0; p < m->n; ++p) {
+        acm_slab *sl = &m->slab[p];
+        sl->z0 = dc->cuts[p];
+        sl->z1 = dc->cuts[p + 1];
+        sl->device = dc->devices[p];
+        slab_halo(d, p, sl->halo);
+        sl->local = acm__halo_is_local(dc, p);
+        if (sl->local)
+            ACM_TRY(slab_init(d, sl, p));
+    }
+    return acm__halo_init(d);
+}
+
+/* The slab holding global plane z. */
+static int32_t slab_of(const acm_slabs *m, int32_t z)
+{
+    int32_t p = 0;
+    while (p + 1 < m->n && z >= m->slab[p].z1)
+        ++p;
+    return p;
+}
+
+/* Global plane of slab-local plane l (wrapped: a ghost plane past an end of a
+ * periodic axis). */
+static int32_t global_plane(const acm_domain *d, const acm_domain *s, int32_t l)
+{
+    int32_t z = s->origin_z + l;
+    return z < 0 ? z + d->nz : (z >= d->nz ? z - d->nz : z);
+}
+
+static void account(acm_domain *d)
+{
+    const acm_slabs *m = IMPL(d);
+    d->memory_bytes = 0;
+    for (int32_t p = 0; p < m->n; ++p)
+        if (m->slab[p].sub != NULL)
+            d->memory_bytes += m->slab[p].sub->memory_bytes;
+}
+
+/* A slab's failure as d's, naming the slab. */
+static acm_status slab_failed(acm_domain *d, const acm_slab *sl, int32_t p, acm_status st)
+{
+    return ACM_FAIL(d, st, "slab %d of %d (planes %d..%d): %s", (int)p, (int)IMPL(d)->n,
+                    (int)sl->z0, (int)sl->z1 - 1, sl->sub->error);
+}
+
+/* ---- the composite backend ---------------------------------------------------- */
+
+static acm_status decomp_domain_init(acm_domain *d)
+{
+    acm_status st = slabs_init(d);
+    if (st == ACM_OK)
+        account(d);
+    return st;
+}
+
+static void decomp_domain_fini(acm_domain *d) { slabs_free(d); }
+
+/* The ACM rules' inputs from every slab's planes, in global plane order. */
+static acm_status fold_planes(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    for (int32_t p = 0; p < m->n; ++p) {
+        acm_slab *sl = &m->slab[p];
+        if (sl->local)
+            ACM_TRY(sl->sub->ops->plane_sums(sl->sub, m->planes + sl->z0));
+    }
+    ACM_TRY(acm__halo_gather_planes(d));
+    acm__prev_from_planes(&d->prev, m->planes, d->nz, (double)d->ncells);
+    return ACM_OK;
+}
+
+/* After the state changed everywhere: the reductions and the ghost planes. */
+static acm_status settle(acm_domain *d)
+{
+    ACM_TRY(fold_planes(d));
+    ACM_TRY(acm__halo_exchange(d));
+    account(d);
+    return ACM_OK;
+}
+
+/* Run fn on every local slab, then agree across processes on the outcome. */
+typedef acm_status (*slab_fn)(acm_domain *d, acm_domain *s, int32_t p, const void *ctx);
+
+static acm_status each_slab(acm_domain *d, slab_fn fn, const void *ctx)
+{
+    acm_slabs *m = IMPL(d);
+    acm_status st = ACM_OK;
+    for (int32_t p = 0; p < m->n && st == ACM_OK; ++p) {
+        acm_slab *sl = &m->slab[p];
+        if (!sl->local)
+            continue;
+        slab_sync(d, sl->sub);
+        acm_status s = fn(d, sl->sub, p, ctx);
+        if (s != ACM_OK)
+            st = slab_failed(d, sl, p, s);
+    }
+    return acm__halo_agree(d, st);
+}
+
+/* Values per cell of `comp` elements of `size` bytes: slab s's planes from
+ * the global array src (ghost planes wrapped). */
+static void scatter(const acm_domain *d, const acm_domain *s, size_t cell_bytes, const void *src,
+                    void *dst)
+{
+    const size_t plane = cell_bytes * (size_t)d->nx * (size_t)d->ny;
+    for (int32_t l = 0; l < s->nz; ++l)
+        memcpy((char *)dst + plane * (size_t)l,
+               (const char *)src + plane * (size_t)global_plane(d, s, l), plane);
+}
+
+/* Slab s's own planes (not its ghosts) into the global array dst. */
+static void gather(const acm_domain *d, const acm_domain *s, size_t cell_bytes, const void *src,
+                   void *dst)
+{
+    const size_t plane = cell_bytes * (size_t)d->nx * (size_t)d->ny;
+    const int32_t own = s->nz - s->halo[0] - s->halo[1];
+    memcpy((char *)dst + plane * (size_t)(s->origin_z + s->halo[0]),
+           (const char *)src + plane * (size_t)s->halo[0], plane * (size_t)own);
+}
+
+/* A host buffer of a slab's cells. */
+static void *slab_buffer(acm_domain *d, const acm_domain *s, size_t cell_bytes)
+{
+    void *b = acm__malloc(cell_bytes * (size_t)s->ncells);
+    if (b == NULL)
+        ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for a slab's copy",
+                 cell_bytes * (double)s->ncells / 1e6);
+    return b;
+}
+
+static acm_status init_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    const acm_init_source *src = ctx;
+    acm_init_source local = *src;
+    const size_t e = acm__dtype_size(src->dtype);
+    void *rho = NULL, *u = NULL;
+    if (src->rho != NULL && (rho = slab_buffer(d, s, e)) == NULL)
+        return ACM_ERR_NO_MEMORY;
+    if (src->u != NULL && (u = slab_buffer(d, s, 3 * e)) == NULL) {
+        acm__free(rho);
+        return ACM_ERR_NO_MEMORY;
+    }
+    if (rho != NULL)
+        scatter(d, s, e, src->rho, rho);
+    if (u != NULL)
+        scatter(d, s, 3 * e, src->u, u);
+    local.rho = rho;
+    local.u = u;
+    acm_status st = s->ops->init_equilibrium(s, &local);
+    acm__free(rho);
+    acm__free(u);
+    return st;
+}
+
+static acm_status decomp_init_equilibrium(acm_domain *d, const acm_init_source *src)
+{
+    ACM_TRY(decomp_reshape(d));
+    ACM_TRY(each_slab(d, init_slab, src));
+    return settle(d);
+}
+
+static acm_status advance_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    acm_status st = s->ops->advance(s, *(const acm_check *)ctx);
+    if (st == ACM_ERR_DIVERGED) {
+        d->diverged = true;
+        d->diverged_step = s->diverged_step;
+    }
+    return st;
+}
+
+static acm_status decomp_advance(acm_domain *d, acm_check check)
+{
+    ACM_TRY(decomp_reshape(d));
+    acm_status st = each_slab(d, advance_slab, &check);
+    const acm_slabs *m = IMPL(d);
+    if (st != ACM_OK) {
+        bool stepped = false; /* a slab of this process took the step */
+        for (int32_t p = 0; p < m->n; ++p)
+            stepped = stepped || (m->slab[p].local && m->slab[p].sub->step > d->step);
+        const bool torn = !acm__halo_all(d, !stepped);
+        if (torn && st != ACM_ERR_DIVERGED) {
+            const size_t len = strlen(d->error);
+            acm__format(d->error + len, sizeof d->error - len,
+                        "; other slabs took the step: re-initialise or load the domain");
+        }
+        if ((st == ACM_ERR_DIVERGED || torn) && !d->diverged) { /* out of step, or another
+                                                                    process's divergence */
+            d->diverged = true;
+            d->diverged_step = d->step + 1;
+        }
+        return st;
+    }
+    int64_t fallbacks = 0;
+    for (int32_t p = 0; p < m->n; ++p)
+        if (m->slab[p].local)
+            fallbacks += m->slab[p].sub->fallback_last;
+    d->step++;
+    d->fallback_last = acm__halo_sum(d, fallbacks);
+    d->fallback_total += d->fallback_last;
+    return settle(d);
+}
+
+typedef struct field_job {
+    acm_field field;
+    acm_dtype dtype;
+    void *dst;
+    const void *src;
+} field_job;
+
+static acm_status get_slab_field(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    const field_job *j = ctx;
+    const size_t cell = acm__dtype_size(j->dtype) * (size_t)acm__field_components(j->field);
+    void *b = slab_buffer(d, s, cell);
+    if (b == NULL)
+        return ACM_ERR_NO_MEMORY;
+    acm_status st = s->ops->get_field(s, j->field, j->dtype, b);
+    if (st == ACM_OK)
+        gather(d, s, cell, b, j->dst);
+    acm__free(b);
+    return st;
+}
+
+static acm_status decomp_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst)
+{
+    ACM_TRY(decomp_reshape(d));
+    const field_job j = {field, dtype, dst, NULL};
+    ACM_TRY(each_slab(d, get_slab_field, &j));
+    return acm__halo_gather_cells(d, acm__dtype_size(dtype) * (size_t)acm__field_components(field),
+                                  dst);
+}
+
+static acm_status set_slab_field(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    const field_job *j = ctx;
+    if (j->src == NULL)
+        return s->ops->set_field(s, j->field, j->dtype, NULL);
+    const size_t cell = acm__dtype_size(j->dtype) * (size_t)acm__field_components(j->field);
+    void *b = slab_buffer(d, s, cell);
+    if (b == NULL)
+        return ACM_ERR_NO_MEMORY;
+    scatter(d, s, cell, j->src, b);
+    acm_status st = s->ops->set_field(s, j->field, j->dtype, b);
+    acm__free(b);
+    return st;
+}
+
+static acm_status decomp_set_field(acm_domain *d, acm_field field, acm_dtype dtype,
+                                   const void *src)
+{
+    ACM_TRY(decomp_reshape(d));
+    const field_job j = {field, dtype, NULL, src};
+    ACM_TRY(each_slab(d, set_slab_field, &j));
+    return field == ACM_FIELD_POPULATIONS ? settle(d) : ACM_OK;
+}
+
+static acm_status decomp_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
+                                    double u[3])
+{
+    ACM_TRY(decomp_reshape(d));
+    acm_slabs *m = IMPL(d);
+    const int32_t p = slab_of(m, z);
+    acm_slab *sl = &m->slab[p];
+    acm_status st = ACM_OK;
+    double v[4] = {0.0, 0.0, 0.0, 0.0};
+    if (sl->local) {
+        slab_sync(d, sl->sub);
+        st = sl->sub->ops->probe_cell(sl->sub, x, y, z - sl->sub->origin_z, &v[0], &v[1]);
+        if (st != ACM_OK)
+            st = slab_failed(d, sl, p, st);
+    }
+    ACM_TRY(acm__halo_agree(d, st));
+    ACM_TRY(acm__halo_broadcast(d, p, v, sizeof v));
+    *rho = v[0];
+    memcpy(u, &v[1], 3 * sizeof(double));
+    return ACM_OK;
+}
+
+static acm_status decomp_stats(acm_domain *d, acm_domain_stats *out)
+{
+    ACM_TRY(decomp_reshape(d));
+    acm_slabs *m = IMPL(d);
+    double sums[5] = {0.0, 0.0, 0.0, 0.0, 0.0}, max_speed = 0.0;
+    acm_status st = ACM_OK;
+    for (int32_t p = 0; p < m->n && st == ACM_OK; ++p) {
+        acm_slab *sl = &m->slab[p];
+        if (!sl->local)
+            continue;
+        acm_domain_stats s;
+        slab_sync(d, sl->sub);
+        st = sl->sub->ops->stats(sl->sub, &s);
+        if (st != ACM_OK) {
+            st = slab_failed(d, sl, p, st);
+            break;
+        }
+        sums[0] += s.mass;
+        for (int a = 0; a < 3; ++a)
+            sums[1 + a] += s.momentum[a];
+        sums[4] += s.kinetic_energy;
+        max_speed = s.max_speed > max_speed ? s.max_speed : max_speed;
+    }
+    ACM_TRY(acm__halo_agree(d, st));
+    ACM_TRY(acm__halo_sum_doubles(d, sums, 5, &max_speed));
+    out->mass = sums[0];
+    memcpy(out->momentum, &sums[1], 3 * sizeof(double));
+    out->kinetic_energy = sums[4];
+    out->max_speed = max_speed;
+    return ACM_OK;
+}
+
+/* ---- state transfers: the slabs' own planes <-> one state of the domain ---- */
+
+/* The part of a state array of `comp` doubles per cell. */
+static void state_part(const acm_domain *d, const acm_domain *s, int comp, const double *src,
+                       double *dst, bool to_slab)
+{
+    if (src == NULL || dst == NULL)
+        return;
+    if (to_slab)
+        scatter(d, s, (size_t)comp * sizeof(double), src, dst);
+    else
+        gather(d, s, (size_t)comp * sizeof(double), src, dst);
+}
+
+static void state_parts(const acm_domain *d, const acm_domain *s, const acm_state *from,
+                        acm_state *to, bool to_slab)
+{
+    to->form = from->form;
+    state_part(d, s, ACM_Q, from->f, to->f, to_slab);
+    state_part(d, s, 3, from->force, to->force, to_slab);
+    state_part(d, s, 1, from->tau, to->tau, to_slab);
+}
+
+static acm_status save_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    acm_state *st = (acm_state *)(uintptr_t)ctx, local;
+    ACM_TRY(s->ops->state_save(s, &local, false));
+    acm_status r = ACM_OK;
+    if (st->f == NULL) /* the first slab: the arrays the slabs have */
+        r = acm__state_alloc(d, st, local.force != NULL, local.tau != NULL, false);
+    if (r == ACM_OK)
+        state_parts(d, s, &local, st, false);
+    acm__state_free(&local);
+    return r;
+}
+
+/* The domain's state from its slabs as they are (decomp_reshape saves with it). */
+static acm_status save_state(acm_domain *d, acm_state *st)
+{
+    memset(st, 0, sizeof *st);
+    acm_status s = each_slab(d, save_slab, st);
+    if (s == ACM_OK)
+        s = acm__halo_gather_state(d, st);
+    if (s != ACM_OK) {
+        acm__state_free(st);
+        return s;
+    }
+    st->prev_backend = d->backend;
+    st->prev[0] = d->prev.max_u;
+    st->prev[1] = d->prev.mean_rho;
+    st->prev[2] = d->prev.mean_j;
+    st->prev[3] = d->prev.mean_pi;
+    return ACM_OK;
+}
+
+static acm_status decomp_state_save(acm_domain *d, acm_state *st, bool park)
+{
+    (void)park; /* the slabs' states go through the host */
+    ACM_TRY(decomp_reshape(d));
+    return save_state(d, st);
+}
+
+static acm_status load_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    const acm_state *st = ctx;
+    acm_state local;
+    ACM_TRY(acm__state_alloc(s, &local, st->force != NULL, st->tau != NULL, false));
+    state_parts(d, s, st, &local, true);
+    local.prev_backend = st->prev_backend;
+    memcpy(local.prev, st->prev, sizeof local.prev);
+    acm_status r = s->ops->state_load(s, &local);
+    acm__state_free(&local);
+    return r;
+}
+
+static acm_status decomp_state_load(acm_domain *d, const acm_state *st)
+{
+    ACM_TRY(each_slab(d, load_slab, st));
+    ACM_TRY(settle(d));
+    if (st->prev_backend == d->backend) { /* the saved inputs, not those of the loaded state */
+        d->prev.max_u = st->prev[0];
+        d->prev.mean_rho = st->prev[1];
+        d->prev.mean_j = st->prev[2];
+        d->prev.mean_pi = st->prev[3];
+    }
+    return ACM_OK;
+}
+
+static void decomp_device_name(acm_domain *d, char *buf, size_t size)
+{
+    acm_slabs *m = IMPL(d);
+    char one[128] = "";
+    for (int32_t p = 0; p < m->n && one[0] == '\0'; ++p)
+        if (m->slab[p].local)
+            m->slab[p].sub->ops->device_name(m->slab[p].sub, one, sizeof one);
+    acm__format(buf, size, "%s; %d slabs", one, (int)d->decomp->nslabs);
+}
+
+static const struct acm_backend_ops acm_backend_decomp = {
+    .name = "slabs",
+    .kind = ACM_BACKEND_AUTO, /* d->backend says what the slabs run on; no immersed
+                                 boundary yet (acm_solid_create refuses) */
+    .domain_init = decomp_domain_init,
+    .domain_fini = decomp_domain_fini,
+    .init_equilibrium = decomp_init_equilibrium,
+    .advance = decomp_advance,
+    .get_field = decomp_get_field,
+    .set_field = decomp_set_field,
+    .probe_cell = decomp_probe_cell,
+    .stats = decomp_stats,
+    .state_save = decomp_state_save,
+    .state_load = decomp_state_load,
+    .device_name = decomp_device_name,
+};
+
+/* ---- creation and reshaping ---------------------------------------------------- */
+
+static acm_status decomp_reshape(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    bool same = true;
+    for (int32_t p = 0; p < m->n; ++p) {
+        int32_t halo[2];
+        slab_halo(d, p, halo);
+        same = same && m->slab[p].halo[0] == halo[0] && m->slab[p].halo[1] == halo[1];
+    }
+    if (acm__halo_all(d, same))
+        return ACM_OK;
+    /* z changed between periodic and not: the slabs' ghost planes with it */
+    acm_state st;
+    ACM_TRY(save_state(d, &st));
+    slabs_free(d);
+    acm_status s = slabs_init(d);
+    if (s == ACM_OK)
+        s = decomp_state_load(d, &st);
+    if (s != ACM_OK)
+        slabs_free(d); /* no storage: acm__domain_require_storage */
+    acm__state_free(&st);
+    return s;
+}
+
+acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_ops,
+                             int32_t parts, const int32_t *devices)
+{
+    if (slab_ops->plane_sums == NULL || slab_ops->planes_get == NULL ||
+        slab_ops->planes_put == NULL)
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                        "the %s backend cannot run a domain of several slabs yet", slab_ops->name);
+    acm_decomp *dc = acm__calloc(1, sizeof *dc);
+    if (dc == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the decomposition");
+    d->decomp = dc;
+    dc->slab_ops = slab_ops;
+    dc->nslabs = parts;
+    dc->cuts = acm__calloc((size_t)parts + 1, sizeof *dc->cuts);
+    dc->devices = acm__calloc((size_t)parts, sizeof *dc->devices);
+    dc->owner = acm__calloc((size_t)parts, sizeof *dc->owner);
+    if (dc->cuts == NULL || dc->devices == NULL || dc->owner == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the decomposition");
+    for (int32_t p = 0; p < parts; ++p)
+        dc->devices[p] = devices != NULL ? devices[p] : d->device;
+    if (!acm__partition(d->nz, NULL, parts, ACM_HALO_PLANES, dc->cuts))
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                        "nz=%d is too small for %d slabs of at least %d planes each", (int)d->nz,
+                        (int)parts, ACM_HALO_PLANES);
+    d->ops = &acm_backend_decomp;
+    return ACM_OK;
+}
+
+acm_status acm__decomp_init(acm_domain *d, const struct acm_backend_ops *slab_ops, int32_t parts,
+                            const int32_t *devices)
+{
+    ACM_TRY(acm__decomp_setup(d, slab_ops, parts, devices));
+    return d->ops->domain_init(d);
+}
+
+void acm__decomp_free(acm_domain *d)
+{
+    acm_decomp *dc = d->decomp;
+    if (dc == NULL)
+        return;
+    acm__halo_release(dc);
+    acm__free(dc->cuts);
+    acm__free(dc->devices);
+    acm__free(dc->owner);
+    acm__free(dc);
+    d->decomp = NULL;
+}

@@ -1,0 +1,98 @@
+/*
+ * libacmlbm -- one domain over several slabs (docs/multi-gpu.md): the
+ * partitioner, the composite backend that steps the slabs and exchanges their
+ * ghost planes, and the reductions every domain folds in the same order.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_DECOMP_H
+#define ACMLBM_DECOMP_H
+
+#include "acm_private.h"
+
+ACM_BEGIN_DECLS
+
+/* Ghost planes at a cut: the second lets a slab step its first ghost plane
+ * exactly (its pull reaches one plane further), so the real planes next to
+ * the cut pull and receive exactly what one undivided domain would give them,
+ * whatever the streaming scheme. */
+#define ACM_HALO_PLANES 2
+
+/* ---- the reductions' order (every backend, decomposed or not) ------------ */
+
+/* to += p, one fold step: sums in the caller's order, the maximum order-free. */
+static inline void acm__plane_sums_add(acm_plane_sums *to, const acm_plane_sums *p)
+{
+    to->max_u2 = p->max_u2 > to->max_u2 ? p->max_u2 : to->max_u2;
+    to->sum_rho += p->sum_rho;
+    to->sum_j += p->sum_j;
+    to->sum_pi += p->sum_pi;
+}
+
+/* The ACM rules' inputs from the fold over all planes, in plane order from
+ * zero, of the planes' sums (each a fold over its rows in y order). */
+void acm__prev_from_planes(acm_global_stats *prev, const acm_plane_sums *planes, int32_t n,
+                           double ncells);
+
+/* ---- the partitioner -------------------------------------------------------- */
+
+/* Cut n planes of the given weights (NULL: all equal) into `parts` slabs of at
+ * least `min_planes` each, as equal in weight as the prefix sums allow:
+ * slab p is planes [cuts[p], cuts[p + 1]), cuts[0] = 0, cuts[parts] = n.
+ * Fails (false) when n < parts * min_planes. */
+bool acm__partition(int32_t n, const double *weight, int32_t parts, int32_t min_planes,
+                    int32_t *cuts);
+
+/* ---- the decomposed domain ---------------------------------------------------- */
+
+/* How the domain is cut and where its slabs run; kept for the handle's life
+ * (a re-layout rebuilds the slabs from it). */
+typedef struct acm_decomp {
+    const struct acm_backend_ops *slab_ops;
+    int32_t nslabs;
+    int32_t *cuts;    /* nslabs + 1: slab p holds planes [cuts[p], cuts[p + 1]) */
+    int32_t *devices; /* nslabs: CUDA device of each slab */
+    int32_t *owner;   /* nslabs: the process (MPI rank) stepping each slab */
+    int32_t rank;     /* this process's */
+    const struct acm_halo_transport *transport; /* NULL: every slab is in this process */
+    void *comm;       /* the transport's (lib/halo_mpi.c) */
+} acm_decomp;
+
+/* One slab of the domain and, where this process steps it, its domain. */
+typedef struct acm_slab {
+    int32_t z0, z1;  /* its planes [z0, z1) */
+    int32_t halo[2]; /* its ghost planes below and above */
+    int32_t device;
+    bool local;      /* stepped by this process: sub is its domain */
+    acm_domain *sub; /* planes [z0 - sub->halo[0], z1 + sub->halo[1]) */
+} acm_slab;
+
+/* The composite backend's state (d->impl of a decomposed domain). */
+typedef struct acm_slabs {
+    int32_t n;
+    acm_slab *slab;
+    acm_plane_sums *planes; /* nz: every plane's sums of the last step */
+    void **ghost;           /* 2 per slab: the ghost planes in transit (lib/halo.c) */
+} acm_slabs;
+
+/* Make d, configured like an ordinary domain of the given backend, a
+ * decomposed one of `parts` slabs along z in this process (slab p on CUDA
+ * device devices[p], or d->device with devices NULL): d->ops becomes the
+ * composite's table, d->decomp its slabs. */
+acm_status acm__decomp_init(acm_domain *d, const struct acm_backend_ops *slab_ops, int32_t parts,
+                            const int32_t *devices);
+/* The same over the ranks of an MPI communicator (comm: an MPI_Comm *), one
+ * slab per rank (lib/halo_mpi.c; ACM_ERR_NOT_BUILT without MPI). */
+acm_status acm__decomp_init_mpi(acm_domain *d, const struct acm_backend_ops *slab_ops,
+                                const void *comm);
+/* Before a domain is made over comm: every rank's status of its options, the
+ * lowest failing rank's in all (its message in msg). */
+acm_status acm__mpi_agree_create(const void *comm, acm_status local, char *msg, size_t size);
+/* The common part of both: slab p on process owner[p] (NULL: all here). */
+acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_ops,
+                             int32_t parts, const int32_t *devices);
+/* Release d->decomp (acm_domain_destroy, after the backend's fini). */
+void acm__decomp_free(acm_domain *d);
+
+ACM_END_DECLS
+
+#endif /* ACMLBM_DECOMP_H */

@@ -1,0 +1,180 @@
+/*
+ * libacmlbm -- the exchange between the slabs of a decomposed domain
+ * (lib/halo.h). SPDX-License-Identifier: Apache-2.0
+ *
+ * After every step, each ghost plane pair of a slab gets the two planes of
+ * the neighbour it copies: the neighbour's first two planes above a slab, its
+ * last two below. All 27 populations move, as stored, so the ghost planes are
+ * what the neighbour holds whatever the streaming scheme; a transfer is
+ * 2 x 27 x nx x ny stored values.
+ */
+#include <string.h> /* memcpy */
+
+#include "alloc.h"
+#include "backend.h"
+#include "halo.h"
+#include "state.h"
+
+#define IMPL(d) ((acm_slabs *)(d)->impl)
+
+/* The slab whose planes fill slab p's ghost planes at end e (0 below, 1 above). */
+static int32_t neighbour(const acm_slabs *m, int32_t p, int e)
+{
+    return e == 0 ? (p + m->n - 1) % m->n : (p + 1) % m->n;
+}
+
+/* Where they come from in the neighbour q and go to in p (slab-local planes). */
+static int32_t source_plane(const acm_slab *q, int e)
+{
+    return e == 0 ? q->halo[0] + (q->z1 - q->z0) - ACM_HALO_PLANES : q->halo[0];
+}
+
+static int32_t target_plane(const acm_slab *p, int e)
+{
+    return e == 0 ? 0 : p->halo[0] + (p->z1 - p->z0) + p->halo[1] - ACM_HALO_PLANES;
+}
+
+static size_t transfer_bytes(const acm_domain *d)
+{
+    return (size_t)ACM_HALO_PLANES * (size_t)d->nx * (size_t)d->ny * ACM_Q *
+           acm__precision_bytes(d->precision);
+}
+
+/* Whether the ghost planes at end e of slab p pass through this process. */
+static bool involves_us(const acm_domain *d, int32_t p, int e)
+{
+    const acm_slabs *m = IMPL(d);
+    return m->slab[p].halo[e] > 0 &&
+           (m->slab[p].local || m->slab[neighbour(m, p, e)].local);
+}
+
+acm_status acm__halo_init(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    m->ghost = acm__calloc(2 * (size_t)m->n, sizeof *m->ghost);
+    if (m->ghost == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the ghost plane table");
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e)
+            if (involves_us(d, p, e) && (m->ghost[2 * p + e] = acm__malloc(transfer_bytes(d))) == NULL)
+                return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
+                                "cannot allocate %.3g MB for the ghost planes of slab %d",
+                                (double)transfer_bytes(d) / 1e6, (int)p);
+    return ACM_OK;
+}
+
+void acm__halo_fini(acm_slabs *m)
+{
+    if (m->ghost != NULL)
+        for (int32_t g = 0; g < 2 * m->n; ++g)
+            acm__free(m->ghost[g]);
+    acm__free(m->ghost);
+    m->ghost = NULL;
+}
+
+void acm__halo_release(acm_decomp *dc)
+{
+    if (dc->transport != NULL)
+        dc->transport->release(dc);
+}
+
+acm_status acm__halo_exchange(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    const acm_decomp *dc = d->decomp;
+    acm_halo_msg recv[2], send[2]; /* a process steps one slab when there are others */
+    int nrecv = 0, nsend = 0;
+    /* pack what local slabs send */
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e) {
+            const acm_slab *q = &m->slab[neighbour(m, p, e)];
+            if (!involves_us(d, p, e))
+                continue;
+            void *buf = m->ghost[2 * p + e];
+            const acm_halo_msg msg = {dc->owner[q->local ? p : neighbour(m, p, e)], 2 * p + e,
+                                      buf, transfer_bytes(d)};
+            if (q->local)
+                ACM_TRY(q->sub->ops->planes_get(q->sub, source_plane(q, e), ACM_HALO_PLANES, buf,
+                                                false));
+            if (q->local && !m->slab[p].local && nsend < 2)
+                send[nsend++] = msg;
+            else if (!q->local && nrecv < 2)
+                recv[nrecv++] = msg;
+        }
+    if (dc->transport != NULL)
+        ACM_TRY(dc->transport->exchange(d, recv, nrecv, send, nsend));
+    /* unpack into the local slabs' ghost planes */
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e) {
+            const acm_slab *sl = &m->slab[p];
+            if (sl->local && sl->halo[e] > 0)
+                ACM_TRY(sl->sub->ops->planes_put(sl->sub, target_plane(sl, e), ACM_HALO_PLANES,
+                                                 m->ghost[2 * p + e], false));
+        }
+    return ACM_OK;
+}
+
+/* ---- collective pieces -------------------------------------------------------------- */
+
+acm_status acm__halo_gather_planes(acm_domain *d)
+{
+    const acm_decomp *dc = d->decomp;
+    return dc->transport == NULL
+               ? ACM_OK
+               : dc->transport->gather(d, IMPL(d)->planes, sizeof(acm_plane_sums));
+}
+
+acm_status acm__halo_gather_cells(acm_domain *d, size_t cell_bytes, void *dst)
+{
+    const acm_decomp *dc = d->decomp;
+    return dc->transport == NULL
+               ? ACM_OK
+               : dc->transport->gather(d, dst, cell_bytes * (size_t)d->nx * (size_t)d->ny);
+}
+
+acm_status acm__halo_gather_state(acm_domain *d, acm_state *st)
+{
+    ACM_TRY(acm__halo_gather_cells(d, ACM_Q * sizeof(double), st->f));
+    if (st->force != NULL)
+        ACM_TRY(acm__halo_gather_cells(d, 3 * sizeof(double), st->force));
+    if (st->tau != NULL)
+        ACM_TRY(acm__halo_gather_cells(d, sizeof(double), st->tau));
+    return ACM_OK;
+}
+
+acm_status acm__halo_agree(acm_domain *d, acm_status local)
+{
+    const acm_decomp *dc = d->decomp;
+    return dc->transport == NULL ? local : dc->transport->agree(d, local);
+}
+
+bool acm__halo_all(acm_domain *d, bool local)
+{
+    const acm_decomp *dc = d->decomp;
+    if (dc->transport == NULL)
+        return local;
+    double v = local ? 0.0 : 1.0;
+    return dc->transport->sum(d, &v, 1, NULL) == ACM_OK && v == 0.0;
+}
+
+int64_t acm__halo_sum(acm_domain *d, int64_t local)
+{
+    const acm_decomp *dc = d->decomp;
+    double v = (double)local; /* counts below 2^53 */
+    if (dc->transport != NULL && dc->transport->sum(d, &v, 1, NULL) != ACM_OK)
+        return local;
+    return (int64_t)v;
+}
+
+acm_status acm__halo_sum_doubles(acm_domain *d, double *v, int n, double *max)
+{
+    const acm_decomp *dc = d->decomp;
+    return dc->transport == NULL ? ACM_OK : dc->transport->sum(d, v, n, max);
+}
+
+acm_status acm__halo_broadcast(acm_domain *d, int32_t slab, void *buf, size_t bytes)
+{
+    const acm_decomp *dc = d->decomp;
+    return dc->transport == NULL ? ACM_OK
+                                 : dc->transport->broadcast(d, dc->owner[slab], buf, bytes);
+}

@@ -1,0 +1,255 @@
+/*
+ * libacmlbm tests -- a domain of several slabs (acm_domain_options.subdomains,
+ * docs/multi-gpu.md) against the same domain undivided: bitwise the same
+ * populations for every collision model, face type, streaming scheme and
+ * precision, through re-layout and checkpoint-free state changes; queries
+ * gathered in the documented order; bad options refused.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <unistd.h> /* close */
+
+#include "decomp-scenes.h"
+
+static void run_pair(const run_cfg *c)
+{
+    acm_domain *one = make(c, 0), *split = make(c, c->subdomains);
+    expect_same(one, split, c, "after initialisation");
+    ACM_CK_OK(one, acm_step(one, STEPS));
+    ACM_CK_OK(split, acm_step(split, STEPS));
+    expect_same(one, split, c, "after the steps");
+    acm_domain_stats s1 = acm_test_stats(one), s2 = acm_test_stats(split);
+    ck_assert_double_eq_tol(s2.mass, s1.mass, 1e-9 * s1.mass);
+    ck_assert_double_eq(s2.max_speed, s1.max_speed);
+    acm_domain_destroy(one);
+    acm_domain_destroy(split);
+}
+
+/* _i: scene. Every model, both streaming schemes, FP64 and FP32, 2 and 3 slabs. */
+START_TEST(bitwise_as_one_domain)
+{
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
+            for (int p = 0; p < 2; ++p) {
+                const run_cfg c = {models[m], p ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
+                                   (acm_streaming)s, (enum scene)_i, 2 + (int)((m + s + p) % 2)};
+                run_pair(&c);
+            }
+}
+END_TEST
+
+/* Queries: fields, probes and stats of a split domain are those of one domain. */
+START_TEST(queries_are_gathered)
+{
+    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_LID, 3};
+    acm_domain *one = make(&c, 0), *split = make(&c, 3);
+    ACM_CK_OK(one, acm_step(one, 10));
+    ACM_CK_OK(split, acm_step(split, 10));
+    const size_t n = (size_t)NX * NY * NZ;
+    double *u1 = acm_test_alloc(3 * n * sizeof(double)), *u2 = acm_test_alloc(3 * n * sizeof(double));
+    ACM_CK_OK(one, acm_domain_get_field(one, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u1,
+                                        3 * n * sizeof(double)));
+    ACM_CK_OK(split, acm_domain_get_field(split, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u2,
+                                          3 * n * sizeof(double)));
+    ck_assert_int_eq(memcmp(u1, u2, 3 * n * sizeof(double)), 0);
+    for (int z = 0; z < NZ; ++z) {
+        double r1, r2, v1[3], v2[3];
+        ACM_CK_OK(one, acm_domain_probe(one, 3, 2, z, &r1, v1));
+        ACM_CK_OK(split, acm_domain_probe(split, 3, 2, z, &r2, v2));
+        ck_assert_msg(r1 == r2 && memcmp(v1, v2, sizeof v1) == 0, "probe at z=%d differs", z);
+    }
+    acm_domain_info info = {.version = ACM_DOMAIN_INFO_VERSION};
+    ACM_CK_OK(split, acm_domain_get_info(split, &info));
+    ck_assert_int_eq(info.nz, NZ);
+    ck_assert_int_gt((long long)info.memory_bytes, 0);
+    free(u1);
+    free(u2);
+    acm_domain_destroy(one);
+    acm_domain_destroy(split);
+}
+END_TEST
+
+/* z changed from periodic to walls after creation, a re-layout between
+ * steps, new populations set: the split domain follows, bitwise. */
+START_TEST(reshaped_and_relaid)
+{
+    run_cfg c = {ACM_COLLISION_ACM_LI2020, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                 SCENE_PERIODIC, 2};
+    acm_domain *one = make(&c, 0), *split = make(&c, 2);
+    ACM_CK_OK(one, acm_step(one, 5));
+    ACM_CK_OK(split, acm_step(split, 5));
+    acm_domain *both[2] = {one, split};
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE), ACM_OK);
+    for (int k = 0; k < 2; ++k) {
+        ACM_CK_OK(both[k], acm_domain_set_face(both[k], ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(both[k], acm_domain_set_face(both[k], ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(both[k], acm_step(both[k], 7));
+        ACM_CK_OK(both[k], acm_domain_set_layout(both[k], l));
+        ACM_CK_OK(both[k], acm_step(both[k], 6));
+    }
+    expect_same(one, split, &c, "after walls and a re-layout");
+    double *f = populations(one);
+    for (int k = 0; k < 2; ++k) {
+        ACM_CK_OK(both[k], acm_domain_set_field(both[k], ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64,
+                                                f, sizeof(double) * 27 * NX * NY * NZ));
+        ACM_CK_OK(both[k], acm_step(both[k], 4));
+    }
+    expect_same(one, split, &c, "after set populations");
+    free(f);
+    acm_layout_destroy(l);
+    acm_domain_destroy(one);
+    acm_domain_destroy(split);
+}
+END_TEST
+
+/* Smoke moves with the gathered velocity: the same particles as on one domain. */
+START_TEST(smoke_follows_the_same_flow)
+{
+    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP32, ACM_STREAMING_IN_PLACE,
+                       SCENE_Z_THROUGH, 3};
+    acm_domain *d[2] = {make(&c, 0), make(&c, 3)};
+    acm_smoke *sm[2];
+    double *x[2];
+    size_t n[2];
+    for (int k = 0; k < 2; ++k) {
+        acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
+        so.capacity = 4096;
+        so.seed = 7;
+        ACM_CK_OK(d[k], acm_smoke_create(&sm[k], d[k], &so));
+        acm_emitter e = ACM_EMITTER_INIT;
+        const double lo[3] = {1.0, 1.0, 1.0}, hi[3] = {NX - 2.0, NY - 2.0, 3.0};
+        memcpy(e.lo, lo, sizeof lo);
+        memcpy(e.hi, hi, sizeof hi);
+        e.rate = 20.0;
+        ck_assert_int_eq(acm_smoke_add_emitter(sm[k], &e), ACM_OK);
+        ACM_CK_OK(d[k], acm_step(d[k], 30));
+        x[k] = acm_test_alloc(3 * sizeof(double) * 4096);
+        ck_assert_int_eq(acm_smoke_get_particles(sm[k], x[k], 4096, &n[k]), ACM_OK);
+    }
+    ck_assert_uint_gt(n[0], 100);
+    ck_assert_uint_eq(n[0], n[1]);
+    ck_assert_int_eq(memcmp(x[0], x[1], 3 * sizeof(double) * n[0]), 0);
+    for (int k = 0; k < 2; ++k) {
+        free(x[k]);
+        acm_smoke_destroy(sm[k]);
+        acm_domain_destroy(d[k]);
+    }
+}
+END_TEST
+
+/* A split domain that rewinds after a divergence, and one saved to a
+ * checkpoint and loaded undivided, continue as the undivided domain. */
+START_TEST(rewinds_and_checkpoints)
+{
+    const run_cfg c = {ACM_COLLISION_ACM_LI2020, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_LID, 2};
+    acm_domain *one = make(&c, 0), *split = make(&c, 2);
+    acm_domain *both[2] = {one, split};
+    for (int k = 0; k < 2; ++k) {
+        acm_divergence_policy pol;
+        ck_assert_int_eq(acm_divergence_policy_init(&pol, ACM_DIVERGENCE_POLICY_VERSION), ACM_OK);
+        pol.action = ACM_DIVERGENCE_REWIND;
+        pol.snapshot_interval = 5;
+        ACM_CK_OK(both[k], acm_domain_set_divergence_policy(both[k], &pol));
+        ACM_CK_OK(both[k], acm_step(both[k], 12));
+        const double g[3] = {0.0, 0.3, 0.0}; /* blows up within a few steps */
+        ACM_CK_OK(both[k], acm_domain_set_body_force(both[k], g));
+        ACM_CK_FAIL(both[k], acm_step(both[k], 20), ACM_ERR_DIVERGED);
+        ck_assert_ptr_nonnull(strstr(acm_domain_last_error(both[k]), "rewound to step"));
+        const double zero[3] = {0.0, 0.0, 0.0};
+        ACM_CK_OK(both[k], acm_domain_set_body_force(both[k], zero));
+        ACM_CK_OK(both[k], acm_step(both[k], 4));
+    }
+    expect_same(one, split, &c, "after a rewind");
+    char path[] = "/tmp/acm-test-decomp-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ACM_CK_OK(split, acm_domain_save(split, path));
+    acm_domain *loaded = NULL;
+    ck_assert_int_eq(acm_domain_load(&loaded, path, NULL), ACM_OK);
+    remove(path);
+    ACM_CK_OK(one, acm_step(one, 6));
+    ACM_CK_OK(loaded, acm_step(loaded, 6));
+    expect_same(one, loaded, &c, "a checkpoint of the split domain, loaded undivided");
+    acm_domain_destroy(loaded);
+    acm_domain_destroy(one);
+    acm_domain_destroy(split);
+}
+END_TEST
+
+START_TEST(bad_options_are_refused)
+{
+    char err[256] = "";
+    acm_domain_options o = acm_test_options(8, 8, 3, 0.1, ACM_COLLISION_BGK, ACM_PRECISION_FP32);
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    o.subdomains = 2; /* 3 planes cannot make 2 slabs of 2 */
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(err, "too small"));
+    o.subdomains = -1;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_OUT_OF_RANGE);
+    const int32_t devices[2] = {0, -3};
+    o.nz = 8;
+    o.subdomains = 2;
+    o.devices = devices;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(err, "devices[1]"));
+    ck_assert_ptr_null(d);
+    /* a version-1 caller knows nothing of subdomains: an undivided domain */
+    o.devices = NULL;
+    o.version = 1;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
+    acm_domain_destroy(d);
+    /* solids are refused on a split domain, with a message */
+    o.version = ACM_DOMAIN_OPTIONS_VERSION;
+    d = acm_test_domain(&o);
+    acm_solid *s = NULL;
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    ACM_CK_FAIL(d, acm_solid_create(&s, d, &so), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "slabs"));
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* A slab that diverges makes the domain's step fail and name it. */
+START_TEST(divergence_names_the_slab)
+{
+    run_cfg c = {ACM_COLLISION_BGK, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS, SCENE_PERIODIC,
+                 3};
+    acm_domain *d = make(&c, 3);
+    const size_t n = (size_t)NX * NY * NZ;
+    double *u = acm_test_alloc(3 * n * sizeof(double));
+    u[3 * ((size_t)2 + NX * (2 + NY * (size_t)11))] = 0.45; /* in the last slab */
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, n));
+    const double g[3] = {0.0, 0.0, 0.05};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    acm_status st = acm_step(d, 200);
+    ck_assert_int_eq(st, ACM_ERR_DIVERGED);
+    ck_assert_msg(strstr(acm_domain_last_error(d), "slab") != NULL, "message: %s",
+                  acm_domain_last_error(d));
+    acm_test_expect_recovery(d);
+    free(u);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+TEST_SUITE(decomp_suite)
+{
+    Suite *s = suite_create("decomp");
+    TCase *tc = acm_tcase("bitwise", 600);
+    tcase_add_loop_test(tc, bitwise_as_one_domain, 0, SCENE_COUNT);
+    tcase_add_test(tc, queries_are_gathered);
+    tcase_add_test(tc, reshaped_and_relaid);
+    tcase_add_test(tc, smoke_follows_the_same_flow);
+    tcase_add_test(tc, rewinds_and_checkpoints);
+    suite_add_tcase(s, tc);
+    TCase *te = acm_tcase("errors", 60);
+    tcase_add_test(te, bad_options_are_refused);
+    tcase_add_test(te, divergence_names_the_slab);
+    suite_add_tcase(s, te);
+    return s;
+}

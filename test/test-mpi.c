@@ -1,0 +1,136 @@
+/*
+ * libacmlbm tests -- one domain over MPI ranks (acm_mpi.h), run under mpirun
+ * with 2 and 3 ranks (test/meson.build): bitwise the populations of the
+ * undivided domain that every rank also steps by itself, for every collision
+ * model, face setup and streaming scheme; a rank whose slab diverges or
+ * cannot allocate makes every rank's call fail, naming it, and nothing hangs.
+ * Its own main: MPI is initialised around the Check runner (no fork: CK_FORK
+ * is forced off), and the exit status is the worst of all ranks.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <sys/resource.h> /* setrlimit */
+
+#include "acmlbm/acm_mpi.h"
+#include "decomp-scenes.h"
+
+static int rank_of(void)
+{
+    int r = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    return r;
+}
+
+static acm_domain *create_mpi(acm_domain_options *o, const void *ctx)
+{
+    (void)ctx;
+    char err[256] = "";
+    o->error_buffer = err;
+    o->error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    const acm_status st = acm_domain_create_mpi(&d, o, MPI_COMM_WORLD);
+    ck_assert_msg(st == ACM_OK, "rank %d: acm_domain_create_mpi: %s: %s", rank_of(),
+                  acm_status_string(st), err);
+    return d;
+}
+
+/* _i: scene. Every model, both streaming schemes, FP64 (and FP32 for BGK). */
+START_TEST(bitwise_as_one_domain)
+{
+    for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
+            for (int p = 0; p < (m == 0 ? 2 : 1); ++p) {
+                int ranks = 1;
+                MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+                const run_cfg c = {models[m], p ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
+                                   (acm_streaming)s, (enum scene)_i, ranks};
+                acm_domain *one = make(&c, 0), *split = scene_make(&c, create_mpi, NULL);
+                ACM_CK_OK(one, acm_step(one, STEPS));
+                ACM_CK_OK(split, acm_step(split, STEPS));
+                expect_same(one, split, &c, "after the steps");
+                acm_domain_stats s1 = acm_test_stats(one), s2 = acm_test_stats(split);
+                ck_assert_double_eq_tol(s2.mass, s1.mass, 1e-9 * s1.mass);
+                ck_assert_double_eq(s2.max_speed, s1.max_speed);
+                double r1, r2, u1[3], u2[3];
+                ACM_CK_OK(one, acm_domain_probe(one, 1, 2, NZ - 1, &r1, u1));
+                ACM_CK_OK(split, acm_domain_probe(split, 1, 2, NZ - 1, &r2, u2));
+                ck_assert(r1 == r2 && memcmp(u1, u2, sizeof u1) == 0);
+                acm_domain_destroy(one);
+                acm_domain_destroy(split);
+            }
+}
+END_TEST
+
+/* A slab diverges: every rank's acm_step fails and names the rank and slab. */
+START_TEST(divergence_on_one_rank)
+{
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    const run_cfg c = {ACM_COLLISION_BGK, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_PERIODIC, ranks};
+    acm_domain *d = scene_make(&c, create_mpi, NULL);
+    const double g[3] = {0.0, 0.0, 0.05};
+    const size_t n = (size_t)NX * NY * NZ;
+    double *u = acm_test_alloc(3 * n * sizeof(double));
+    u[3 * ((size_t)2 + NX * (2 + NY * (size_t)(NZ - 1)))] = 0.45;
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, n));
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    ck_assert_int_eq(acm_step(d, 200), ACM_ERR_DIVERGED);
+    const char *msg = acm_domain_last_error(d);
+    int who = -1, slab = -1;
+    ck_assert_msg(sscanf(msg, "rank %d: slab %d of", &who, &slab) == 2 && who == slab &&
+                      who >= 0 && who < ranks && strstr(msg, "diverged") != NULL,
+                  "rank %d's message: %s", rank_of(), msg);
+    acm_test_expect_recovery(d);
+    free(u);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* Rank 1 cannot allocate its slab (an address-space limit): creation fails on
+ * every rank with its status and message. */
+START_TEST(allocation_failure_on_one_rank)
+{
+    acm_domain_options o = acm_test_options(64, 64, 96, 0.05, ACM_COLLISION_BGK,
+                                            ACM_PRECISION_FP64);
+    char err[256] = "";
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    struct rlimit old;
+    getrlimit(RLIMIT_AS, &old);
+    if (rank_of() == 1) { /* room for what runs now, not for 100+ MB of populations */
+        FILE *f = fopen("/proc/self/statm", "r");
+        unsigned long pages = 0;
+        ck_assert(f != NULL && fscanf(f, "%lu", &pages) == 1);
+        fclose(f);
+        struct rlimit lim = old;
+        lim.rlim_cur = (rlim_t)pages * 4096u + (64u << 20);
+        ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+    }
+    acm_domain *d = NULL;
+    const acm_status st = acm_domain_create_mpi(&d, &o, MPI_COMM_WORLD);
+    setrlimit(RLIMIT_AS, &old);
+    ck_assert_msg(st == ACM_ERR_NO_MEMORY, "rank %d: %s: %s", rank_of(), acm_status_string(st),
+                  err);
+    ck_assert_msg(strstr(err, "rank 1") != NULL, "rank %d's message: %s", rank_of(), err);
+    ck_assert_ptr_null(d);
+}
+END_TEST
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    Suite *s = suite_create("mpi");
+    TCase *tc = acm_tcase("mpi", 600);
+    tcase_add_loop_test(tc, bitwise_as_one_domain, 0, SCENE_COUNT);
+    tcase_add_test(tc, divergence_on_one_rank);
+    tcase_add_test(tc, allocation_failure_on_one_rank);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK); /* no fork under MPI */
+    srunner_run_all(sr, rank_of() == 0 ? CK_NORMAL : CK_SILENT);
+    int failed = srunner_ntests_failed(sr), worst = 0;
+    srunner_free(sr);
+    MPI_Allreduce(&failed, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return worst == 0 ? 0 : 1;
+}
