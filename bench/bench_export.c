@@ -89,26 +89,16 @@ static int parse_option(const char *name, const char *value, bench_args *a)
 }
 
 /* 0 to run, 1 after --help, 2 after a usage error. */
+static int take_option(const char *name, const char *value, void *a)
+{
+    return parse_option(name, value, a);
+}
+
 static int parse_args(int argc, char **argv, bench_args *a)
 {
     const bench_args defaults = {{0, 0, 0}, ACM_BACKEND_AUTO, 1000000, 10, "/tmp"};
     *a = defaults;
-    for (int k = 1; k < argc; k += 2) {
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-            usage(stdout);
-            return 1;
-        }
-        if (k + 1 >= argc) {
-            fprintf(stderr, "%s: %s needs a value\n", prog, argv[k]);
-            usage(stderr);
-            return 2;
-        }
-        if (parse_option(argv[k], argv[k + 1], a) != 0) {
-            usage(stderr);
-            return 2;
-        }
-    }
-    return 0;
+    return cli_parse(prog, argc, argv, take_option, NULL, usage, a);
 }
 
 /* ---- helpers --------------------------------------------------------------------------------- */

@@ -3,15 +3,18 @@
 # racecheck), the fluid benchmark and the immersed-boundary benchmark, most
 # important first. Run from a CUDA build directory; logs go to $OUT (or
 # ./device-logs). Used to produce docs/performance.md and docs/physics.md.
-#   sh ../bench/device-check.sh [all|tests|bench|reliability]
+#   sh ../bench/device-check.sh [all|tests|bench|reliability|decomp]
 # All of it took just over 10 minutes on an H100 (the device tool's limit per
 # command): run "tests" and "bench" as two calls there. "reliability" (not part
 # of "all") runs docs/reliability.md's device tests: the context fault, device
 # memory running out, the divergence policy, checkpoints with smoke, the
 # allocation-failure loop on the GPU (every 7th call), then the agreement tests.
+# "decomp" (not part of "all") runs docs/multi-gpu.md's one-GPU part: slabs on
+# one device bitwise against one domain, under memcheck, and the decomposition
+# benchmark.
 part=${1:-all}
-case "$part" in all|tests|bench|reliability) ;;
-  *) echo "usage: device-check.sh [all|tests|bench|reliability]" >&2; exit 2;; esac
+case "$part" in all|tests|bench|reliability|decomp) ;;
+  *) echo "usage: device-check.sh [all|tests|bench|reliability|decomp]" >&2; exit 2;; esac
 out=${OUT:-device-logs}
 mkdir -p "$out"
 # ACM_REQUIRE_GPU=1: a GPU test or benchmark that finds no device fails instead of skipping
@@ -34,6 +37,18 @@ echo "memcheck (test-checkpoint): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$
 timeout 60 ./bench/acm-soak --backend cuda --steps 200000 --smoke > "$out/soak.log" 2>&1
 echo "acm-soak: exit $? -- $(tail -n 1 "$out/soak.log")"
 (CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
+exit 0
+fi
+if [ "$part" = decomp ]; then
+run_test test-decomp 200
+CK_RUN_CASE=errors timeout 120 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 ./test/test-decomp > "$out/memcheck-decomp.log" 2>&1
+echo "memcheck (test-decomp errors): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-decomp.log" | tr '\n' ' ')"
+(CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
+for size in 256x256x256 200x400x200; do
+    ./bench/acm-bench-decomp --backend cuda --size $size --slabs 1,2,4 --steps 200 2>&1 |
+        tee -a "$out/bench-decomp.log"
+done
 exit 0
 fi
 if [ "$part" != bench ]; then

@@ -175,31 +175,27 @@ static int parse_option(const char *name, const char *value, soak_args *a)
 }
 
 /* 0 to run, 1 after --help, 2 after a usage error. */
+static int take_option(const char *name, const char *value, void *a)
+{
+    return parse_option(name, value, a);
+}
+
+static int take_flag(const char *name, void *a)
+{
+    if (strcmp(name, "--smoke") != 0)
+        return 0;
+    ((soak_args *)a)->smoke = 1;
+    return 1;
+}
+
 static int parse_args(int argc, char **argv, soak_args *a)
 {
     const soak_args defaults = {{24, 24, 24}, ACM_BACKEND_AUTO, ACM_PRECISION_FP32, 1000000, 0, 0,
                                 -1.0, 8.0, 2e-6, NULL, NULL, -1.0};
     *a = defaults;
-    for (int k = 1; k < argc; ++k) {
-        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
-            usage(stdout);
-            return 1;
-        }
-        if (strcmp(argv[k], "--smoke") == 0) {
-            a->smoke = 1;
-            continue;
-        }
-        if (k + 1 >= argc) {
-            fprintf(stderr, "%s: %s needs a value\n", prog, argv[k]);
-            usage(stderr);
-            return 2;
-        }
-        if (parse_option(argv[k], argv[k + 1], a) != 0) {
-            usage(stderr);
-            return 2;
-        }
-        ++k;
-    }
+    const int st = cli_parse(prog, argc, argv, take_option, take_flag, usage, a);
+    if (st != 0)
+        return st;
     if (a->chunk == 0) /* at least 20 checks, so that the warm-up is a fraction of the run */
         a->chunk = a->steps / 20 < 10000 ? (a->steps / 20 > 0 ? a->steps / 20 : 1) : 10000;
     return 0;

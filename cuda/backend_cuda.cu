@@ -55,6 +55,7 @@ struct cuda_impl {
     acm_gpu_sums *sums;   /* [0..1]: ring of step sums; [2..3]: diagnostics */
     int ring;             /* sums[ring] holds the previous step's sums */
     acm_gpu_sums *partials;
+    acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
     unsigned long long *host_counters; /* pinned copy */
@@ -66,6 +67,7 @@ struct cuda_impl {
     double *probe;        /* acm_domain_sample_velocity: points, then velocities */
     size_t probe_bytes;
     cudaStream_t stream;
+    cudaEvent_t marker;   /* orders work between this domain's stream and another's */
     bool own_stream;
     bool broken;          /* a sticky device error: the context is unusable */
     int64_t batch_step;   /* steps since the divergence key was reset */
@@ -172,6 +174,9 @@ static unsigned partial_count(const acm_domain *d)
     return 2 * acm_blocks((uint64_t)d->ncells, IMPL(d)->block) + 2;
 }
 
+/* The per-plane sums of the ACM rules. */
+static size_t planes_bytes(const acm_domain *d) { return (size_t)d->nz * sizeof(acm_plane_fixed); }
+
 static acm_gpu_grid grid_of(const acm_domain *d)
 {
     acm_gpu_grid g;
@@ -223,6 +228,10 @@ static acm_step_args step_args(const acm_domain *d)
     a.u2_limit = d->max_speed * d->max_speed;
     a.prev = m->sums + m->ring;
     a.partials = m->partials;
+    a.planes = m->planes;
+    const uint32_t nxy = (uint32_t)d->nx * (uint32_t)d->ny;
+    a.live_lo = (uint32_t)d->halo[0] * nxy;
+    a.live_hi = (uint32_t)(d->nz - d->halo[1]) * nxy;
     a.redo = m->redo;
     a.fallbacks = m->counters + 1;
     a.bad = m->counters;
@@ -284,6 +293,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaSetDevice(d->device));
     CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     m->own_stream = true;
+    CU_TRY(d, cudaEventCreateWithFlags(&m->marker, cudaEventDisableTiming));
     m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(dev_alloc(d, &m->f[b], pop_bytes(d), "populations"));
@@ -300,6 +310,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(m->sums, 0, 4 * sizeof(acm_gpu_sums), m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->partials, partial_count(d) * sizeof(acm_gpu_sums),
                       "block sums"));
+    ACM_TRY(dev_alloc(d, (void **)&m->planes, planes_bytes(d), "plane sums"));
     ACM_TRY(dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->counters, 2 * sizeof(unsigned long long), "counters"));
@@ -327,7 +338,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
-                     (void **)&m->partials, &m->sum_scratch, (void **)&m->counters,
+                     (void **)&m->partials, (void **)&m->planes, &m->sum_scratch,
+                     (void **)&m->counters,
                      &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u,
                      (void **)&m->probe};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
@@ -337,6 +349,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->host_counters);
     if (m->host_sums != NULL)
         cudaFreeHost(m->host_sums);
+    if (m->marker != NULL)
+        cudaEventDestroy(m->marker);
     if (m->own_stream && m->stream != NULL)
         cudaStreamDestroy(m->stream);
     (void)cudaGetLastError();
@@ -352,6 +366,7 @@ static acm_status diagnose(acm_domain *d)
     cuda_impl *m = IMPL(d);
     acm_step_args a = step_args(d);
     unsigned n = 0;
+    CU_TRY(d, cudaMemsetAsync(m->planes, 0, planes_bytes(d), m->stream));
     CU_TRY(d, acm_launch_diagnostics(a, state_array(m), m->elem, m->partials, &n, m->stream));
     CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, (double)d->ncells,
                                       m->sum_scratch, m->stream));
@@ -360,14 +375,22 @@ static acm_status diagnose(acm_domain *d)
     return ACM_OK;
 }
 
+/* The ACM rules' inputs of the next step into sums[slot]: the planes of
+ * acm_plane_add folded in plane order, ghost planes left out. */
+static acm_status fold_planes(acm_domain *d, int slot)
+{
+    cuda_impl *m = IMPL(d);
+    const int32_t lo = d->halo[0], hi = d->nz - d->halo[1];
+    CU_TRY(d, acm_launch_plane_fold(m->planes, lo, hi, m->sums + slot,
+                                    (double)(hi - lo) * d->nx * d->ny, m->stream));
+    return ACM_OK;
+}
+
 /* The ACM rules' "previous step" from the current state (after a new state). */
 static acm_status refresh_ring(acm_domain *d)
 {
-    cuda_impl *m = IMPL(d);
     ACM_TRY(diagnose(d));
-    CU_TRY(d, cudaMemcpyAsync(m->sums + m->ring, m->sums + 2, sizeof(acm_gpu_sums),
-                              cudaMemcpyDeviceToDevice, m->stream));
-    return ACM_OK;
+    return fold_planes(d, IMPL(d)->ring);
 }
 
 extern "C" acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out)
@@ -612,13 +635,18 @@ static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f)
     return ACM_OK;
 }
 
-/* The ACM rules' sums of this step from the block partials. */
-static acm_status finish_sums(acm_domain *d, unsigned blocks)
+/* The ACM rules' sums of this step from the planes' (zeroed by clear_planes). */
+static acm_status finish_sums(acm_domain *d)
+{
+    return acm_is_adaptive(d->coll.model) ? fold_planes(d, 1 - IMPL(d)->ring) : ACM_OK;
+}
+
+/* Before a step's collision adds to them. */
+static acm_status clear_planes(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     if (acm_is_adaptive(d->coll.model))
-        CU_TRY(d, acm_launch_sum_partials(m->partials, blocks, m->sums + (1 - m->ring), true,
-                                          (double)d->ncells, m->sum_scratch, m->stream));
+        CU_TRY(d, cudaMemsetAsync(m->planes, 0, planes_bytes(d), m->stream));
     return ACM_OK;
 }
 
@@ -635,9 +663,10 @@ static acm_status redo_marked(acm_domain *d, const acm_step_args &a, bool pull)
 static acm_status enqueue_fused(acm_domain *d, const acm_step_args &a)
 {
     cuda_impl *m = IMPL(d);
+    ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
     ACM_TRY(redo_marked(d, a, true));
-    return finish_sums(d, acm_blocks(a.g.ncells, m->block));
+    return finish_sums(d);
 }
 
 static acm_status enqueue_split(acm_domain *d, acm_step_args a)
@@ -647,8 +676,9 @@ static acm_status enqueue_split(acm_domain *d, acm_step_args a)
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (d->face[face].type != ACM_BOUNDARY_PERIODIC)
             CU_TRY(d, acm_launch_wall_face(a.g, a.src, m->tmp, m->elem, face, m->stream));
+    ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_macro(a, m->tmp, m->macro, m->elem, m->block, m->stream));
-    ACM_TRY(finish_sums(d, acm_blocks(a.g.ncells, m->block)));
+    ACM_TRY(finish_sums(d));
     CU_TRY(d, acm_launch_moments(a, m->tmp, m->mom, m->elem, m->block, m->stream));
     for (int half = 0; half < 2; ++half)
         CU_TRY(d, acm_launch_outputs(a, m->mom, m->macro, m->elem, half, m->block, m->stream));
@@ -660,8 +690,9 @@ static acm_status enqueue_baseline(acm_domain *d, acm_step_args a)
 {
     cuda_impl *m = IMPL(d);
     CU_TRY(d, acm_launch_pull(a.g, a.src, m->tmp, m->elem, 1, m->block, m->stream));
+    ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_macro(a, m->tmp, m->macro, m->elem, m->block, m->stream));
-    ACM_TRY(finish_sums(d, acm_blocks(a.g.ncells, m->block)));
+    ACM_TRY(finish_sums(d));
     a.src = m->tmp;
     CU_TRY(d, acm_launch_lbm(a, m->elem, false, m->block, m->stream));
     return redo_marked(d, a, false);
@@ -741,15 +772,159 @@ static acm_status check(acm_domain *d)
                           "last good state)");
 }
 
+/* A slab of a decomposed domain (lib/decomp.c) steps with the whole domain's
+ * sums, folded on the host as fold_planes folds them here. */
+static acm_status take_domain_sums(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_gpu_sums t = {d->slab_total.max_u2, d->slab_total.sum_rho, d->slab_total.sum_j,
+                      d->slab_total.sum_pi, 0.0, 0.0, 0.0, 0.0};
+    acm_finish_sums(t, d->slab_cells);
+    CU_TRY(d, cudaMemcpyAsync(m->sums + m->ring, &t, sizeof t, cudaMemcpyHostToDevice,
+                              m->stream));
+    return ACM_OK;
+}
+
 extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
 {
     ACM_TRY(enter(d));
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(ensure_tau(d));
+    if (d->slab_cells > 0.0 && acm_is_adaptive(d->coll.model))
+        ACM_TRY(take_domain_sums(d));
     ACM_TRY(enqueue_step(d));
     if (when == ACM_CHECK_NOW ||
         (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->divergence_interval))
         ACM_TRY(check(d));
+    return ACM_OK;
+}
+
+/* ---- decomposition (lib/decomp.c) -------------------------------------------------------- */
+
+extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    const int32_t lo = d->halo[0], n = d->nz - d->halo[0] - d->halo[1];
+    acm_plane_fixed *host = (acm_plane_fixed *)acm__malloc((size_t)n * sizeof *host);
+    if (host == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the planes' sums");
+    cudaError_t e = cudaMemcpyAsync(host, m->planes + lo, (size_t)n * sizeof *host,
+                                    cudaMemcpyDeviceToHost, m->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(m->stream);
+    for (int32_t z = 0; z < n && e == cudaSuccess; ++z) {
+        double v[4];
+        acm_plane_value(host[z], v);
+        out[z] = acm_plane_sums{v[0], v[1], v[2], v[3]};
+    }
+    acm__free(host);
+    return e == cudaSuccess ? ACM_OK : cuda_fail(d, e, "copying the planes' sums");
+}
+
+/* Stored values of planes [z0, z0 + n) between the state and buf (host memory
+ * through the staging buffer, or device memory), in chunks of whole cells. */
+static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out,
+                              bool on_device)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = grid_of(d);
+    const size_t per_cell = (size_t)ACM_Q * acm__precision_bytes(d->precision);
+    const uint32_t first = (uint32_t)z0 * (uint32_t)d->nx * (uint32_t)d->ny;
+    const uint32_t count = (uint32_t)n * (uint32_t)d->nx * (uint32_t)d->ny;
+    const bool put = in != NULL; /* else out */
+    if (on_device) { /* the kernel only reads canon when it puts */
+        CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false,
+                                         put ? const_cast<void *>(in) : out, put, first, count,
+                                         m->stream));
+        CU_TRY(d, cudaStreamSynchronize(m->stream));
+        return ACM_OK;
+    }
+    const uint32_t chunk = (uint32_t)(ACM_STAGING_BYTES / per_cell);
+    for (uint32_t c = 0; c < count; c += chunk) {
+        const uint32_t k = count - c < chunk ? count - c : chunk;
+        const size_t at = (size_t)c * per_cell;
+        if (put)
+            CU_TRY(d, cudaMemcpyAsync(m->staging, (const char *)in + at, (size_t)k * per_cell,
+                                      cudaMemcpyHostToDevice, m->stream));
+        CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false, m->staging, put,
+                                         first + c, k, m->stream));
+        if (!put)
+            CU_TRY(d, cudaMemcpyAsync((char *)out + at, m->staging, (size_t)k * per_cell,
+                                      cudaMemcpyDeviceToHost, m->stream));
+        CU_TRY(d, cudaStreamSynchronize(m->stream)); /* staging is reused */
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf,
+                                          bool on_device)
+{
+    return move_planes(d, z0, n, NULL, buf, on_device);
+}
+
+extern "C" acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf,
+                                          bool on_device)
+{
+    return move_planes(d, z0, n, buf, NULL, on_device);
+}
+
+/* Whether dst's device reads src's memory directly (peer access, enabled here). */
+static bool peer_reachable(acm_domain *dst, acm_domain *src)
+{
+    if (dst->device == src->device)
+        return true;
+    int can = 0;
+    if (cudaDeviceCanAccessPeer(&can, dst->device, src->device) != cudaSuccess || !can) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    cudaSetDevice(dst->device);
+    const cudaError_t e = cudaDeviceEnablePeerAccess(src->device, 0);
+    (void)cudaGetLastError(); /* cudaErrorPeerAccessAlreadyEnabled is fine */
+    return e == cudaSuccess || e == cudaErrorPeerAccessAlreadyEnabled;
+}
+
+/* Through the host, for devices that cannot reach each other. */
+static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain *src,
+                                     int32_t src_z, int32_t n)
+{
+    const size_t bytes = (size_t)n * (size_t)src->nx * (size_t)src->ny * ACM_Q *
+                         acm__precision_bytes(src->precision);
+    void *host = acm__malloc(bytes);
+    if (host == NULL)
+        return ACM_FAIL(dst, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for ghost planes", bytes);
+    acm_status st = move_planes(src, src_z, n, NULL, host, false);
+    if (st != ACM_OK)
+        acm__format(dst->error, sizeof dst->error, "%s", src->error);
+    else
+        st = move_planes(dst, dst_z, n, host, NULL, false);
+    acm__free(host);
+    return st;
+}
+
+/* src's planes into dst's on dst's stream, after src's work so far and before
+ * src's next (events, no host wait); across devices by peer access. */
+extern "C" acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src,
+                                           int32_t src_z, int32_t n)
+{
+    ACM_TRY(enter(src));
+    ACM_TRY(enter(dst));
+    if (!peer_reachable(dst, src))
+        return planes_copy_staged(dst, dst_z, src, src_z, n);
+    cuda_impl *md = IMPL(dst), *ms = IMPL(src);
+    const uint32_t plane = (uint32_t)src->nx * (uint32_t)src->ny;
+    CU_TRY(dst, cudaSetDevice(src->device));
+    CU_TRY(dst, cudaEventRecord(ms->marker, ms->stream));
+    CU_TRY(dst, cudaSetDevice(dst->device));
+    CU_TRY(dst, cudaStreamWaitEvent(md->stream, ms->marker, 0));
+    CU_TRY(dst, acm_launch_copy_stored(grid_of(dst), state_array(md), (uint32_t)dst_z * plane,
+                                       grid_of(src), state_array(ms), (uint32_t)src_z * plane,
+                                       (uint32_t)n * plane, md->elem, md->stream));
+    CU_TRY(dst, cudaEventRecord(md->marker, md->stream));
+    CU_TRY(dst, cudaSetDevice(src->device));
+    CU_TRY(dst, cudaStreamWaitEvent(ms->stream, md->marker, 0));
     return ACM_OK;
 }
 
@@ -1185,8 +1360,8 @@ static acm_status park(acm_domain *d, acm_state *st)
         (void)cudaGetLastError();
         return ACM_FAIL(d, ACM_ERR_DEVICE_MEMORY, "no device memory to park the state");
     }
-    CU_TRY(d, acm_launch_move_stored(grid_of(d), state_array(m), m->elem, swap, k->f, false,
-                                     m->stream));
+    CU_TRY(d, acm_launch_move_stored(grid_of(d), state_array(m), m->elem, swap, k->f, false, 0,
+                                     (uint32_t)d->ncells, m->stream));
     ACM_TRY(park_copy(d, m->force, 3 * plane_bytes(d), &k->force));
     ACM_TRY(park_copy(d, m->tau, plane_bytes(d), &k->tau));
     if (m->ib.force != NULL) {
@@ -1252,7 +1427,7 @@ static acm_status load_populations(acm_domain *d, const acm_state *st)
     void *dst = physical ? physical_target(m) : state_array(m);
     if (st->parked != NULL)
         CU_TRY(d, acm_launch_move_stored(g, dst, m->elem, swap, ((cuda_parked *)st->parked)->f,
-                                         true, m->stream));
+                                         true, 0, (uint32_t)d->ncells, m->stream));
     else
         ACM_TRY(upload_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f,
                               [&](int, uint32_t k0, uint32_t n) {

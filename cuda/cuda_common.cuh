@@ -13,10 +13,12 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h> /* memcpy (acm_plane_value on the host) */
 
 #include "boundary.h"
 #include "collide.h"
 #include "csoa_index.h"
+#include "decomp.h" /* acm__inv_umax, acm__inv_mean */
 
 /* FP16 populations are stored as half(f - w) * 2^15, which keeps low-Mach
  * deviations in the normal range of half precision. */
@@ -176,12 +178,12 @@ struct acm_gpu_sums {
     double inv_umax, inv_mean_rho, inv_mean_j, inv_mean_pi;
 };
 
-__device__ __forceinline__ void acm_finish_sums(acm_gpu_sums &s, double ncells)
+__host__ __device__ inline void acm_finish_sums(acm_gpu_sums &s, double ncells)
 {
-    s.inv_umax = s.max_u2 > 0.0 ? 1.0 / sqrt(s.max_u2) : 0.0; /* as the CPU computes it */
-    s.inv_mean_rho = s.sum_rho > 0.0 ? ncells / s.sum_rho : 0.0;
-    s.inv_mean_j = s.sum_j > 0.0 ? ncells / s.sum_j : 0.0;
-    s.inv_mean_pi = s.sum_pi > 0.0 ? ncells / s.sum_pi : 0.0;
+    s.inv_umax = acm__inv_umax(s.max_u2); /* as the CPU computes it */
+    s.inv_mean_rho = acm__inv_mean(s.sum_rho, ncells);
+    s.inv_mean_j = acm__inv_mean(s.sum_j, ncells);
+    s.inv_mean_pi = acm__inv_mean(s.sum_pi, ncells);
 }
 
 /* Everything a collision kernel needs for one step. */
@@ -198,7 +200,10 @@ struct acm_step_args {
     void *tau;                   /* ACM_LI2020 per-cell tau* (arithmetic type) */
     double u2_limit;             /* |u|^2 treated as divergence */
     const acm_gpu_sums *prev;    /* sums of the previous step (ACM modes) */
-    acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (ACM modes) */
+    acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (diagnostics) */
+    struct acm_plane_fixed *planes; /* the ACM rules' sums of each plane (acm_plane_add) */
+    uint32_t live_lo, live_hi;   /* cells checked for divergence: a slab's ghost planes
+                                    (lib/decomp.h) are left out */
     uint32_t *redo;              /* bit k % 32 of word k / 32 set for a cell the safety
                                     net must redo (acm_mark_redo, acm_launch_redo) */
     unsigned long long *fallbacks; /* safety-net fallback counter */
@@ -620,9 +625,47 @@ __device__ __forceinline__ R acm_pi_norm(const R f[27])
 __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uint32_t k,
                                                      double rho, double u2)
 {
-    if (!(u2 <= a.u2_limit) || !(rho > 0.0)) /* NaN fails both comparisons */
+    if ((!(u2 <= a.u2_limit) || !(rho > 0.0)) && k >= a.live_lo && k < a.live_hi) /* NaN
+                                                                  fails both comparisons */
         atomicMin(a.bad, a.step_key | (unsigned long long)k);
 }
+
+/* ---- the ACM rules' sums per plane -------------------------------------------------
+ * Each plane's sums are integers, multiples of 2^-26 of the cells' values: integer
+ * sums are exact, so the order in which threads, blocks and atomics add them does
+ * not matter, and a slab of a decomposed domain (lib/decomp.h), whose blocks fall
+ * differently on its planes, gets bitwise the same plane sums. The planes are then
+ * folded in plane order (acm_launch_plane_fold, or the host for a decomposed
+ * domain). A plane of 2^32 cells of values below 32 stays within 63 bits. */
+#define ACM_PLANE_SCALE 67108864.0 /* 2^26 */
+
+struct acm_plane_fixed {
+    unsigned long long max_u2; /* the bits of a double >= 0, ordered as its values */
+    long long sum_rho, sum_j, sum_pi;
+};
+
+/* A plane's sums as doubles (max_u2, sum_rho, sum_j, sum_pi): the same on the host. */
+__host__ __device__ inline void acm_plane_value(const acm_plane_fixed &f, double v[4])
+{
+#ifdef __CUDA_ARCH__
+    v[0] = __longlong_as_double((long long)f.max_u2);
+#else
+    memcpy(&v[0], &f.max_u2, sizeof v[0]);
+#endif
+    v[1] = (double)f.sum_rho / ACM_PLANE_SCALE;
+    v[2] = (double)f.sum_j / ACM_PLANE_SCALE;
+    v[3] = (double)f.sum_pi / ACM_PLANE_SCALE;
+}
+
+/* Add the cell of each thread (valid: it has one, cell k) to its plane: u2 >= 0
+ * to the maximum, with SUMS rho, j and pi to the sums. Every thread of the block
+ * calls it. A block within one plane adds once, after a warp reduction (of R,
+ * the kernel's arithmetic type: one instruction for float) and an exact integer
+ * one. Defined after acm_warp_max (below). */
+template <bool SUMS, typename R>
+__device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
+                                              uint32_t k, bool valid, R u2, double rho,
+                                              double j, double pi);
 
 /* v (+)= one set of sums; max_u2 as a maximum when FIRST_MAX. */
 template <bool FIRST_MAX>
@@ -701,6 +744,64 @@ __device__ __forceinline__ void acm_block_max(R v, double *out)
         for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w)
             v = fmax(v, warp_max[w]);
         *out = (double)v;
+    }
+}
+
+template <bool SUMS, typename R>
+__device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
+                                              uint32_t k, bool valid, R u2, double rho,
+                                              double j, double pi)
+{
+    const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
+    const uint32_t first = blockIdx.x * blockDim.x;
+    const uint32_t last = min(first + blockDim.x, g.ncells) - 1u;
+    long long s[3] = {0, 0, 0};
+    if (SUMS && valid) {
+        s[0] = __double2ll_rn(rho * ACM_PLANE_SCALE);
+        s[1] = __double2ll_rn(j * ACM_PLANE_SCALE);
+        s[2] = __double2ll_rn(pi * ACM_PLANE_SCALE);
+    }
+    if (first / nxy != last / nxy) { /* the block spans planes: each cell to its own */
+        if (valid) {
+            acm_plane_fixed *p = &planes[k / nxy];
+            atomicMax(&p->max_u2, (unsigned long long)__double_as_longlong((double)u2));
+            if (SUMS) {
+                atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
+                atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
+                atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
+            }
+        }
+        return;
+    }
+    __shared__ acm_plane_fixed warp_part[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const R wmax = acm_warp_max(valid ? u2 : (R)0);
+    if (SUMS)
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+            for (int q = 0; q < 3; ++q)
+                s[q] += __shfl_down_sync(0xffffffffu, s[q], off);
+    __syncthreads(); /* warp_part may still be read by a previous call */
+    if (lane == 0)
+        warp_part[warp] = acm_plane_fixed{
+            (unsigned long long)__double_as_longlong((double)wmax), s[0], s[1], s[2]};
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    unsigned long long m = warp_part[0].max_u2;
+    for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w) {
+        m = warp_part[w].max_u2 > m ? warp_part[w].max_u2 : m;
+        s[0] += warp_part[w].sum_rho;
+        s[1] += warp_part[w].sum_j;
+        s[2] += warp_part[w].sum_pi;
+    }
+    acm_plane_fixed *p = &planes[first / nxy];
+    atomicMax(&p->max_u2, m);
+    if (SUMS) {
+        atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
+        atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
+        atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
     }
 }
 

@@ -167,23 +167,39 @@ __global__ void acm_set_stored_kernel(const acm_gpu_grid g, T *arr, bool swap, c
 }
 
 /* Stored values moved as they are between arr (CSoA slots, opp(i) with swap)
- * and a canonical buffer (27 per cell, cell after cell): a state parked in
- * device memory during a re-layout, bitwise in every storage type. */
+ * and a canonical buffer (27 per cell, cell after cell from cell k0): a state
+ * parked in device memory during a re-layout, the ghost planes of a slab
+ * (lib/decomp.h); bitwise in every storage type. */
 template <typename T>
 __global__ void acm_move_stored_kernel(const acm_gpu_grid g, T *arr, T *canon, bool swap,
-                                       bool to_arr)
+                                       bool to_arr, uint32_t k0, uint32_t count)
 {
-    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    if (k >= g.ncells)
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
         return;
     for (int i = 0; i < 27; ++i) {
-        const uint64_t slot = acm_idx(g, k, swap ? acm_opp(i) : i);
-        const size_t c = (size_t)k * 27 + i;
+        const uint64_t slot = acm_idx(g, k0 + t, swap ? acm_opp(i) : i);
+        const size_t c = (size_t)t * 27 + i;
         if (to_arr)
             arr[slot] = canon[c];
         else
             canon[c] = arr[slot];
     }
+}
+
+/* Stored values of count cells from one array to another of the same type and
+ * CSoA group, each with its grid: the ghost planes of a slab from its
+ * neighbour's planes (lib/halo.c), src possibly on a peer device. */
+template <typename T>
+__global__ void acm_copy_stored_kernel(const acm_gpu_grid gd, T *dst, uint32_t d0,
+                                       const acm_gpu_grid gs, const T *src, uint32_t s0,
+                                       uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        dst[acm_idx(gd, d0 + t, i)] = src[acm_idx(gs, s0 + t, i)];
 }
 
 /* comp planes from interleaved values (comp per cell). */
@@ -226,7 +242,8 @@ __global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restric
     typedef acm_real<T> R;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     acm_gpu_sums s1 = {0.0, 0.0, 0.0, 0.0}, s2 = {0.0, 0.0, 0.0, 0.0};
-    if (k < a.g.ncells) {
+    const bool live = k >= a.live_lo && k < a.live_hi; /* a slab's ghost planes: not its own */
+    if (live) {
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
         R f[27], rho, j[3], F[3];
@@ -249,6 +266,8 @@ __global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restric
     }
     acm_block_sums<true>(s1, partials + blockIdx.x);
     acm_block_sums<false>(s2, partials + gridDim.x + blockIdx.x);
+    /* the ACM rules' inputs of the first step, per plane (acm_plane_add) */
+    acm_plane_add<true>(a.planes, a.g, k, live, s1.max_u2, s1.sum_rho, s1.sum_j, s1.sum_pi);
 }
 
 static const unsigned acm_aux_block = 256;
@@ -315,12 +334,25 @@ cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gp
 }
 
 cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
-                                   void *canon, bool to_arr, cudaStream_t s)
+                                   void *canon, bool to_arr, uint32_t k0, uint32_t count,
+                                   cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_move_stored_kernel<T><<<acm_blocks(g.ncells, acm_aux_block), acm_aux_block, 0, s>>>(
-            g, (T *)arr, (T *)canon, swap, to_arr);
+        acm_move_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)arr, (T *)canon, swap, to_arr, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d0,
+                                   const acm_gpu_grid &gs, const void *src, uint32_t s0,
+                                   uint32_t count, acm_gpu_elem elem, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_copy_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            gd, (T *)dst, d0, gs, (const T *)src, s0, count);
     });
     return cudaGetLastError();
 }

@@ -93,6 +93,11 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
                                     bool first_max, double ncells, void *scratch,
                                     cudaStream_t s);
 
+/* step_sums.cu: the ACM rules' inputs from the planes [lo, hi) of acm_plane_add,
+ * folded in plane order (ncells for the means). */
+cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
+                                  acm_gpu_sums *out, double ncells, cudaStream_t s);
+
 /* boundary_faces.cu: the per-face domain-boundary kernels.
  * Inlet/outlet equilibrium layer of one face, on the post-collision state. */
 cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
@@ -157,10 +162,17 @@ cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gp
 /* The inverse: such values into the slots of cells [k0, k0 + count). */
 cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
                                   const double *src, uint32_t k0, uint32_t count, cudaStream_t s);
-/* Every cell's stored values as they are, between arr and a canonical buffer
- * of the same type (27 per cell): to_arr moves them into arr, else out. */
+/* The stored values of cells [k0, k0 + count) as they are, between arr and a
+ * canonical buffer of the same type (27 per cell): to_arr moves them into arr,
+ * else out. */
 cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
-                                   void *canon, bool to_arr, cudaStream_t s);
+                                   void *canon, bool to_arr, uint32_t k0, uint32_t count,
+                                   cudaStream_t s);
+/* count cells' stored values from src (cells from s0, grid gs) into dst
+ * (cells from d0, grid gd), both of type elem and the same CSoA group. */
+cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d0,
+                                   const acm_gpu_grid &gs, const void *src, uint32_t s0,
+                                   uint32_t count, acm_gpu_elem elem, cudaStream_t s);
 /* fields.cu: the velocity at count points (3 each), trilinear between cell
  * centres (lib/smoke_math.h), into out (3 each). */
 cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,

@@ -41,7 +41,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    acm_gpu_sums sums = {0.0, 0.0, 0.0, 0.0};
+    double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
     R u2max = 0;
     bool redo = false;
     if (k < a.g.ncells) {
@@ -111,20 +111,17 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
             acm_check_divergence(a, k, (double)d.rho, (double)u2);
         u2max = isnan(u2) ? (R)0 : u2;
         if (li2020) {
-            sums.max_u2 = (double)u2max;
-            sums.sum_rho = (double)d.rho;
-            sums.sum_j = (double)(d.rho * sqrt(u2));
-            sums.sum_pi = (double)d.pi;
+            rho_sum = (double)d.rho;
+            j_sum = (double)(d.rho * sqrt(u2));
+            pi_sum = (double)d.pi;
         }
     }
     if (acm)
         acm_mark_redo(a, k, redo, false);
-    /* the ACM rules' inputs of the next step: max |u| (LI2018; the partials' other
-     * fields are then left as they are and unused), also means (LI2020) */
-    if (li2020 && PULL)
-        acm_block_sums<true>(sums, a.partials + blockIdx.x);
-    else if (acm && PULL)
-        acm_block_max(u2max, &a.partials[blockIdx.x].max_u2);
+    /* the ACM rules' inputs of the next step, per plane: max |u| (LI2018), also the
+     * sums of the means (LI2020) */
+    if (acm && PULL)
+        acm_plane_add<li2020>(a.planes, a.g, k, k < a.g.ncells, u2max, rho_sum, j_sum, pi_sum);
 }
 
 /* The pulling kernel of one model and array state: the compile-time CSoA

@@ -54,7 +54,7 @@ __global__ void acm_macro_kernel(const acm_step_args a, const T *__restrict__ tm
 {
     typedef acm_real<T> R;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-    acm_gpu_sums sums = {0.0, 0.0, 0.0, 0.0};
+    double u2max = 0.0, rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0;
     if (k < a.g.ncells) {
         R f[27], fa[27], F[3], drho, u[3];
         const uint32_t ib_word = acm_ib_word(a, k);
@@ -70,13 +70,14 @@ __global__ void acm_macro_kernel(const acm_step_args a, const T *__restrict__ tm
             macro[(size_t)(d + 1) * a.g.ncells + k] = u[d];
         double u2 = (double)(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]), rho = 1.0 + (double)drho;
         acm_check_divergence(a, k, rho, u2);
-        sums.max_u2 = isnan(u2) ? 0.0 : u2;
-        sums.sum_rho = rho;
-        sums.sum_j = rho * sqrt(u2);
-        sums.sum_pi = MODEL == ACM_COLLISION_ACM_LI2020 ? (double)acm_pi_norm(f) : 0.0;
+        u2max = isnan(u2) ? 0.0 : u2;
+        rho_sum = rho;
+        j_sum = rho * sqrt(u2);
+        pi_sum = MODEL == ACM_COLLISION_ACM_LI2020 ? (double)acm_pi_norm(f) : 0.0;
     }
-    if (acm_is_adaptive(MODEL))
-        acm_block_sums<true>(sums, a.partials + blockIdx.x);
+    if (acm_is_adaptive(MODEL)) /* the ACM rules' inputs of the next step, per plane */
+        acm_plane_add<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, a.g, k, k < a.g.ncells, u2max,
+                                                         rho_sum, j_sum, pi_sum);
 }
 
 /* Relaxed moments (collision stage 1) into mom, 27 CSoA components. */

@@ -102,4 +102,36 @@ static inline int cli_failed(const char *prog, acm_status st, const char *what,
     return 1;
 }
 
+/* The loop over "--name value" pairs (and value-less flags) of a program's
+ * command line. option(name, value, ctx) takes one pair and returns 0 or -1
+ * (having said why); flag(name, ctx), or NULL, returns 1 when name is a flag it
+ * set. Returns 1 after --help (usage on stdout), 2 on an error (usage on
+ * stderr), else 0. */
+typedef int (*cli_option_fn)(const char *name, const char *value, void *ctx);
+typedef int (*cli_flag_fn)(const char *name, void *ctx);
+
+static inline int cli_parse(const char *prog, int argc, char **argv, cli_option_fn option,
+                            cli_flag_fn flag, void (*usage)(FILE *), void *ctx)
+{
+    for (int k = 1; k < argc; ++k) {
+        if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
+            usage(stdout);
+            return 1;
+        }
+        if (flag != NULL && flag(argv[k], ctx))
+            continue;
+        if (k + 1 >= argc) {
+            fprintf(stderr, "%s: %s needs a value\n", prog, argv[k]);
+            usage(stderr);
+            return 2;
+        }
+        if (option(argv[k], argv[k + 1], ctx) != 0) {
+            usage(stderr);
+            return 2;
+        }
+        ++k;
+    }
+    return 0;
+}
+
 #endif /* ACMLBM_EXAMPLES_CLI_H */

@@ -139,6 +139,9 @@ struct acm_domain {
      * origin_z is the global z of plane 0, for messages. All 0 otherwise. */
     int32_t halo[2];
     int32_t origin_z;
+    acm_plane_sums slab_total; /* a slab: the whole domain's sums of the last step, folded in
+                                  plane order, which a GPU slab steps with (the CPU uses prev) */
+    double slab_cells;         /* a slab: the whole domain's cell count; 0 otherwise */
     struct acm_decomp *decomp; /* set on a decomposed domain: its slabs */
 
     const struct acm_backend_ops *ops;

@@ -144,6 +144,12 @@ struct acm_backend_ops {
     acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device);
     acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf,
                              bool on_device);
+    /* The same from planes [src_z, src_z + n) of src into [dst_z, dst_z + n) of
+     * dst, two domains of this backend and of the same layout in this process,
+     * without a trip through the host; ordered after what both have enqueued
+     * and before what they enqueue next. */
+    acm_status (*planes_copy)(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
+                              int32_t n);
 
     /* What the domain runs on, for the tuning cache's key ("NVIDIA H200",
      * the CPU's model and thread count). */

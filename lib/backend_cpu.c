@@ -735,6 +735,23 @@ static acm_status cpu_planes_put(acm_domain *d, int32_t z0, int32_t n, const voi
     return ACM_OK;
 }
 
+static acm_status cpu_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src,
+                                  int32_t src_z, int32_t n)
+{
+    const cpu_impl *ms = IMPL(src);
+    const char *from = cpu_state_bytes(ms);
+    char *to = cpu_state_bytes(IMPL(dst));
+    const size_t e = ms->elem;
+    const int64_t plane = (int64_t)src->nx * src->ny, count = n * plane;
+    const int64_t s0 = src_z * plane, d0 = dst_z * plane;
+#pragma omp parallel for schedule(static) num_threads(ms->nthreads) if (count >= ACM_CPU_PARALLEL_MIN)
+    for (int64_t c = 0; c < count; ++c)
+        for (int i = 0; i < ACM_Q; ++i)
+            memcpy(to + e * acm_csoa_index(dst->csoa, (uint64_t)(d0 + c), (uint32_t)i),
+                   from + e * acm_csoa_index(src->csoa, (uint64_t)(s0 + c), (uint32_t)i), e);
+    return ACM_OK;
+}
+
 /* ---- re-layout ------------------------------------------------------------------ */
 
 static acm_status cpu_state_save(acm_domain *d, acm_state *st, bool park)
@@ -837,6 +854,7 @@ const struct acm_backend_ops acm_backend_cpu = {
     .plane_sums = cpu_plane_sums,
     .planes_get = cpu_planes_get,
     .planes_put = cpu_planes_put,
+    .planes_copy = cpu_planes_copy,
     .state_save = cpu_state_save,
     .state_load = cpu_state_load,
     .device_name = cpu_device_name,

@@ -14,6 +14,7 @@
  * neighbours' planes (lib/halo.c). The kernels do not know they run on a
  * slab.
  */
+#include <math.h>   /* sqrt */
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memcpy, memset */
 
@@ -28,40 +29,18 @@
 static acm_status decomp_reshape(acm_domain *d);
 static acm_status decomp_state_load(acm_domain *d, const acm_state *st);
 
-void acm__prev_from_planes(acm_global_stats *prev, const acm_plane_sums *planes, int32_t n,
-                           double ncells)
+void acm__prev_from_planes(acm_global_stats *prev, acm_plane_sums *total,
+                           const acm_plane_sums *planes, int32_t n, double ncells)
 {
     acm_plane_sums t = {0.0, 0.0, 0.0, 0.0};
     for (int32_t z = 0; z < n; ++z)
         acm__plane_sums_add(&t, &planes[z]);
+    if (total != NULL)
+        *total = t;
     prev->max_u = sqrt(t.max_u2);
     prev->mean_rho = t.sum_rho / ncells;
     prev->mean_j = t.sum_j / ncells;
     prev->mean_pi = t.sum_pi / ncells;
-}
-
-bool acm__partition(int32_t n, const double *weight, int32_t parts, int32_t min_planes,
-                    int32_t *cuts)
-{
-    if (parts < 1 || min_planes < 1 || n < (int64_t)parts * min_planes)
-        return false;
-    double total = 0.0;
-    for (int32_t z = 0; z < n; ++z)
-        total += weight != NULL ? weight[z] : 1.0;
-    cuts[0] = 0;
-    double sum = 0.0;
-    int32_t z = 0;
-    for (int32_t p = 1; p < parts; ++p) {
-        /* the first plane where the prefix sum reaches p / parts of the total,
-         * kept where every slab gets min_planes */
-        const double goal = total * p / parts;
-        const int32_t lo = cuts[p - 1] + min_planes, hi = n - (parts - p) * min_planes;
-        while (z < n && sum + 0.5 * (weight != NULL ? weight[z] : 1.0) < goal)
-            sum += weight != NULL ? weight[z++] : (++z, 1.0);
-        cuts[p] = z < lo ? lo : (z > hi ? hi : z);
-    }
-    cuts[parts] = n;
-    return true;
 }
 
 /* ---- slabs ------------------------------------------------------------------- */
@@ -99,6 +78,8 @@ static void slab_sync(const acm_domain *d, acm_domain *s)
     s->divergence_interval = d->divergence_interval;
     s->step = d->step;
     s->prev = d->prev;
+    s->slab_total = IMPL(d)->total;
+    s->slab_cells = (double)d->ncells;
     s->diverged = false;
 }
 
@@ -222,17 +203,22 @@ static acm_status decomp_domain_init(acm_domain *d)
 
 static void decomp_domain_fini(acm_domain *d) { slabs_free(d); }
 
-/* The ACM rules' inputs from every slab's planes, in global plane order. */
+/* The ACM rules' inputs from every slab's planes, in global plane order. A GPU
+ * sums them only for the adaptive models, and keeps the last sums otherwise:
+ * so does a decomposed domain of GPU slabs. */
 static acm_status fold_planes(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
+    if (d->backend == ACM_BACKEND_CUDA && d->coll.model != ACM_COLLISION_ACM_LI2018 &&
+        d->coll.model != ACM_COLLISION_ACM_LI2020)
+        return ACM_OK;
     for (int32_t p = 0; p < m->n; ++p) {
         acm_slab *sl = &m->slab[p];
         if (sl->local)
             ACM_TRY(sl->sub->ops->plane_sums(sl->sub, m->planes + sl->z0));
     }
     ACM_TRY(acm__halo_gather_planes(d));
-    acm__prev_from_planes(&d->prev, m->planes, d->nz, (double)d->ncells);
+    acm__prev_from_planes(&d->prev, &m->total, m->planes, d->nz, (double)d->ncells);
     return ACM_OK;
 }
 
@@ -517,6 +503,49 @@ static acm_status save_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     return r;
 }
 
+/* The ACM rules' inputs of the next step as the slabs' backend keeps them: the
+ * CPU's means, or a GPU's raw sums and their inverses (cuda acm_gpu_sums), so
+ * that an undivided domain loads them as its own. */
+static void save_prev(const acm_domain *d, acm_state *st)
+{
+    const acm_plane_sums *t = &IMPL(d)->total;
+    st->prev_backend = d->backend;
+    if (d->backend == ACM_BACKEND_CUDA) {
+        const double cuda[8] = {t->max_u2,
+                                t->sum_rho,
+                                t->sum_j,
+                                t->sum_pi,
+                                acm__inv_umax(t->max_u2),
+                                acm__inv_mean(t->sum_rho, (double)d->ncells),
+                                acm__inv_mean(t->sum_j, (double)d->ncells),
+                                acm__inv_mean(t->sum_pi, (double)d->ncells)};
+        memcpy(st->prev, cuda, sizeof cuda);
+        return;
+    }
+    const double cpu[4] = {d->prev.max_u, d->prev.mean_rho, d->prev.mean_j, d->prev.mean_pi};
+    memcpy(st->prev, cpu, sizeof cpu);
+}
+
+/* The other way, after a load in the same backend; from another backend's
+ * state the slabs' own reductions of the loaded state stand (decomp_state_load). */
+static void load_prev(acm_domain *d, const acm_state *st)
+{
+    acm_slabs *m = IMPL(d);
+    if (d->backend == ACM_BACKEND_CUDA) {
+        const acm_plane_sums t = {st->prev[0], st->prev[1], st->prev[2], st->prev[3]};
+        m->total = t;
+        d->prev.max_u = sqrt(t.max_u2);
+        d->prev.mean_rho = t.sum_rho / (double)d->ncells;
+        d->prev.mean_j = t.sum_j / (double)d->ncells;
+        d->prev.mean_pi = t.sum_pi / (double)d->ncells;
+        return;
+    }
+    d->prev.max_u = st->prev[0];
+    d->prev.mean_rho = st->prev[1];
+    d->prev.mean_j = st->prev[2];
+    d->prev.mean_pi = st->prev[3];
+}
+
 /* The domain's state from its slabs as they are (decomp_reshape saves with it). */
 static acm_status save_state(acm_domain *d, acm_state *st)
 {
@@ -528,11 +557,7 @@ static acm_status save_state(acm_domain *d, acm_state *st)
         acm__state_free(st);
         return s;
     }
-    st->prev_backend = d->backend;
-    st->prev[0] = d->prev.max_u;
-    st->prev[1] = d->prev.mean_rho;
-    st->prev[2] = d->prev.mean_j;
-    st->prev[3] = d->prev.mean_pi;
+    save_prev(d, st);
     return ACM_OK;
 }
 
@@ -561,12 +586,8 @@ static acm_status decomp_state_load(acm_domain *d, const acm_state *st)
 {
     ACM_TRY(each_slab(d, load_slab, st));
     ACM_TRY(settle(d));
-    if (st->prev_backend == d->backend) { /* the saved inputs, not those of the loaded state */
-        d->prev.max_u = st->prev[0];
-        d->prev.mean_rho = st->prev[1];
-        d->prev.mean_j = st->prev[2];
-        d->prev.mean_pi = st->prev[3];
-    }
+    if (st->prev_backend == d->backend) /* the saved inputs, not those of the loaded state */
+        load_prev(d, st);
     return ACM_OK;
 }
 

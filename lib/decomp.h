@@ -7,7 +7,10 @@
 #ifndef ACMLBM_DECOMP_H
 #define ACMLBM_DECOMP_H
 
+#include <math.h> /* sqrt */
+
 #include "acm_private.h"
+#include "lattice.h" /* ACM_HD */
 
 ACM_BEGIN_DECLS
 
@@ -28,10 +31,16 @@ static inline void acm__plane_sums_add(acm_plane_sums *to, const acm_plane_sums 
     to->sum_pi += p->sum_pi;
 }
 
+/* The inverses the ACM rules take from a GPU's raw sums (cuda acm_finish_sums),
+ * shared so that a decomposed domain's host computes them as a device does. */
+ACM_HD double acm__inv_umax(double max_u2) { return max_u2 > 0.0 ? 1.0 / sqrt(max_u2) : 0.0; }
+ACM_HD double acm__inv_mean(double sum, double ncells) { return sum > 0.0 ? ncells / sum : 0.0; }
+
 /* The ACM rules' inputs from the fold over all planes, in plane order from
- * zero, of the planes' sums (each a fold over its rows in y order). */
-void acm__prev_from_planes(acm_global_stats *prev, const acm_plane_sums *planes, int32_t n,
-                           double ncells);
+ * zero, of the planes' sums (each a fold over its rows in y order); the fold
+ * itself into *total when not NULL (what a GPU slab steps with). */
+void acm__prev_from_planes(acm_global_stats *prev, acm_plane_sums *total,
+                           const acm_plane_sums *planes, int32_t n, double ncells);
 
 /* ---- the partitioner -------------------------------------------------------- */
 
@@ -71,6 +80,7 @@ typedef struct acm_slabs {
     int32_t n;
     acm_slab *slab;
     acm_plane_sums *planes; /* nz: every plane's sums of the last step */
+    acm_plane_sums total;   /* their fold in plane order */
     void **ghost;           /* 2 per slab: the ghost planes in transit (lib/halo.c) */
 } acm_slabs;
 

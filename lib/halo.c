@@ -6,7 +6,9 @@
  * the neighbour it copies: the neighbour's first two planes above a slab, its
  * last two below. All 27 populations move, as stored, so the ghost planes are
  * what the neighbour holds whatever the streaming scheme; a transfer is
- * 2 x 27 x nx x ny stored values.
+ * 2 x 27 x nx x ny stored values. Between slabs of this process the backend
+ * copies them directly (planes_copy: device to device on a GPU); to and from
+ * other processes they go through host buffers and the transport.
  */
 #include <string.h> /* memcpy */
 
@@ -48,6 +50,14 @@ static bool involves_us(const acm_domain *d, int32_t p, int e)
            (m->slab[p].local || m->slab[neighbour(m, p, e)].local);
 }
 
+/* Ghost planes at end e of slab p from a neighbour in this process, directly. */
+static bool copied_directly(const acm_domain *d, int32_t p, int e)
+{
+    const acm_slabs *m = IMPL(d);
+    return d->decomp->slab_ops->planes_copy != NULL && m->slab[p].local &&
+           m->slab[neighbour(m, p, e)].local;
+}
+
 acm_status acm__halo_init(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
@@ -56,7 +66,8 @@ acm_status acm__halo_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the ghost plane table");
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e)
-            if (involves_us(d, p, e) && (m->ghost[2 * p + e] = acm__malloc(transfer_bytes(d))) == NULL)
+            if (involves_us(d, p, e) && !copied_directly(d, p, e) &&
+                (m->ghost[2 * p + e] = acm__malloc(transfer_bytes(d))) == NULL)
                 return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
                                 "cannot allocate %.3g MB for the ghost planes of slab %d",
                                 (double)transfer_bytes(d) / 1e6, (int)p);
@@ -82,13 +93,20 @@ acm_status acm__halo_exchange(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
     const acm_decomp *dc = d->decomp;
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e)
+            if (m->slab[p].halo[e] > 0 && copied_directly(d, p, e)) {
+                const acm_slab *sl = &m->slab[p], *q = &m->slab[neighbour(m, p, e)];
+                ACM_TRY(dc->slab_ops->planes_copy(sl->sub, target_plane(sl, e), q->sub,
+                                                  source_plane(q, e), ACM_HALO_PLANES));
+            }
     acm_halo_msg recv[2], send[2]; /* a process steps one slab when there are others */
     int nrecv = 0, nsend = 0;
     /* pack what local slabs send */
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e) {
             const acm_slab *q = &m->slab[neighbour(m, p, e)];
-            if (!involves_us(d, p, e))
+            if (!involves_us(d, p, e) || copied_directly(d, p, e))
                 continue;
             void *buf = m->ghost[2 * p + e];
             const acm_halo_msg msg = {dc->owner[q->local ? p : neighbour(m, p, e)], 2 * p + e,
@@ -107,7 +125,7 @@ acm_status acm__halo_exchange(acm_domain *d)
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e) {
             const acm_slab *sl = &m->slab[p];
-            if (sl->local && sl->halo[e] > 0)
+            if (sl->local && sl->halo[e] > 0 && !copied_directly(d, p, e))
                 ACM_TRY(sl->sub->ops->planes_put(sl->sub, target_plane(sl, e), ACM_HALO_PLANES,
                                                  m->ghost[2 * p + e], false));
         }

@@ -494,7 +494,7 @@ static acm_status S(advance)(acm_domain *d, cpu_impl *m)
         d->step++;
         d->fallback_last = total.fallbacks;
         d->fallback_total += total.fallbacks;
-        acm__prev_from_planes(&d->prev, m->planes, d->nz - d->halo[0] - d->halo[1],
+        acm__prev_from_planes(&d->prev, NULL, m->planes, d->nz - d->halo[0] - d->halo[1],
                               (double)(d->nz - d->halo[0] - d->halo[1]) * d->nx * d->ny);
     }
     return ACM_OK;
@@ -508,7 +508,7 @@ static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
     acm_cpu_sums s;
     S(diagnose)(d, m, &s);
     const int32_t n = d->nz - d->halo[0] - d->halo[1];
-    acm__prev_from_planes(&d->prev, m->planes, n, (double)n * d->nx * d->ny);
+    acm__prev_from_planes(&d->prev, NULL, m->planes, n, (double)n * d->nx * d->ny);
 }
 
 /* The array to write a physical state into before S(adopt_physical). */

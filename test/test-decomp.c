@@ -104,7 +104,8 @@ START_TEST(reshaped_and_relaid)
 }
 END_TEST
 
-/* Smoke moves with the gathered velocity: the same particles as on one domain. */
+/* Smoke moves with the gathered velocity: the same particles as on one domain
+ * (bitwise on the CPU). */
 START_TEST(smoke_follows_the_same_flow)
 {
     const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP32, ACM_STREAMING_IN_PLACE,
@@ -130,7 +131,14 @@ START_TEST(smoke_follows_the_same_flow)
     }
     ck_assert_uint_gt(n[0], 100);
     ck_assert_uint_eq(n[0], n[1]);
-    ck_assert_int_eq(memcmp(x[0], x[1], 3 * sizeof(double) * n[0]), 0);
+    if (acm_test_backend() == ACM_BACKEND_CPU) { /* both move them on the host */
+        ck_assert_int_eq(memcmp(x[0], x[1], 3 * sizeof(double) * n[0]), 0);
+    } else { /* the undivided domain moves them on the device with an FP32 velocity, the
+                split one on the host (no device smoke on slabs yet): the same flow */
+        for (size_t i = 0; i < 3 * n[0]; ++i)
+            ck_assert_msg(fabs(x[0][i] - x[1][i]) < 1e-3, "coordinate %zu: %g vs %g", i,
+                          x[0][i], x[1][i]);
+    }
     for (int k = 0; k < 2; ++k) {
         free(x[k]);
         acm_smoke_destroy(sm[k]);
