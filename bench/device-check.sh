@@ -45,6 +45,12 @@ CK_RUN_CASE=errors timeout 120 compute-sanitizer --tool memcheck --leak-check fu
     --error-exitcode 9 ./test/test-decomp > "$out/memcheck-decomp.log" 2>&1
 echo "memcheck (test-decomp errors): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-decomp.log" | tr '\n' ' ')"
 (CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
+# the MPI path with GPU slabs, every rank on this device (OpenMPI as root: allowed here)
+for n in 2 3; do
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 240 \
+        mpiexec -n $n --oversubscribe ./test/test-mpi > "$out/test-mpi-$n.log" 2>&1
+    echo "test-mpi -n $n: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/test-mpi-$n.log")"
+done
 for size in 256x256x256 200x400x200; do
     ./bench/acm-bench-decomp --backend cuda --size $size --slabs 1,2,4 --steps 200 2>&1 |
         tee -a "$out/bench-decomp.log"

@@ -56,6 +56,7 @@ struct cuda_impl {
     int ring;             /* sums[ring] holds the previous step's sums */
     acm_gpu_sums *partials;
     acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
+    acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
     unsigned long long *host_counters; /* pinned copy */
@@ -317,6 +318,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     ACM_TRY(dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
     CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 2 * sizeof(unsigned long long)));
     CU_TRY(d, cudaMallocHost((void **)&m->host_sums, 2 * sizeof(acm_gpu_sums)));
+    CU_TRY(d, cudaMallocHost((void **)&m->host_planes, planes_bytes(d)));
     /* CUB keeps what it learns of the device at its first call for the life of
      * the process, a failure included: ask it now, while the domain's memory
      * was just found, rather than at a first smoke made when there may be none
@@ -349,6 +351,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->host_counters);
     if (m->host_sums != NULL)
         cudaFreeHost(m->host_sums);
+    if (m->host_planes != NULL)
+        cudaFreeHost(m->host_planes);
     if (m->marker != NULL)
         cudaEventDestroy(m->marker);
     if (m->own_stream && m->stream != NULL)
@@ -793,33 +797,43 @@ extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
     if (d->slab_cells > 0.0 && acm_is_adaptive(d->coll.model))
         ACM_TRY(take_domain_sums(d));
     ACM_TRY(enqueue_step(d));
+    return acm_cuda_check(d, when);
+}
+
+extern "C" acm_status acm_cuda_prepare(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    return d->coll.model == ACM_COLLISION_ACM_LI2020 ? ensure_tau(d) : ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_check(acm_domain *d, acm_check when)
+{
     if (when == ACM_CHECK_NOW ||
-        (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->divergence_interval))
-        ACM_TRY(check(d));
+        (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->divergence_interval)) {
+        ACM_TRY(enter(d));
+        return check(d);
+    }
     return ACM_OK;
 }
 
 /* ---- decomposition (lib/decomp.c) -------------------------------------------------------- */
 
+/* Into pinned memory kept for it: a decomposed domain reads them every step
+ * (after its slabs stepped, when nothing may fail for want of memory). */
 extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     const int32_t lo = d->halo[0], n = d->nz - d->halo[0] - d->halo[1];
-    acm_plane_fixed *host = (acm_plane_fixed *)acm__malloc((size_t)n * sizeof *host);
-    if (host == NULL)
-        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the planes' sums");
-    cudaError_t e = cudaMemcpyAsync(host, m->planes + lo, (size_t)n * sizeof *host,
-                                    cudaMemcpyDeviceToHost, m->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(m->stream);
-    for (int32_t z = 0; z < n && e == cudaSuccess; ++z) {
+    CU_TRY(d, cudaMemcpyAsync(m->host_planes, m->planes + lo, (size_t)n * sizeof *m->host_planes,
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    for (int32_t z = 0; z < n; ++z) {
         double v[4];
-        acm_plane_value(host[z], v);
+        acm_plane_value(m->host_planes[z], v);
         out[z] = acm_plane_sums{v[0], v[1], v[2], v[3]};
     }
-    acm__free(host);
-    return e == cudaSuccess ? ACM_OK : cuda_fail(d, e, "copying the planes' sums");
+    return ACM_OK;
 }
 
 /* Stored values of planes [z0, z0 + n) between the state and buf (host memory

@@ -19,6 +19,8 @@ acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype, c
 acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
                                double u[3]);
 acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);
+acm_status acm_cuda_check(acm_domain *d, acm_check when);
+acm_status acm_cuda_prepare(acm_domain *d);
 acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out);
 acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device);
 acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf,

@@ -47,6 +47,14 @@ struct acm_backend_ops {
      * (the CPU every step; CUDA as `check` says):
      * then set d->diverged and return ACM_ERR_DIVERGED with the message. */
     acm_status (*advance)(acm_domain *d, acm_check check);
+    /* Optional: allocate now what the next advance would allocate (ACM_LI2020's
+     * tau*, per-thread buffers), so that a decomposed domain's slabs fail, if at
+     * all, before any of them has stepped. */
+    acm_status (*prepare)(acm_domain *d);
+    /* Optional: the divergence check alone, for steps enqueued with
+     * ACM_CHECK_NONE: what advance(d, when) would have checked (a decomposed
+     * domain enqueues every slab's step before it waits for any). */
+    acm_status (*check)(acm_domain *d, acm_check when);
 
     /* ---- immersed boundary (spec 8; the order of a step is in domain.c) ---- */
 

@@ -432,6 +432,13 @@ static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t 
                                 : "the state before that step is kept");
 }
 
+static acm_status cpu_prepare(acm_domain *d)
+{
+    cpu_impl *m = IMPL(d);
+    ACM_TRY(sync_threads(d, m));
+    return d->coll.model == ACM_COLLISION_ACM_LI2020 ? acm_cpu_ensure_tau(d, m) : ACM_OK;
+}
+
 static acm_status cpu_advance(acm_domain *d, acm_check check)
 {
     (void)check; /* the CPU checks every step */
@@ -843,6 +850,7 @@ const struct acm_backend_ops acm_backend_cpu = {
     .domain_fini = cpu_domain_fini,
     .init_equilibrium = cpu_init_equilibrium,
     .advance = cpu_advance,
+    .prepare = cpu_prepare,
     .ib_attach = cpu_ib_attach,
     .ib_forces = cpu_ib_forces,
     .ib_fetch = cpu_ib_fetch,

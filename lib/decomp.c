@@ -83,12 +83,11 @@ static void slab_sync(const acm_domain *d, acm_domain *s)
     s->diverged = false;
 }
 
-static void slabs_free(acm_domain *d)
+static void slab_table_free(acm_slabs *m)
 {
-    acm_slabs *m = IMPL(d);
     if (m == NULL)
         return;
-    for (int32_t p = 0; p < m->n; ++p) {
+    for (int32_t p = 0; m->slab != NULL && p < m->n; ++p) { /* the table may have failed */
         acm_domain *s = m->slab[p].sub;
         if (s != NULL && s->impl != NULL)
             s->ops->domain_fini(s);
@@ -98,6 +97,11 @@ static void slabs_free(acm_domain *d)
     acm__free(m->planes);
     acm__halo_fini(m);
     acm__free(m);
+}
+
+static void slabs_free(acm_domain *d)
+{
+    slab_table_free(IMPL(d));
     d->impl = NULL;
 }
 
@@ -191,6 +195,11 @@ static acm_status slab_failed(acm_domain *d, const acm_slab *sl, int32_t p, acm_
                     (int)sl->z0, (int)sl->z1 - 1, sl->sub->error);
 }
 
+acm_status acm__slab_failed(acm_domain *d, int32_t p, acm_status st)
+{
+    return st == ACM_OK ? ACM_OK : slab_failed(d, &IMPL(d)->slab[p], p, st);
+}
+
 /* ---- the composite backend ---------------------------------------------------- */
 
 static acm_status decomp_domain_init(acm_domain *d)
@@ -215,7 +224,7 @@ static acm_status fold_planes(acm_domain *d)
     for (int32_t p = 0; p < m->n; ++p) {
         acm_slab *sl = &m->slab[p];
         if (sl->local)
-            ACM_TRY(sl->sub->ops->plane_sums(sl->sub, m->planes + sl->z0));
+            ACM_TRY(acm__slab_failed(d, p, sl->sub->ops->plane_sums(sl->sub, m->planes + sl->z0)));
     }
     ACM_TRY(acm__halo_gather_planes(d));
     acm__prev_from_planes(&d->prev, &m->total, m->planes, d->nz, (double)d->ncells);
@@ -234,7 +243,9 @@ static acm_status settle(acm_domain *d)
 /* Run fn on every local slab, then agree across processes on the outcome. */
 typedef acm_status (*slab_fn)(acm_domain *d, acm_domain *s, int32_t p, const void *ctx);
 
-static acm_status each_slab(acm_domain *d, slab_fn fn, const void *ctx)
+/* sync: the slabs take the handle's settings first (not when fn finishes what
+ * the previous pass started: their step counters have moved on). */
+static acm_status each_slab_pass(acm_domain *d, slab_fn fn, const void *ctx, bool sync)
 {
     acm_slabs *m = IMPL(d);
     acm_status st = ACM_OK;
@@ -242,12 +253,18 @@ static acm_status each_slab(acm_domain *d, slab_fn fn, const void *ctx)
         acm_slab *sl = &m->slab[p];
         if (!sl->local)
             continue;
-        slab_sync(d, sl->sub);
+        if (sync)
+            slab_sync(d, sl->sub);
         acm_status s = fn(d, sl->sub, p, ctx);
         if (s != ACM_OK)
             st = slab_failed(d, sl, p, s);
     }
     return acm__halo_agree(d, st);
+}
+
+static acm_status each_slab(acm_domain *d, slab_fn fn, const void *ctx)
+{
+    return each_slab_pass(d, fn, ctx, true);
 }
 
 /* Values per cell of `comp` elements of `size` bytes: slab s's planes from
@@ -313,10 +330,9 @@ static acm_status decomp_init_equilibrium(acm_domain *d, const acm_init_source *
     return settle(d);
 }
 
-static acm_status advance_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+/* A slab's divergence as the domain's. */
+static acm_status slab_outcome(acm_domain *d, const acm_domain *s, acm_status st)
 {
-    (void)p;
-    acm_status st = s->ops->advance(s, *(const acm_check *)ctx);
     if (st == ACM_ERR_DIVERGED) {
         d->diverged = true;
         d->diverged_step = s->diverged_step;
@@ -324,10 +340,36 @@ static acm_status advance_slab(acm_domain *d, acm_domain *s, int32_t p, const vo
     return st;
 }
 
+/* One slab's step; with a backend that checks apart (ops->check), only
+ * enqueued, so that every slab's step is under way before any wait. */
+static acm_status advance_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    const acm_check when = s->ops->check != NULL ? ACM_CHECK_NONE : *(const acm_check *)ctx;
+    return slab_outcome(d, s, s->ops->advance(s, when));
+}
+
+static acm_status check_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    return slab_outcome(d, s, s->ops->check(s, *(const acm_check *)ctx));
+}
+
+static acm_status prepare_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)d;
+    (void)p;
+    (void)ctx;
+    return s->ops->prepare != NULL ? s->ops->prepare(s) : ACM_OK;
+}
+
 static acm_status decomp_advance(acm_domain *d, acm_check check)
 {
     ACM_TRY(decomp_reshape(d));
+    ACM_TRY(each_slab(d, prepare_slab, NULL)); /* fail, if at all, before any slab steps */
     acm_status st = each_slab(d, advance_slab, &check);
+    if (st == ACM_OK && d->decomp->slab_ops->check != NULL)
+        st = each_slab_pass(d, check_slab, &check, false);
     const acm_slabs *m = IMPL(d);
     if (st != ACM_OK) {
         bool stepped = false; /* a slab of this process took the step */
@@ -353,7 +395,16 @@ static acm_status decomp_advance(acm_domain *d, acm_check check)
     d->step++;
     d->fallback_last = acm__halo_sum(d, fallbacks);
     d->fallback_total += d->fallback_last;
-    return settle(d);
+    st = settle(d);
+    if (st != ACM_OK && !d->diverged) { /* stepped, but without the next step's inputs */
+        const size_t len = strlen(d->error);
+        acm__format(d->error + len, sizeof d->error - len,
+                    "; the slabs took the step without exchanging their ghost planes: "
+                    "re-initialise or load the domain");
+        d->diverged = true;
+        d->diverged_step = d->step;
+    }
+    return st;
 }
 
 typedef struct field_job {
@@ -631,17 +682,25 @@ static acm_status decomp_reshape(acm_domain *d)
     }
     if (acm__halo_all(d, same))
         return ACM_OK;
-    /* z changed between periodic and not: the slabs' ghost planes with it */
+    /* z changed between periodic and not: the slabs' ghost planes with it. The
+     * new slabs are made and loaded before the old ones go, so that running out
+     * of memory leaves the domain as it was (and the next call tries again). */
     acm_state st;
     ACM_TRY(save_state(d, &st));
-    slabs_free(d);
+    acm_slabs *old = IMPL(d);
+    d->impl = NULL;
     acm_status s = slabs_init(d);
     if (s == ACM_OK)
         s = decomp_state_load(d, &st);
-    if (s != ACM_OK)
-        slabs_free(d); /* no storage: acm__domain_require_storage */
     acm__state_free(&st);
-    return s;
+    if (s != ACM_OK) {
+        slabs_free(d);
+        d->impl = old;
+        account(d);
+        return s;
+    }
+    slab_table_free(old);
+    return ACM_OK;
 }
 
 acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_ops,

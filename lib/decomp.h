@@ -100,6 +100,9 @@ acm_status acm__mpi_agree_create(const void *comm, acm_status local, char *msg, 
 /* The common part of both: slab p on process owner[p] (NULL: all here). */
 acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_ops,
                              int32_t parts, const int32_t *devices);
+/* st of a call on slab p's domain as d's: its message, naming the slab (ACM_OK
+ * passed through). */
+acm_status acm__slab_failed(acm_domain *d, int32_t p, acm_status st);
 /* Release d->decomp (acm_domain_destroy, after the backend's fini). */
 void acm__decomp_free(acm_domain *d);
 

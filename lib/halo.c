@@ -97,8 +97,10 @@ acm_status acm__halo_exchange(acm_domain *d)
         for (int e = 0; e < 2; ++e)
             if (m->slab[p].halo[e] > 0 && copied_directly(d, p, e)) {
                 const acm_slab *sl = &m->slab[p], *q = &m->slab[neighbour(m, p, e)];
-                ACM_TRY(dc->slab_ops->planes_copy(sl->sub, target_plane(sl, e), q->sub,
-                                                  source_plane(q, e), ACM_HALO_PLANES));
+                ACM_TRY(acm__slab_failed(d, p,
+                                         dc->slab_ops->planes_copy(sl->sub, target_plane(sl, e),
+                                                                   q->sub, source_plane(q, e),
+                                                                   ACM_HALO_PLANES)));
             }
     acm_halo_msg recv[2], send[2]; /* a process steps one slab when there are others */
     int nrecv = 0, nsend = 0;
@@ -112,8 +114,9 @@ acm_status acm__halo_exchange(acm_domain *d)
             const acm_halo_msg msg = {dc->owner[q->local ? p : neighbour(m, p, e)], 2 * p + e,
                                       buf, transfer_bytes(d)};
             if (q->local)
-                ACM_TRY(q->sub->ops->planes_get(q->sub, source_plane(q, e), ACM_HALO_PLANES, buf,
-                                                false));
+                ACM_TRY(acm__slab_failed(d, neighbour(m, p, e),
+                                         q->sub->ops->planes_get(q->sub, source_plane(q, e),
+                                                                 ACM_HALO_PLANES, buf, false)));
             if (q->local && !m->slab[p].local && nsend < 2)
                 send[nsend++] = msg;
             else if (!q->local && nrecv < 2)
@@ -126,8 +129,10 @@ acm_status acm__halo_exchange(acm_domain *d)
         for (int e = 0; e < 2; ++e) {
             const acm_slab *sl = &m->slab[p];
             if (sl->local && sl->halo[e] > 0 && !copied_directly(d, p, e))
-                ACM_TRY(sl->sub->ops->planes_put(sl->sub, target_plane(sl, e), ACM_HALO_PLANES,
-                                                 m->ghost[2 * p + e], false));
+                ACM_TRY(acm__slab_failed(d, p,
+                                         sl->sub->ops->planes_put(sl->sub, target_plane(sl, e),
+                                                                  ACM_HALO_PLANES,
+                                                                  m->ghost[2 * p + e], false)));
         }
     return ACM_OK;
 }

@@ -2,7 +2,7 @@
  * libacmlbm tests -- allocation failures (docs/reliability.md). A scene that
  * reaches every part of the library with an allocation in it (layouts, mesh
  * readers, sampling, solids, smoke, stepping, queries, exports, re-layout,
- * checkpoint save and load, the autotuner) is run once to count its
+ * checkpoint save and load, the autotuner, a domain of three slabs) is run once to count its
  * allocation calls, then once per call k with that call failing:
  *   - once only: the call that met the failure returns ACM_ERR_NO_MEMORY with
  *     a message; run again, it succeeds, and the scene ends bitwise as the
@@ -26,7 +26,7 @@
 typedef struct scene {
     char dir[64];
     acm_layout *layout;
-    acm_domain *d, *restored;
+    acm_domain *d, *restored, *split; /* split: 3 slabs (docs/multi-gpu.md) */
     acm_mesh *mesh;
     acm_solid *spinner, *ball;
     acm_smoke *smoke, *restored_smoke; /* the second: the loaded domain's */
@@ -236,7 +236,8 @@ static acm_status op_exports(scene *s)
     return smoke_said(s, st);
 }
 
-static acm_status op_relayout(scene *s)
+/* d re-laid as the layout text says. */
+static acm_status relayout(scene *s, acm_domain *d, const char *text)
 {
     acm_layout *l = NULL;
     acm_status st = acm_layout_create(&l);
@@ -244,13 +245,18 @@ static acm_status op_relayout(scene *s)
         snprintf(s->msg, sizeof s->msg, "acm_layout_create: %s", acm_status_string(st));
         return st;
     }
-    st = acm_layout_from_string(l, "acm-layout 1 csoa_group=16 sample_block=4 ib_spread=gather");
+    st = acm_layout_from_string(l, text);
     if (st != ACM_OK)
         snprintf(s->msg, sizeof s->msg, "%s", acm_layout_last_error(l));
     else
-        st = domain_said(s, s->d, acm_domain_set_layout(s->d, l));
+        st = domain_said(s, d, acm_domain_set_layout(d, l));
     acm_layout_destroy(l);
     return st;
+}
+
+static acm_status op_relayout(scene *s)
+{
+    return relayout(s, s->d, "acm-layout 1 csoa_group=16 sample_block=4 ib_spread=gather");
 }
 
 static acm_status op_save(scene *s)
@@ -281,6 +287,51 @@ static acm_status op_load(scene *s)
 static acm_status op_step_restored(scene *s)
 {
     return domain_said(s, s->restored, acm_step(s->restored, 2));
+}
+
+/* A domain of 3 slabs: made, given faces, a force field and a velocity field
+ * (every slab's part scattered), stepped, queried (gathered), re-laid. */
+static acm_status op_split(scene *s)
+{
+    if (s->split == NULL) {
+        acm_domain_options o = acm_test_options(NX, NY, NZ, 0.05, ACM_COLLISION_ACM_LI2020,
+                                                ACM_PRECISION_FP32);
+        o.subdomains = 3;
+        o.error_buffer = s->msg;
+        o.error_buffer_size = sizeof s->msg;
+        const acm_status st = acm_domain_create(&s->split, &o);
+        if (st != ACM_OK)
+            return st;
+    }
+    static double u[NX * NY * NZ * 3];
+    for (size_t i = 0; i < NX * NY * NZ; ++i)
+        u[3 * i] = 0.01 * (double)(i % 5);
+    acm_status st = acm_domain_set_face(s->split, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL);
+    if (st == ACM_OK)
+        st = acm_domain_set_face(s->split, ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL);
+    if (st == ACM_OK)
+        st = acm_domain_init_fields(s->split, ACM_DTYPE_FLOAT64, NULL, u, NX * NY * NZ);
+    if (st == ACM_OK)
+        st = acm_domain_set_field(s->split, ACM_FIELD_FORCE, ACM_DTYPE_FLOAT64, u, sizeof u);
+    return domain_said(s, s->split, st);
+}
+
+static acm_status op_split_step(scene *s) { return domain_said(s, s->split, acm_step(s->split, 3)); }
+
+static acm_status op_split_queries(scene *s)
+{
+    static double u[NX * NY * NZ * 3];
+    acm_status st = acm_domain_get_field(s->split, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u,
+                                         sizeof u);
+    acm_domain_stats stats = {.version = ACM_DOMAIN_STATS_VERSION};
+    if (st == ACM_OK)
+        st = acm_domain_get_stats(s->split, &stats);
+    return domain_said(s, s->split, st);
+}
+
+static acm_status op_split_relayout(scene *s)
+{
+    return relayout(s, s->split, "acm-layout 1 streaming=in_place");
 }
 
 /* The tuner restores the domain bitwise when it is done. */
@@ -326,6 +377,11 @@ static const scene_op ops[] = {
     {"load", op_load},
     {"step restored", op_step_restored},
     {"autotune", op_autotune},
+    {"split", op_split},
+    {"split step", op_split_step},
+    {"split queries", op_split_queries},
+    {"split relayout", op_split_relayout},
+    {"split step", op_split_step},
 };
 enum { NOPS = sizeof ops / sizeof *ops };
 
@@ -344,6 +400,7 @@ static void scene_close(scene *s)
     acm_solid_destroy(s->ball);
     acm_domain_destroy(s->d);
     acm_domain_destroy(s->restored);
+    acm_domain_destroy(s->split);
     acm_mesh_destroy(s->mesh);
     acm_layout_destroy(s->layout);
     free(s->pts);
@@ -357,8 +414,8 @@ static void scene_close(scene *s)
     ck_assert_msg(rmdir(s->dir) == 0, "%s holds files no call should have left", s->dir);
 }
 
-/* FNV-1a over the bytes of the restored domain's populations, the smoke's
- * counters and the solids' forces. */
+/* FNV-1a over the bytes of the restored and the split domains' populations,
+ * the smoke's counters and the solids' forces. */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
@@ -373,6 +430,9 @@ static uint64_t scene_hash(scene *s)
     ACM_CK_OK(s->restored, acm_domain_get_field(s->restored, ACM_FIELD_POPULATIONS,
                                                 ACM_DTYPE_FLOAT64, f, sizeof f));
     uint64_t h = hash_bytes(14695981039346656037u, f, sizeof f);
+    ACM_CK_OK(s->split, acm_domain_get_field(s->split, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64,
+                                             f, sizeof f));
+    h = hash_bytes(h, f, sizeof f);
     acm_smoke_info i = {.version = ACM_SMOKE_INFO_VERSION};
     ck_assert_int_eq(acm_smoke_get_info(s->restored_smoke, &i), ACM_OK);
     h = hash_bytes(h, &i, sizeof i);
