@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-fuzz
 
 if [ ! -f "$build/build.ninja" ]; then
-    CC=${CC:-clang} meson setup "$build" "$root" -Dfuzz=enabled -Dcuda=disabled \
+    CC=${CC:-clang} meson setup "$build" "$root" -Dfuzz=enabled -Dcuda=disabled -Dmpi=disabled \
         -Dtests=disabled -Dexamples=disabled -Dbuildtype=debugoptimized
 fi
 meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj fuzz/fuzz_layout fuzz/fuzz_checkpoint
