@@ -9,6 +9,7 @@
 
 #include "alloc.h"
 #include "backend_cuda.h"
+#include "decomp.h" /* acm_decomp */
 #include "kernels.cuh"
 #include "smoke.h"
 #include "solid.h"
@@ -1801,6 +1802,11 @@ static acm_status require_cuda(acm_domain *d)
         return ACM_ERR_NULL_POINTER;
     if (d->backend != ACM_BACKEND_CUDA)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED, "this domain runs on the CPU backend");
+    if (d->decomp != NULL) /* its impl is the slabs' table, not a device's state */
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                        "CUDA interoperability works on a domain of one slab; this one has %d "
+                        "(docs/multi-gpu.md)",
+                        (int)d->decomp->nslabs);
     return enter(d);
 }
 

@@ -388,6 +388,25 @@ END_TEST
 
 /* ---- device error paths ---------------------------------------------------------------------------- */
 
+/* A domain of slabs (docs/multi-gpu.md) has no single device state to hand out:
+ * the interoperability calls refuse it with a message. */
+START_TEST(split_domain_refuses_interop)
+{
+    acm_domain_options o = acm_test_options(8, 8, 8, 0.05, ACM_COLLISION_BGK, ACM_PRECISION_FP32);
+    o.subdomains = 2;
+    acm_domain *d = acm_test_domain(&o);
+    const float *rho = NULL;
+    cudaStream_t stream = NULL;
+    ACM_CK_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "slab"));
+    ACM_CK_FAIL(d, acm_cuda_step_async(d, 1), ACM_ERR_UNSUPPORTED);
+    ACM_CK_FAIL(d, acm_cuda_domain_map_fields(d, &rho, NULL), ACM_ERR_UNSUPPORTED);
+    ACM_CK_FAIL(d, acm_cuda_domain_get_stream(d, &stream), ACM_ERR_UNSUPPORTED);
+    ACM_CK_OK(d, acm_step(d, 2)); /* the domain itself is fine */
+    acm_domain_destroy(d);
+}
+END_TEST
+
 START_TEST(device_errors_have_specific_statuses)
 {
     char err[256] = "";
@@ -752,6 +771,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_test(tc, async_divergence_is_reported_at_synchronize);
     tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
     tcase_add_test(tc, device_errors_have_specific_statuses);
+    tcase_add_test(tc, split_domain_refuses_interop);
     tcase_add_test(tc, device_memory_exhaustion_changes_nothing);
     tcase_add_loop_test(tc, gpu_smoke_matches_cpu, 0, 3);
     suite_add_tcase(s, tc);

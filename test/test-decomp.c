@@ -212,7 +212,8 @@ START_TEST(bad_options_are_refused)
     o.version = 1;
     ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
     acm_domain_destroy(d);
-    /* solids are refused on a split domain, with a message */
+    /* solids are refused on a split domain, with a message (CUDA interoperability:
+     * test-cuda, split_domain_refuses_interop) */
     o.version = ACM_DOMAIN_OPTIONS_VERSION;
     d = acm_test_domain(&o);
     acm_solid *s = NULL;
