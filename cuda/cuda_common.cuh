@@ -728,25 +728,6 @@ __device__ __forceinline__ double acm_warp_max(double v)
     return v;
 }
 
-/* Block-wide maximum of v >= 0 into *out (inactive threads pass 0, never
- * NaN); R is the arithmetic type, so FP64 domains reduce in double like the
- * CPU. */
-template <typename R>
-__device__ __forceinline__ void acm_block_max(R v, double *out)
-{
-    __shared__ R warp_max[32];
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    v = acm_warp_max(v);
-    if (lane == 0)
-        warp_max[warp] = v;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w)
-            v = fmax(v, warp_max[w]);
-        *out = (double)v;
-    }
-}
-
 template <bool SUMS, typename R>
 __device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
                                               uint32_t k, bool valid, R u2, double rho,
