@@ -2,13 +2,15 @@
  * libacmlbm tests -- one domain over MPI ranks (acm_mpi.h), run under mpirun
  * with 2 and 3 ranks (test/meson.build): bitwise the populations of the
  * undivided domain that every rank also steps by itself, for every collision
- * model, face setup and streaming scheme; a rank whose slab diverges or
+ * model, face setup and streaming scheme; a checkpoint of the domain over the
+ * ranks loads undivided and continues bitwise; a rank whose slab diverges or
  * cannot allocate makes every rank's call fail, naming it, and nothing hangs.
  * Its own main: MPI is initialised around the Check runner (no fork: CK_FORK
  * is forced off), and the exit status is the worst of all ranks.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <sys/resource.h> /* setrlimit */
+#include <unistd.h>       /* getpid */
 
 #include "acmlbm/acm_mpi.h"
 #include "decomp-scenes.h"
@@ -86,6 +88,32 @@ START_TEST(divergence_on_one_rank)
 }
 END_TEST
 
+/* A checkpoint of the domain over the ranks (every rank writes the same bytes
+ * to its own path here) loads as an undivided domain that continues bitwise. */
+START_TEST(checkpoint_loads_undivided)
+{
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    const run_cfg c = {ACM_COLLISION_ACM_LI2020, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_LID, ranks};
+    acm_domain *one = make(&c, 0), *split = scene_make(&c, create_mpi, NULL);
+    ACM_CK_OK(one, acm_step(one, 9));
+    ACM_CK_OK(split, acm_step(split, 9));
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/acm-test-mpi-%d-%d.ckpt", (int)getpid(), rank_of());
+    ACM_CK_OK(split, acm_domain_save(split, path));
+    acm_domain *loaded = NULL;
+    ck_assert_int_eq(acm_domain_load(&loaded, path, NULL), ACM_OK);
+    remove(path);
+    ACM_CK_OK(one, acm_step(one, 5));
+    ACM_CK_OK(loaded, acm_step(loaded, 5));
+    expect_same(one, loaded, &c, "a checkpoint over MPI, loaded undivided");
+    acm_domain_destroy(loaded);
+    acm_domain_destroy(split);
+    acm_domain_destroy(one);
+}
+END_TEST
+
 /* Rank 1 cannot allocate its slab (an address-space limit): creation fails on
  * every rank with its status and message. Also run on a GPU (ACM_TEST_BACKEND=cuda,
  * every rank on one device: bench/device-check.sh decomp). */
@@ -126,6 +154,7 @@ int main(int argc, char **argv)
     TCase *tc = acm_tcase("mpi", 600);
     tcase_add_loop_test(tc, bitwise_as_one_domain, 0, SCENE_COUNT);
     tcase_add_test(tc, divergence_on_one_rank);
+    tcase_add_test(tc, checkpoint_loads_undivided);
     tcase_add_test(tc, allocation_failure_on_one_rank);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
