@@ -101,14 +101,7 @@ START_TEST(checkpoint_loads_undivided)
     ACM_CK_OK(split, acm_step(split, 9));
     char path[64];
     snprintf(path, sizeof path, "/tmp/acm-test-mpi-%d-%d.ckpt", (int)getpid(), rank_of());
-    ACM_CK_OK(split, acm_domain_save(split, path));
-    acm_domain *loaded = NULL;
-    ck_assert_int_eq(acm_domain_load(&loaded, path, NULL), ACM_OK);
-    remove(path);
-    ACM_CK_OK(one, acm_step(one, 5));
-    ACM_CK_OK(loaded, acm_step(loaded, 5));
-    expect_same(one, loaded, &c, "a checkpoint over MPI, loaded undivided");
-    acm_domain_destroy(loaded);
+    expect_checkpoint_continues(one, split, &c, path, "a checkpoint over MPI, loaded undivided");
     acm_domain_destroy(split);
     acm_domain_destroy(one);
 }
