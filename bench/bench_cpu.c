@@ -35,6 +35,8 @@
 
 #include <acmlbm/acmlbm.h>
 
+#include "bench_host.h" /* bench_now, bench_cpu_model, bench_host_copy_bandwidth */
+
 #define BENCH_MAX_SIZES 16
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -65,16 +67,8 @@ static const bench_model bench_models[] = {
 #define BENCH_LID 0.05
 #define BENCH_VISCOSITY 0.02
 #define BENCH_WARMUP_STEPS 3
-#define BENCH_COPY_REPS 5
 
 /* ---- small helpers ---------------------------------------------------------- */
-
-static double now_seconds(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static int thread_count(const bench_args *a)
 {
@@ -198,29 +192,10 @@ static int parse_args(int argc, char **argv, bench_args *a)
 
 /* ---- machine description ---------------------------------------------------------- */
 
-/* The "model name" of the first processor in /proc/cpuinfo, or "unknown". */
-static void cpu_model(char *buf, size_t size)
-{
-    snprintf(buf, size, "unknown");
-    FILE *fp = fopen("/proc/cpuinfo", "r");
-    if (fp == NULL)
-        return;
-    char line[512];
-    while (fgets(line, sizeof line, fp) != NULL) {
-        const char *colon = strchr(line, ':');
-        if (strncmp(line, "model name", 10) != 0 || colon == NULL)
-            continue;
-        colon += colon[1] == ' ' ? 2 : 1;
-        snprintf(buf, size, "%.*s", (int)strcspn(colon, "\n"), colon);
-        break;
-    }
-    fclose(fp);
-}
-
 static void print_environment(const bench_args *a)
 {
     char model[256], date[64];
-    cpu_model(model, sizeof model);
+    bench_cpu_model(model, sizeof model);
     time_t t = time(NULL);
     struct tm tm;
     if (localtime_r(&t, &tm) == NULL || strftime(date, sizeof date, "%Y-%m-%d %H:%M:%S %Z", &tm) == 0)
@@ -236,55 +211,6 @@ static void print_environment(const bench_args *a)
 #endif /* _OPENMP */
     printf("CPU kernel  %s\n", isa != NULL && isa[0] != '\0' ? isa : "auto");
     printf("precision   %s\n", a->precision == ACM_PRECISION_FP64 ? "FP64" : "FP32");
-}
-
-/* ---- copy bandwidth -------------------------------------------------------------- */
-
-/* dst = src (memcpy), or every byte of dst = value when src is NULL (memset),
- * each of n threads taking one contiguous slice: the fill first touches the
- * pages in the same slices that the copy then uses. */
-static void parallel_bytes(char *dst, const char *src, int value, size_t bytes, int n)
-{
-#ifdef _OPENMP
-#  pragma omp parallel num_threads(n)
-    {
-        const size_t t = (size_t)omp_get_thread_num(), nt = (size_t)omp_get_num_threads();
-        const size_t slice = (bytes / nt + 63) & ~(size_t)63;
-        const size_t begin = t * slice < bytes ? t * slice : bytes;
-        const size_t end = begin + slice < bytes ? begin + slice : bytes;
-        if (src != NULL)
-            memcpy(dst + begin, src + begin, end - begin);
-        else
-            memset(dst + begin, value, end - begin);
-    }
-#else
-    (void)n;
-    if (src != NULL)
-        memcpy(dst, src, bytes);
-    else
-        memset(dst, value, bytes);
-#endif /* _OPENMP */
-}
-
-/* Best copy bandwidth in GB/s (bytes read + bytes written), or -1. */
-static double copy_bandwidth(size_t bytes, int threads)
-{
-    char *src = aligned_alloc(64, bytes), *dst = aligned_alloc(64, bytes);
-    double best = -1.0;
-    if (src != NULL && dst != NULL) {
-        parallel_bytes(src, NULL, 1, bytes, threads);
-        parallel_bytes(dst, NULL, 0, bytes, threads);
-        parallel_bytes(dst, src, 0, bytes, threads); /* untimed: page-table and TLB warm-up */
-        for (int r = 0; r < BENCH_COPY_REPS; ++r) {
-            const double t0 = now_seconds();
-            parallel_bytes(dst, src, 0, bytes, threads);
-            const double gbs = 2.0 * (double)bytes / (now_seconds() - t0) / 1e9;
-            best = gbs > best ? gbs : best;
-        }
-    }
-    free(src);
-    free(dst);
-    return best;
 }
 
 /* ---- LBM cases -------------------------------------------------------------------- */
@@ -350,15 +276,15 @@ static int configure(acm_domain *d, const bench_args *a)
 static int measure(acm_domain *d, const bench_args *a, int32_t n, double *mlups)
 {
     const double cells = (double)n * n * n;
-    double t0 = now_seconds();
+    double t0 = bench_now();
     BENCH_TRY(d, acm_step(d, BENCH_WARMUP_STEPS));
-    double per_step = (now_seconds() - t0) / BENCH_WARMUP_STEPS;
+    double per_step = (bench_now() - t0) / BENCH_WARMUP_STEPS;
     int64_t steps = (int64_t)ceil(1.1 * a->min_time / (per_step > 1e-9 ? per_step : 1e-9));
     for (;;) {
         steps = steps < 5 ? 5 : steps;
-        t0 = now_seconds();
+        t0 = bench_now();
         BENCH_TRY(d, acm_step(d, steps));
-        const double dt = now_seconds() - t0;
+        const double dt = bench_now() - t0;
         if (dt >= a->min_time) {
             *mlups = cells * (double)steps / dt / 1e6;
             return 0;
@@ -405,7 +331,7 @@ int main(int argc, char **argv)
     print_environment(&args);
 
     const size_t copy_bytes = args.copy_mib << 20;
-    const double copy_gbs = copy_bandwidth(copy_bytes, thread_count(&args));
+    const double copy_gbs = bench_host_copy_bandwidth(copy_bytes, thread_count(&args));
     if (copy_gbs < 0.0) {
         fprintf(stderr, "acm-bench-cpu: cannot allocate 2 x %zu MiB for the copy test\n",
                 args.copy_mib);

@@ -33,17 +33,9 @@
 #endif
 
 #include <acmlbm/acmlbm.h>
+#include "bench_host.h" /* bench_now, bench_cpu_model, bench_host_copy_bandwidth */
 #if ACM_HAVE_CUDA
-#include "bench_gpu_common.h" /* bench_now, bench_copy_bandwidth, bench_no_gpu */
-#else
-/* bench_gpu_common.h needs the CUDA runtime; its clock is all a CPU-only
- * build wants from it. */
-static double bench_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
+#include "bench_gpu_common.h" /* bench_copy_bandwidth */
 #endif
 
 #include "cli.h" /* cli_long, cli_dims, cli_backend, cli_failed */
@@ -51,8 +43,6 @@ static double bench_now(void)
 #define MAX_COUNTS 16        /* entries of --slabs */
 #define MAX_SLABS 1024       /* slabs of one row */
 #define MAX_DEVICES 64       /* entries of --devices, and the ordinals they may name */
-#define COPY_REPS 5          /* timed host copies; the best counts */
-#define COPY_PIECE (1 << 20) /* bytes a thread copies at a time */
 #define PROGRESS_SECONDS 5.0 /* timed runs expected longer than this report on stderr */
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -259,42 +249,17 @@ static int parse_args(int argc, char **argv, bench_args *a)
 
 /* ---- the machine --------------------------------------------------------------------------- */
 
-/* The host's copy bandwidth in bytes per second (read + written), the best of
- * COPY_REPS copies of `bytes` in COPY_PIECE pieces over the OpenMP threads, as
- * the CPU backend spreads its work; -1 without the memory. The pieces are
- * first touched by the same static schedule, so each thread copies pages of
- * its own NUMA node. */
-static double host_copy_bandwidth(size_t bytes)
-{
-    const long pieces = (long)(bytes / COPY_PIECE);
-    char *src = malloc((size_t)pieces * COPY_PIECE), *dst = malloc((size_t)pieces * COPY_PIECE);
-    double best = -1.0;
-    for (int rep = -1; src != NULL && dst != NULL && rep < COPY_REPS; ++rep) {
-        const double t0 = bench_now();
-#pragma omp parallel for schedule(static)
-        for (long p = 0; p < pieces; ++p) {
-            char *to = dst + (size_t)p * COPY_PIECE, *from = src + (size_t)p * COPY_PIECE;
-            if (rep < 0) { /* the untimed first pass places the pages */
-                memset(from, 1, COPY_PIECE);
-                memset(to, 0, COPY_PIECE);
-            }
-            memcpy(to, from, COPY_PIECE);
-        }
-        const double bw = 2.0 * (double)pieces * COPY_PIECE / (bench_now() - t0);
-        best = rep >= 0 && bw > best ? bw : best;
-    }
-    free(src);
-    free(dst);
-    return best;
-}
-
 /* Copy bandwidth of each device the rows use: bw[d] for CUDA ordinal d, or
  * bw[0] for the host. */
 static int measure_bandwidth(const bench_args *a, double bw[MAX_DEVICES])
 {
     const size_t bytes = (size_t)a->copy_mib << 20;
     if (a->backend == ACM_BACKEND_CPU) {
-        bw[0] = host_copy_bandwidth(bytes);
+        int threads = 1;
+#ifdef _OPENMP
+        threads = omp_get_max_threads();
+#endif
+        bw[0] = 1e9 * bench_host_copy_bandwidth(bytes, threads);
         if (bw[0] < 0.0)
             fprintf(stderr, "%s: no memory for 2 x %ld MiB of copy test\n", prog, a->copy_mib);
         return bw[0] < 0.0 ? -1 : 0;
@@ -329,19 +294,6 @@ static int check_devices(const bench_args *a)
     return 0;
 }
 
-/* The "model name" of the first processor in /proc/cpuinfo. */
-static void cpu_model(char model[256])
-{
-    char line[512];
-    snprintf(model, 256, "unknown CPU");
-    FILE *info = fopen("/proc/cpuinfo", "r");
-    while (info != NULL && fgets(line, sizeof line, info) != NULL &&
-           sscanf(line, "model name : %255[^\n]", model) != 1)
-        continue;
-    if (info != NULL)
-        fclose(info);
-}
-
 /* The header: the program, library and date (UTC); the exact command line;
  * the devices with their copy bandwidth; what every row shares. */
 static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
@@ -359,7 +311,7 @@ static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
     fprintf(fp, "\n");
     if (a->backend == ACM_BACKEND_CPU) {
         char model[256];
-        cpu_model(model);
+        bench_cpu_model(model, sizeof model);
         int threads = 1;
 #ifdef _OPENMP
         threads = omp_get_max_threads();

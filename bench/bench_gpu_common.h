@@ -14,6 +14,8 @@
 
 #include <acmlbm/acmlbm.h> /* acm_version_string */
 
+#include "bench_host.h" /* bench_now */
+
 /* Exit status without a usable GPU: 77 ("skipped"), or 1 when
  * ACM_REQUIRE_GPU=1 is set (bench/device-check.sh sets it). */
 static inline int bench_no_gpu(const char *program)
@@ -23,13 +25,6 @@ static inline int bench_no_gpu(const char *program)
     printf("%s: %s runs on the GPU and no usable CUDA device was found\n",
            fail ? "FAIL (ACM_REQUIRE_GPU=1)" : "SKIP", program);
     return fail ? 1 : 77;
-}
-
-static inline double bench_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Device-to-device copy bandwidth (bytes read + written per second) of two

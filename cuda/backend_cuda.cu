@@ -837,10 +837,10 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
     return ACM_OK;
 }
 
-/* Stored values of planes [z0, z0 + n) between the state and buf (host memory
- * through the staging buffer, or device memory), in chunks of whole cells. */
-static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out,
-                              bool on_device)
+/* Stored values of planes [z0, z0 + n) from the state into host memory out,
+ * or (out NULL) from host memory in into the state, through the staging
+ * buffer in chunks of whole cells. */
+static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
@@ -848,14 +848,7 @@ static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *
     const size_t per_cell = (size_t)ACM_Q * acm__precision_bytes(d->precision);
     const uint32_t first = (uint32_t)z0 * (uint32_t)d->nx * (uint32_t)d->ny;
     const uint32_t count = (uint32_t)n * (uint32_t)d->nx * (uint32_t)d->ny;
-    const bool put = in != NULL; /* else out */
-    if (on_device) { /* the kernel only reads canon when it puts */
-        CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false,
-                                         put ? const_cast<void *>(in) : out, put, first, count,
-                                         m->stream));
-        CU_TRY(d, cudaStreamSynchronize(m->stream));
-        return ACM_OK;
-    }
+    const bool put = out == NULL;
     const uint32_t chunk = (uint32_t)(ACM_STAGING_BYTES / per_cell);
     for (uint32_t c = 0; c < count; c += chunk) {
         const uint32_t k = count - c < chunk ? count - c : chunk;
@@ -873,16 +866,14 @@ static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf,
-                                          bool on_device)
+extern "C" acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf)
 {
-    return move_planes(d, z0, n, NULL, buf, on_device);
+    return move_planes(d, z0, n, NULL, buf);
 }
 
-extern "C" acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf,
-                                          bool on_device)
+extern "C" acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf)
 {
-    return move_planes(d, z0, n, buf, NULL, on_device);
+    return move_planes(d, z0, n, buf, NULL);
 }
 
 /* Whether dst's device reads src's memory directly (peer access, enabled here). */
@@ -910,11 +901,11 @@ static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain 
     void *host = acm__malloc(bytes);
     if (host == NULL)
         return ACM_FAIL(dst, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for ghost planes", bytes);
-    acm_status st = move_planes(src, src_z, n, NULL, host, false);
+    acm_status st = move_planes(src, src_z, n, NULL, host);
     if (st != ACM_OK)
         acm__format(dst->error, sizeof dst->error, "%s", src->error);
     else
-        st = move_planes(dst, dst_z, n, host, NULL, false);
+        st = move_planes(dst, dst_z, n, host, NULL);
     acm__free(host);
     return st;
 }

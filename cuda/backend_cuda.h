@@ -22,9 +22,8 @@ acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);
 acm_status acm_cuda_check(acm_domain *d, acm_check when);
 acm_status acm_cuda_prepare(acm_domain *d);
 acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out);
-acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device);
-acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf,
-                               bool on_device);
+acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf);
+acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf);
 acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
                                 int32_t n);
 acm_status acm_cuda_ib_attach(acm_domain *d);

@@ -147,11 +147,10 @@ struct acm_backend_ops {
     acm_status (*plane_sums)(acm_domain *d, acm_plane_sums *out);
     /* The stored populations of planes [z0, z0 + n), every slot as stored (the
      * storage type, acm__precision_bytes each), cell-major in canonical order:
-     * element (k - z0 nx ny) * 27 + i for cell k and slot i. The other way for
-     * planes_put. buf is host memory, or with on_device memory of d's device. */
-    acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device);
-    acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf,
-                             bool on_device);
+     * element (k - z0 nx ny) * 27 + i for cell k and slot i, into host memory
+     * (the MPI transport's messages). The other way for planes_put. */
+    acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, void *buf);
+    acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf);
     /* The same from planes [src_z, src_z + n) of src into [dst_z, dst_z + n) of
      * dst, two domains of this backend and of the same layout in this process,
      * without a trip through the host; ordered after what both have enqueued

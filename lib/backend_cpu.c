@@ -727,17 +727,14 @@ static void cpu_planes_move(acm_domain *d, int32_t z0, int32_t n, const char *in
         }
 }
 
-static acm_status cpu_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf, bool on_device)
+static acm_status cpu_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf)
 {
-    (void)on_device; /* the CPU's memory is the host's */
     cpu_planes_move(d, z0, n, NULL, buf);
     return ACM_OK;
 }
 
-static acm_status cpu_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf,
-                                 bool on_device)
+static acm_status cpu_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf)
 {
-    (void)on_device;
     cpu_planes_move(d, z0, n, buf, NULL);
     return ACM_OK;
 }

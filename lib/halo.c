@@ -102,7 +102,9 @@ acm_status acm__halo_exchange(acm_domain *d)
                                                                    q->sub, source_plane(q, e),
                                                                    ACM_HALO_PLANES)));
             }
-    acm_halo_msg recv[2], send[2]; /* a process steps one slab when there are others */
+    /* over a transport each process steps one slab (acm__decomp_init_mpi): it
+     * sends and receives at most one pair of planes at each end */
+    acm_halo_msg recv[2], send[2];
     int nrecv = 0, nsend = 0;
     /* pack what local slabs send */
     for (int32_t p = 0; p < m->n; ++p)
@@ -116,10 +118,14 @@ acm_status acm__halo_exchange(acm_domain *d)
             if (q->local)
                 ACM_TRY(acm__slab_failed(d, neighbour(m, p, e),
                                          q->sub->ops->planes_get(q->sub, source_plane(q, e),
-                                                                 ACM_HALO_PLANES, buf, false)));
-            if (q->local && !m->slab[p].local && nsend < 2)
+                                                                 ACM_HALO_PLANES, buf)));
+            const bool sending = q->local && !m->slab[p].local, receiving = !q->local;
+            if ((sending && nsend == 2) || (receiving && nrecv == 2))
+                return ACM_FAIL(d, ACM_ERR_BAD_STATE,
+                                "more than one slab in a process of a decomposition over ranks");
+            if (sending)
                 send[nsend++] = msg;
-            else if (!q->local && nrecv < 2)
+            else if (receiving)
                 recv[nrecv++] = msg;
         }
     if (dc->transport != NULL)
@@ -132,7 +138,7 @@ acm_status acm__halo_exchange(acm_domain *d)
                 ACM_TRY(acm__slab_failed(d, p,
                                          sl->sub->ops->planes_put(sl->sub, target_plane(sl, e),
                                                                   ACM_HALO_PLANES,
-                                                                  m->ghost[2 * p + e], false)));
+                                                                  m->ghost[2 * p + e])));
         }
     return ACM_OK;
 }

@@ -171,6 +171,21 @@ static void expect_checkpoint_continues(acm_domain *one, acm_domain *split, cons
     acm_domain_destroy(loaded);
 }
 
+/* A fast spot near the top and a strong body force along z: d's step fails with
+ * ACM_ERR_DIVERGED within 200 steps (in whichever slab the jet reaches the
+ * speed limit first). */
+static void drive_to_divergence(acm_domain *d)
+{
+    const size_t n = (size_t)NX * NY * NZ;
+    double *u = acm_test_alloc(3 * n * sizeof(double));
+    u[3 * ((size_t)2 + NX * (2 + NY * (size_t)(NZ - 2)))] = 0.45;
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, n));
+    free(u);
+    const double g[3] = {0.0, 0.0, 0.05};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    ck_assert_int_eq(acm_step(d, 200), ACM_ERR_DIVERGED);
+}
+
 static const acm_collision models[] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT,
                                        ACM_COLLISION_CM_MRT, ACM_COLLISION_ACM_LI2018,
                                        ACM_COLLISION_ACM_LI2020};
