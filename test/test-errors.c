@@ -278,6 +278,31 @@ END_TEST
 
 /* ---- NULL pointers ---------------------------------------------------------------- */
 
+/* acm_domain_create_on_comm (acm_mpi.h): a NULL communicator or options, and
+ * MPI not initialised (or not built), each refused with a status and a message. */
+START_TEST(create_on_comm_refuses_bad_calls)
+{
+    char err[256] = "";
+    acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
+    o.nx = o.ny = o.nz = 8;
+    o.viscosity = 0.05;
+    o.backend = ACM_BACKEND_CPU;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    ck_assert_int_eq(acm_domain_create_on_comm(&d, &o, NULL), ACM_ERR_NULL_POINTER);
+    ck_assert_ptr_nonnull(strstr(err, "mpi_comm"));
+    const long comm = 0; /* never read: MPI is not initialised in this program */
+    ck_assert_int_eq(acm_domain_create_on_comm(&d, NULL, &comm), ACM_ERR_NULL_POINTER);
+    err[0] = '\0';
+    const acm_status st = acm_domain_create_on_comm(&d, &o, &comm);
+    ck_assert_msg(st == ACM_ERR_BAD_STATE || st == ACM_ERR_NOT_BUILT, "%s: %s",
+                  acm_status_string(st), err);
+    ck_assert_msg(strstr(err, "MPI") != NULL, "message: %s", err);
+    ck_assert_ptr_null(d);
+}
+END_TEST
+
 START_TEST(null_without_a_handle)
 {
     acm_domain_options o = base_options();
@@ -1707,6 +1732,7 @@ TEST_SUITE(errors_suite)
     tcase_add_test(tc, unknown_backend_is_unavailable);
 #if !ACM_HAVE_CUDA
     tcase_add_test(tc, cuda_interop_is_not_built);
+    tcase_add_test(tc, create_on_comm_refuses_bad_calls);
 #endif /* !ACM_HAVE_CUDA */
     suite_add_tcase(s, tc);
 
