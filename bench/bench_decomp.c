@@ -11,7 +11,11 @@
  *   acm-bench-decomp [--backend cpu|cuda] [--size NXxNYxNZ] [--slabs 1,2,4]
  *                    [--devices 0,1,...] [--weak] [--steps N] [--warmup N]
  *                    [--precision fp32|fp64|fp16] [--collision NAME] [--copy-mib M]
- *                    [--csv FILE]
+ *                    [--samples N] [--csv FILE]
+ *
+ * --samples puts a static sphere of N immersed-boundary samples (radius a
+ * sixth of the smallest side) at the centre of the grid, across the middle
+ * cut; the paper's scaling runs had 1.5M (acm_solid_options.sample_points).
  *
  * Strong scaling (the default) keeps the grid for every slab count; --weak
  * makes --size the grid of one slab, NZ multiplied by the slab count. With
@@ -73,6 +77,7 @@ typedef struct bench_args {
     int precision; /* acm_precision; DEFAULT: the library's */
     int collision; /* acm_collision; DEFAULT: the library's */
     long copy_mib;
+    long samples; /* of a static sphere at the centre; 0: fluid only */
     const char *csv;
 } bench_args;
 
@@ -106,6 +111,7 @@ static void usage(FILE *fp)
             "  --precision fp32|fp64|fp16  population storage (default: the library's)\n"
             "  --collision bgk|rm|cm|acm-li2018|acm-li2020  (default: the library's)\n"
             "  --copy-mib M             size of each copy-bandwidth buffer (default 512)\n"
+            "  --samples N              a static sphere of N IB samples at the centre (default 0)\n"
             "  --csv FILE               the rows as CSV too\n"
             "Exit status: 0 every row measured or unsupported, 1 a row failed, 2 usage error,\n"
             "77 --backend cuda without a GPU.\n",
@@ -180,6 +186,8 @@ static int parse_option(const char *name, const char *value, bench_args *a)
         return cli_named(name, value, collisions, COUNT_OF(collisions), &a->collision);
     if (strcmp(name, "--copy-mib") == 0)
         return cli_long(prog, name, value, 1, 1L << 20, &a->copy_mib);
+    if (strcmp(name, "--samples") == 0)
+        return cli_long(prog, name, value, 0, 1L << 26, &a->samples);
     if (strcmp(name, "--csv") == 0) {
         a->csv = value;
         return 0;
@@ -239,7 +247,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
 {
     const bench_args defaults = {{128, 128, 128}, ACM_BACKEND_AUTO, {1, 2, 4}, 3, {0}, 0, 0,
                                  200, 20, ACM_PRECISION_DEFAULT, ACM_COLLISION_DEFAULT, 512,
-                                 NULL};
+                                 0, NULL};
     *a = defaults;
     const int st = cli_parse(prog, argc, argv, take_option, take_flag, usage, a);
     if (st != 0)
@@ -328,9 +336,12 @@ static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
                     d, prop.name, bw[d] / 1e9, a->copy_mib);
         }
 #endif
-    fprintf(fp, "grid     %dx%dx%d %s; %ld timed steps after %ld\n\n", (int)a->n[0], (int)a->n[1],
+    fprintf(fp, "grid     %dx%dx%d %s; %ld timed steps after %ld\n", (int)a->n[0], (int)a->n[1],
             (int)a->n[2], a->weak ? "per slab (weak scaling)" : "in all (strong scaling)",
             a->steps, a->warmup);
+    fprintf(fp, a->samples > 0 ? "solid    a static sphere of %ld samples at the centre\n\n"
+                               : "solid    none (fluid only)\n\n",
+            a->samples);
 }
 
 /* ---- one row ------------------------------------------------------------------------------- */
@@ -382,6 +393,40 @@ static acm_domain *create_domain(const bench_args *a, row *r, const int32_t *dev
     return d;
 }
 
+/* --samples: a sphere of radius a sixth of the smallest side at the centre,
+ * its samples on a Fibonacci lattice, each with an equal share of the area. */
+static acm_status add_sphere(acm_domain *d, const bench_args *a, const row *r)
+{
+    const int32_t m = r->n[0] < r->n[1] ? (r->n[0] < r->n[2] ? r->n[0] : r->n[2])
+                                        : (r->n[1] < r->n[2] ? r->n[1] : r->n[2]);
+    const double pi = 3.14159265358979323846, R = m / 6.0, golden = pi * (3.0 - sqrt(5.0));
+    const size_t n = (size_t)a->samples;
+    double *pts = malloc(3 * n * sizeof(double)), *areas = malloc(n * sizeof(double));
+    acm_status st = ACM_ERR_NO_MEMORY;
+    if (pts != NULL && areas != NULL) {
+        for (size_t l = 0; l < n; ++l) {
+            const double z = 1.0 - (2.0 * (double)l + 1.0) / (double)n, rho = sqrt(1.0 - z * z),
+                         phi = golden * (double)l;
+            pts[3 * l] = R * rho * cos(phi);
+            pts[3 * l + 1] = R * rho * sin(phi);
+            pts[3 * l + 2] = R * z;
+            areas[l] = 4.0 * pi * R * R / (double)n;
+        }
+        acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+        so.sample_count = n;
+        so.sample_points = pts;
+        so.sample_areas = areas;
+        so.max_samples = (uint64_t)n;
+        for (int k = 0; k < 3; ++k)
+            so.position[k] = 0.5 * r->n[k];
+        acm_solid *s = NULL;
+        st = acm_solid_create(&s, d, &so);
+    }
+    free(pts);
+    free(areas);
+    return st;
+}
+
 /* The warm-up, then the timed steps: in about ten calls when they should take
  * long, with a line on stderr after each, else in one. acm_step returns with
  * the steps done, so the clock around it times them. */
@@ -413,6 +458,8 @@ static void run_row(const bench_args *a, row *r, const double bw[MAX_DEVICES])
             r->slabs == 1 ? "" : "s", (int)r->n[0], (int)r->n[1], (int)r->n[2], a->warmup,
             a->steps);
     acm_domain *d = create_domain(a, r, devs);
+    if (r->status == ACM_OK && a->samples > 0)
+        r->status = add_sphere(d, a, r);
     if (r->status == ACM_OK)
         r->status = time_steps(d, a, r);
     memset(&r->info, 0, sizeof r->info);

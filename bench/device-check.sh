@@ -44,6 +44,9 @@ run_test test-decomp 200
 CK_RUN_CASE=errors timeout 120 compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 9 ./test/test-decomp > "$out/memcheck-decomp.log" 2>&1
 echo "memcheck (test-decomp errors): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-decomp.log" | tr '\n' ' ')"
+CK_RUN_CASE=solids timeout 300 compute-sanitizer --tool memcheck --leak-check full \
+    --error-exitcode 9 ./test/test-decomp > "$out/memcheck-decomp-solids.log" 2>&1
+echo "memcheck (test-decomp solids): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-decomp-solids.log" | tr '\n' ' ')"
 (CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
 # the MPI path with GPU slabs, every rank on this device (OpenMPI as root: allowed here)
 for n in 2 3; do
@@ -52,9 +55,12 @@ for n in 2 3; do
     echo "test-mpi -n $n: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/test-mpi-$n.log")"
 done
 for size in 256x256x256 200x400x200; do
-    ./bench/acm-bench-decomp --backend cuda --size $size --slabs 1,2,4 --steps 200 2>&1 |
-        tee -a "$out/bench-decomp.log"
+    for samples in 0 1500000; do
+        ./bench/acm-bench-decomp --backend cuda --size $size --slabs 1,2,4 --steps 200 \
+            --samples $samples 2>&1 | tee -a "$out/bench-decomp.log"
+    done
 done
+run_test test-solids 60
 exit 0
 fi
 if [ "$part" != bench ]; then

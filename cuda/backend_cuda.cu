@@ -1248,6 +1248,31 @@ extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
     return ACM_OK;
 }
 
+extern "C" acm_status acm_cuda_ib_plane_forces(acm_domain *d, acm_ib_ft *out)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    const int32_t own = d->nz - d->halo[0] - d->halo[1];
+    const size_t bytes = (size_t)d->nsolids * (size_t)own * sizeof(acm_ib_ft);
+    acm_ib_ft *bins = NULL;
+    ACM_TRY(dev_alloc(d, (void **)&bins, bytes, "the solids' forces per plane"));
+    const acm_ib_args a = ib_args(d);
+    cudaError_t e = cudaMemsetAsync(bins, 0, bytes, m->stream);
+    for (int32_t i = 0; i < d->nsolids && e == cudaSuccess; ++i) {
+        const acm_solid *s = d->solids[i];
+        e = acm_launch_ib_plane_ft(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
+                                   d->origin_z + d->halo[0], own, bins + (size_t)i * own,
+                                   m->stream);
+    }
+    if (e == cudaSuccess)
+        e = cudaMemcpyAsync(out, bins, bytes, cudaMemcpyDeviceToHost, m->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(m->stream);
+    dev_free(d, (void **)&bins, bytes);
+    CU_TRY(d, e);
+    return ACM_OK;
+}
+
 extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, double *dst)
 {
     ACM_TRY(enter(d));

@@ -277,6 +277,11 @@ cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uin
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                  uint64_t count, const double xc[3], const double dv[3],
                                  const double dw[3], cudaStream_t s);
+/* Each sample's part of a solid's force and torque about xc added (atomics)
+ * into out[p] for its plane plane0 + p (acm_ib_owner_plane), p < planes. */
+cudaError_t acm_launch_ib_plane_ft(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                   uint64_t count, const double xc[3], int32_t plane0,
+                                   int32_t planes, acm_ib_ft *out, cudaStream_t s);
 /* Blocks of acm_launch_ib_sums for a count of samples. */
 unsigned acm_ib_sum_blocks(uint64_t count);
 

@@ -142,6 +142,8 @@ struct acm_domain {
     acm_plane_sums slab_total; /* a slab: the whole domain's sums of the last step, folded in
                                   plane order, which a GPU slab steps with (the CPU uses prev) */
     double slab_cells;         /* a slab: the whole domain's cell count; 0 otherwise */
+    int32_t whole_nz;          /* a slab: the whole domain's planes, and whether its z */
+    bool whole_periodic_z;     /* faces are periodic (the IB stencil, lib/ib.h); 0 otherwise */
     struct acm_decomp *decomp; /* set on a decomposed domain: its slabs */
 
     const struct acm_backend_ops *ops;

@@ -12,6 +12,7 @@
 
 ACM_BEGIN_DECLS
 
+struct acm_ib_ft;
 struct acm_state;
 struct acm_smoke;
 struct acm_smoke_plan;
@@ -72,6 +73,13 @@ struct acm_backend_ops {
     /* The last IB phase's force and torque of every solid into s->force and
      * s->torque. */
     acm_status (*ib_fetch)(acm_domain *d);
+
+    /* The last IB phase's force and torque (acm_ib_ft) of every solid, per
+     * plane of [halo[0], nz - halo[1]), from the samples whose base plane
+     * (acm_ib_owner_plane) is that plane, in sample order: element
+     * (solid * planes + plane) of out. Optional: a decomposed domain's slabs
+     * need it (their parent folds the planes of all in plane order). */
+    acm_status (*ib_plane_forces)(acm_domain *d, struct acm_ib_ft *out);
 
     /* World positions of a solid's samples (3 per sample) as last placed. */
     acm_status (*ib_positions)(acm_domain *d, const struct acm_solid *s, double *dst);

@@ -72,6 +72,7 @@ typedef struct cpu_ib {
     uint32_t *cell_start;    /* gather: cell list of one solid's region */
     uint64_t *cell_samples;
     uint64_t list_cells;     /* capacity of cell_start - 1 */
+    acm_ib_ft *ft;           /* per solid and own plane: the last step's force and torque */
 } cpu_ib;
 
 typedef struct cpu_impl {
@@ -173,7 +174,7 @@ static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t 
 static void acm__cpu_ib_place(const acm_domain *d, cpu_ib *ib, bool all);
 static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const acm_ib_region *rg,
                                         uint64_t first, uint64_t count);
-static void acm__cpu_ib_sum_forces(acm_domain *d, const cpu_ib *ib);
+static void acm__cpu_ib_sum_forces(acm_domain *d, cpu_ib *ib);
 static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib);
 
 #define ACM_R float
@@ -357,7 +358,7 @@ static void ib_free(cpu_ib *ib)
 {
     void *bufs[] = {ib->X,    ib->ub,   ib->dv,         ib->alpha,       ib->G,  ib->Gsum,
                     ib->rho,  ib->macro, ib->force,     ib->mask,        ib->cell_start,
-                    ib->cell_samples};
+                    ib->cell_samples, ib->ft};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         acm__free(bufs[b]);
     memset(ib, 0, sizeof *ib);
@@ -532,24 +533,37 @@ static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib)
     }
 }
 
-/* Each solid's force -sum G dV and torque -sum (X - x_c) x G dV (spec 9.1). */
-static void acm__cpu_ib_sum_forces(acm_domain *d, const cpu_ib *ib)
+/* Planes of d whose solids' forces it sums: its own, not a slab's ghosts. */
+static int32_t own_planes(const acm_domain *d) { return d->nz - d->halo[0] - d->halo[1]; }
+
+/* Each solid's force -sum G dV and torque -sum (X - x_c) x G dV (spec 9.1),
+ * summed plane by plane (acm_ib_owner_plane) in sample order, the planes then
+ * folded in order: a decomposed domain folds its slabs' planes the same way. */
+static void acm__cpu_ib_sum_forces(acm_domain *d, cpu_ib *ib)
 {
+    const acm_ib_grid g = acm__ib_grid(d);
+    const int32_t own = own_planes(d), first = d->origin_z + d->halo[0];
+    memset(ib->ft, 0, (size_t)d->nsolids * (size_t)own * sizeof *ib->ft);
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
-        double F[3] = {0.0, 0.0, 0.0}, T[3] = {0.0, 0.0, 0.0};
+        acm_ib_ft *ft = ib->ft + (size_t)i * (size_t)own;
         for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
             const double *X = ib->X + 3 * l, *G = ib->Gsum + 3 * l;
+            const int32_t p = acm_ib_owner_plane(&g, X[2]) - first;
+            if (p < 0 || p >= own) /* another slab's */
+                continue;
             const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
             const double dv = ib->dv[l];
             for (int a = 0; a < 3; ++a)
-                F[a] -= G[a] * dv;
-            T[0] -= (r[1] * G[2] - r[2] * G[1]) * dv;
-            T[1] -= (r[2] * G[0] - r[0] * G[2]) * dv;
-            T[2] -= (r[0] * G[1] - r[1] * G[0]) * dv;
+                ft[p].f[a] -= G[a] * dv;
+            ft[p].t[0] -= (r[1] * G[2] - r[2] * G[1]) * dv;
+            ft[p].t[1] -= (r[2] * G[0] - r[0] * G[2]) * dv;
+            ft[p].t[2] -= (r[0] * G[1] - r[1] * G[0]) * dv;
         }
-        memcpy(s->force, F, sizeof F);
-        memcpy(s->torque, T, sizeof T);
+        acm_ib_ft sum;
+        acm_ib_ft_fold(ft, own, &sum);
+        memcpy(s->force, sum.f, sizeof sum.f);
+        memcpy(s->torque, sum.t, sizeof sum.t);
     }
     d->forces_stale = false;
 }
@@ -580,6 +594,7 @@ static acm_status cpu_ib_attach(acm_domain *d)
     ib->G = acm__calloc(3 * n, sizeof(double));
     ib->Gsum = acm__calloc(3 * n, sizeof(double));
     ib->rho = acm__calloc(n, sizeof(double));
+    ib->ft = acm__calloc((size_t)d->nsolids * (size_t)own_planes(d), sizeof *ib->ft);
     if (d->ib.spread == ACM_IB_SPREAD_GATHER)
         ib->cell_samples = acm__malloc(n * sizeof(uint64_t));
     if (ib->macro == NULL)
@@ -589,7 +604,7 @@ static acm_status cpu_ib_attach(acm_domain *d)
     if (ib->mask == NULL)
         ib->mask = alloc_zeroed((cells + 31) / 32 * sizeof(uint32_t));
     if (ib->X == NULL || ib->ub == NULL || ib->dv == NULL || ib->alpha == NULL || ib->G == NULL ||
-        ib->Gsum == NULL || ib->rho == NULL || ib->macro == NULL || ib->force == NULL || ib->mask == NULL ||
+        ib->Gsum == NULL || ib->rho == NULL || ib->ft == NULL || ib->macro == NULL || ib->force == NULL || ib->mask == NULL ||
         (d->ib.spread == ACM_IB_SPREAD_GATHER && ib->cell_samples == NULL)) {
         ib_free(ib);
         account(d, m);
@@ -619,6 +634,15 @@ static acm_status cpu_ib_forces(acm_domain *d)
 static acm_status cpu_ib_fetch(acm_domain *d)
 {
     d->forces_stale = false; /* the CPU sums them in ib_forces */
+    return ACM_OK;
+}
+
+static acm_status cpu_ib_plane_forces(acm_domain *d, acm_ib_ft *out)
+{
+    const cpu_ib *ib = &IMPL(d)->ib;
+    if (ib->ft == NULL)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "solid samples are not attached");
+    memcpy(out, ib->ft, (size_t)d->nsolids * (size_t)own_planes(d) * sizeof *out);
     return ACM_OK;
 }
 
@@ -851,6 +875,7 @@ const struct acm_backend_ops acm_backend_cpu = {
     .ib_attach = cpu_ib_attach,
     .ib_forces = cpu_ib_forces,
     .ib_fetch = cpu_ib_fetch,
+    .ib_plane_forces = cpu_ib_plane_forces,
     .ib_positions = cpu_ib_positions,
     .get_field = cpu_get_field,
     .set_field = cpu_set_field,

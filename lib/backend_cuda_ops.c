@@ -27,6 +27,7 @@ const struct acm_backend_ops acm_backend_cuda = {
     .ib_attach = acm_cuda_ib_attach,
     .ib_forces = acm_cuda_ib_forces,
     .ib_fetch = acm_cuda_ib_fetch,
+    .ib_plane_forces = acm_cuda_ib_plane_forces,
     .ib_positions = acm_cuda_ib_positions,
     .state_save = acm_cuda_state_save,
     .state_load = acm_cuda_state_load,

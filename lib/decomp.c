@@ -13,6 +13,14 @@
  * inputs of the next step; the ghost planes are refreshed from the
  * neighbours' planes (lib/halo.c). The kernels do not know they run on a
  * slab.
+ *
+ * Immersed solids: the handle keeps the solids; each slab steps with proxies
+ * of them that hold the samples near its planes (ACM_SLAB_SAMPLE_MARGIN), in
+ * the solids' sample order and at whole-domain coordinates, so that every
+ * cell's force is spread from the same samples in the same order as on one
+ * domain. With m iterations a slab has m more ghost planes (decomp.h). Each
+ * slab sums the forces of the samples based on its own planes plane by
+ * plane; the handle folds all planes in order (one sum over processes).
  */
 #include <math.h>   /* sqrt */
 #include <stdlib.h> /* calloc, free */
@@ -22,6 +30,9 @@
 #include "backend.h"
 #include "decomp.h"
 #include "halo.h"
+#include "ib.h"
+#include "rigid.h"
+#include "solid.h"
 #include "state.h"
 
 #define IMPL(d) ((acm_slabs *)(d)->impl)
@@ -50,12 +61,18 @@ static bool z_periodic(const acm_domain *d)
     return d->face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
 }
 
+/* Ghost planes at a cut with d's solids and iterations (decomp.h). */
+static int32_t ghost_depth(const acm_domain *d)
+{
+    return ACM_HALO_PLANES + (d->nsolids > 0 ? d->ib.iterations : 0);
+}
+
 /* Ghost planes slab p needs below and above with d's z faces. */
 static void slab_halo(const acm_domain *d, int32_t p, int32_t halo[2])
 {
     const int32_t n = d->decomp->nslabs;
-    halo[0] = p > 0 || z_periodic(d) ? ACM_HALO_PLANES : 0;
-    halo[1] = p < n - 1 || z_periodic(d) ? ACM_HALO_PLANES : 0;
+    halo[0] = p > 0 || z_periodic(d) ? ghost_depth(d) : 0;
+    halo[1] = p < n - 1 || z_periodic(d) ? ghost_depth(d) : 0;
 }
 
 /* The handle's settings a slab steps with; its own sizes, ghost planes and
@@ -80,7 +97,25 @@ static void slab_sync(const acm_domain *d, acm_domain *s)
     s->prev = d->prev;
     s->slab_total = IMPL(d)->total;
     s->slab_cells = (double)d->ncells;
+    s->whole_nz = d->nz;
+    s->whole_periodic_z = z_periodic(d) && d->face[ACM_FACE_Z_MAX].type == ACM_BOUNDARY_PERIODIC;
+    s->ib.iterations = d->ib.iterations;
     s->diverged = false;
+}
+
+/* A slab's proxies of the solids (acm_slab_select). */
+static void proxies_free(acm_domain *s)
+{
+    for (int32_t i = 0; s->solids != NULL && i < s->nsolids; ++i)
+        if (s->solids[i] != NULL) {
+            acm__free(s->solids[i]->r);
+            acm__free(s->solids[i]->dv);
+            acm__free(s->solids[i]);
+        }
+    acm__free(s->solids);
+    s->solids = NULL;
+    s->nsolids = s->solids_cap = 0;
+    s->nsamples = 0;
 }
 
 static void slab_table_free(acm_slabs *m)
@@ -91,6 +126,8 @@ static void slab_table_free(acm_slabs *m)
         acm_domain *s = m->slab[p].sub;
         if (s != NULL && s->impl != NULL)
             s->ops->domain_fini(s);
+        if (s != NULL)
+            proxies_free(s);
         acm__free(s);
     }
     acm__free(m->slab);
@@ -145,6 +182,7 @@ static acm_status slabs_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the slab table");
     d->impl = m;
     m->n = dc->nslabs;
+    m->depth = ghost_depth(d);
     m->slab = acm__calloc((size_t)m->n, sizeof *m->slab);
     m->planes = acm__calloc((size_t)d->nz, sizeof *m->planes);
     if (m->slab == NULL || m->planes == NULL)
@@ -517,6 +555,224 @@ static acm_status decomp_stats(acm_domain *d, acm_domain_stats *out)
     return ACM_OK;
 }
 
+/* ---- immersed solids ------------------------------------------------------------ */
+
+/* Whether a sample with its stencil base at whole-domain height Z may reach
+ * slab s's planes (ghosts included) before its proxies are chosen anew. */
+static bool near_slab(const acm_ib_grid *g, double Z)
+{
+    const int64_t n = g->n[2], w = g->whole[2], margin = ACM_SLAB_SAMPLE_MARGIN;
+    if (g->periodic[2] && n + 2 * margin + 2 > w)
+        return true; /* the slab and its margins wrap around the axis */
+    int64_t i = (int64_t)floor(Z) - g->lo[2];
+    if (g->periodic[2]) {
+        i %= w;
+        i = i < 0 ? i + w : i;
+        i = i >= n + margin ? i - w : i;
+    }
+    return i >= -1 - margin && i < n + margin;
+}
+
+/* Slab s's proxy of solid src: the samples near the slab at the pose `at`,
+ * in src's order, with src's gain and body. */
+static acm_status make_proxy(acm_domain *d, acm_domain *s, const acm_solid *src,
+                             const acm_body *at, acm_solid **out)
+{
+    const acm_ib_grid g = acm__ib_grid(s);
+    acm_solid *x = acm__calloc(1, sizeof *x);
+    if (x == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a slab's solid");
+    *out = x;
+    x->domain = s;
+    x->alpha = src->alpha;
+    x->body = x->placed = *at;
+    memcpy(x->sort_x, at->x, sizeof x->sort_x); /* the pose the samples were chosen at */
+    memcpy(x->sort_q, at->q, sizeof x->sort_q);
+    double X[3], ub[3];
+    for (int pass = 0; pass < 2; ++pass) {
+        uint64_t k = 0;
+        for (uint64_t j = 0; j < src->count; ++j) {
+            acm_rigid_place(at->x, at->q, at->v, at->w, src->r + 3 * j, X, ub);
+            if (!near_slab(&g, X[2]))
+                continue;
+            if (pass == 1) {
+                memcpy(x->r + 3 * k, src->r + 3 * j, 3 * sizeof(double));
+                x->dv[k] = src->dv[j];
+            }
+            ++k;
+        }
+        if (pass == 0) {
+            x->count = k;
+            x->r = acm__malloc((k ? k : 1) * 3 * sizeof(double));
+            x->dv = acm__malloc((k ? k : 1) * sizeof(double));
+            if (x->r == NULL || x->dv == NULL)
+                return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %llu samples of a slab",
+                                (unsigned long long)k);
+        }
+    }
+    return ACM_OK;
+}
+
+/* Slab s's proxies of d's solids at their bodies (or where they were last
+ * placed), handed to its backend. */
+static acm_status slab_select(acm_domain *d, acm_domain *s, bool at_body)
+{
+    proxies_free(s);
+    if (d->nsolids > 0 && (s->solids = acm__calloc((size_t)d->nsolids, sizeof *s->solids)) == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a slab's solids");
+    s->nsolids = s->solids_cap = d->nsolids;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *src = d->solids[i];
+        ACM_TRY(make_proxy(d, s, src, at_body ? &src->body : &src->placed, &s->solids[i]));
+        s->solids[i]->offset = s->nsamples;
+        s->nsamples += s->solids[i]->count;
+    }
+    return s->ops->ib_attach(s);
+}
+
+static acm_status attach_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    return slab_select(d, s, false);
+}
+
+/* What the slabs cannot do yet with d's solids, or that they are too thin. */
+static acm_status check_solids(acm_domain *d)
+{
+    if (d->nsolids == 0)
+        return ACM_OK;
+    const struct acm_backend_ops *ops = d->decomp->slab_ops;
+    if (ops->ib_attach == NULL || ops->ib_plane_forces == NULL)
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                        "the %s backend cannot run immersed solids on slabs", ops->name);
+    if (d->ib.spread == ACM_IB_SPREAD_GATHER)
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                        "the gather spread of the immersed boundary does not run on slabs yet "
+                        "(use the scatter layout)");
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (d->solids[i]->body.motion == ACM_MOTION_FREE)
+            return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                            "solid %d moves freely: free bodies on a domain of several slabs are "
+                            "not supported yet (static and prescribed motion are)",
+                            (int)i);
+    const acm_decomp *dc = d->decomp;
+    const int32_t depth = ghost_depth(d);
+    for (int32_t p = 0; p < dc->nslabs; ++p) {
+        const int32_t own = dc->cuts[p + 1] - dc->cuts[p];
+        if (own < depth || (z_periodic(d) && own + 2 * depth > d->nz))
+            return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                            "slab %d has %d planes: with immersed solids and %d iterations a slab "
+                            "needs at least %d (and, along a periodic z, nz - %d); use fewer "
+                            "slabs",
+                            (int)p, (int)own, (int)d->ib.iterations, (int)depth, (int)(2 * depth));
+    }
+    return ACM_OK;
+}
+
+static acm_status decomp_ib_attach(acm_domain *d)
+{
+    ACM_TRY(check_solids(d));
+    const acm_slabs *m = IMPL(d);
+    if (m->depth != ghost_depth(d)) /* the first solid, or the last gone: new slabs */
+        return decomp_reshape(d);
+    ACM_TRY(each_slab(d, attach_slab, NULL));
+    account(d);
+    return ACM_OK;
+}
+
+/* Whether a solid of d moved so far since slab s chose its samples that one
+ * outside the margin may reach the slab. */
+static bool needs_select(const acm_domain *d, const acm_domain *s)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_body *b = &d->solids[i]->body;
+        const acm_solid *x = s->solids[i];
+        if (acm__body_displacement(x->sort_x, x->sort_q, b->x, b->q, b->r_max) >=
+            ACM_SLAB_SAMPLE_MARGIN - 1)
+            return true;
+    }
+    return false;
+}
+
+static acm_status forces_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    if (needs_select(d, s))
+        ACM_TRY(slab_select(d, s, true));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *x = s->solids[i];
+        x->body = d->solids[i]->body;
+        x->moved = x->moved || d->solids[i]->moved;
+    }
+    return s->nsamples > 0 ? s->ops->ib_forces(s) : ACM_OK;
+}
+
+static acm_status decomp_ib_forces(acm_domain *d)
+{
+    ACM_TRY(decomp_reshape(d));
+    ACM_TRY(each_slab(d, forces_slab, NULL));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        d->solids[i]->moved = false; /* the slabs placed them */
+    d->forces_stale = true;
+    account(d);
+    return ACM_OK;
+}
+
+/* Slab s's planes of every solid's forces into ctx (nsolids x nz, by whole-
+ * domain plane). */
+static acm_status plane_forces_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    acm_ib_ft *all = (acm_ib_ft *)(uintptr_t)ctx;
+    const int32_t own = s->nz - s->halo[0] - s->halo[1], z0 = IMPL(d)->slab[p].z0;
+    if (s->nsamples == 0)
+        return ACM_OK;
+    acm_ib_ft *mine = acm__malloc((size_t)d->nsolids * (size_t)own * sizeof *mine);
+    if (mine == NULL)
+        return ACM_FAIL(s, ACM_ERR_NO_MEMORY, "cannot hold the forces of %d planes", (int)own);
+    acm_status st = s->ops->ib_plane_forces(s, mine);
+    for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
+        memcpy(all + (size_t)i * (size_t)d->nz + z0, mine + (size_t)i * (size_t)own,
+               (size_t)own * sizeof *mine);
+    acm__free(mine);
+    return st;
+}
+
+/* Every solid's force and torque: the slabs' planes, summed over processes
+ * (each plane has one slab: the sum adds zeros, exactly), folded in order. */
+static acm_status decomp_ib_fetch(acm_domain *d)
+{
+    const size_t n = (size_t)d->nsolids * (size_t)d->nz;
+    acm_ib_ft *all = acm__calloc(n ? n : 1, sizeof *all);
+    if (all == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the forces of %zu planes", n);
+    acm_status st = each_slab_pass(d, plane_forces_slab, all, false);
+    if (st == ACM_OK)
+        st = acm__halo_sum_doubles(d, (double *)all, (int)(6 * n), NULL);
+    for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i) {
+        acm_ib_ft ft;
+        acm_ib_ft_fold(all + (size_t)i * (size_t)d->nz, d->nz, &ft);
+        memcpy(d->solids[i]->force, ft.f, sizeof ft.f);
+        memcpy(d->solids[i]->torque, ft.t, sizeof ft.t);
+    }
+    acm__free(all);
+    if (st == ACM_OK)
+        d->forces_stale = false;
+    return st;
+}
+
+/* Where the samples were last placed, placed again here as the backends do. */
+static acm_status decomp_ib_positions(acm_domain *d, const acm_solid *s, double *dst)
+{
+    (void)d;
+    const acm_body *b = &s->placed;
+    double ub[3];
+    for (uint64_t j = 0; j < s->count; ++j)
+        acm_rigid_place(b->x, b->q, b->v, b->w, s->r + 3 * j, dst + 3 * j, ub);
+    return ACM_OK;
+}
+
 /* ---- state transfers: the slabs' own planes <-> one state of the domain ---- */
 
 /* The part of a state array of `comp` doubles per cell. */
@@ -538,18 +794,52 @@ static void state_parts(const acm_domain *d, const acm_domain *s, const acm_stat
     state_part(d, s, ACM_Q, from->f, to->f, to_slab);
     state_part(d, s, 3, from->force, to->force, to_slab);
     state_part(d, s, 1, from->tau, to->tau, to_slab);
+    state_part(d, s, 3, from->ib_force, to->ib_force, to_slab);
 }
+
+/* The IB support bits of slab s's cells (from whole-domain bits when to_slab,
+ * ghosts included) or of its own cells (into a byte per whole-domain cell,
+ * which the processes gather like any other cell value). */
+static void band_part(const acm_domain *d, const acm_domain *s, const uint32_t *whole_bits,
+                      uint32_t *slab_bits, uint8_t *whole_bytes, bool to_slab)
+{
+    const int64_t plane = (int64_t)d->nx * d->ny;
+    for (int32_t l = to_slab ? 0 : s->halo[0]; l < s->nz - (to_slab ? 0 : s->halo[1]); ++l)
+        for (int64_t c = 0; c < plane; ++c) {
+            const int64_t k = l * plane + c, g = (int64_t)global_plane(d, s, l) * plane + c;
+            if (!to_slab) {
+                whole_bytes[g] = (uint8_t)(slab_bits != NULL && (slab_bits[k >> 5] >> (k & 31) & 1u));
+                continue;
+            }
+            const uint32_t bit = 1u << (k & 31);
+            slab_bits[k >> 5] = (whole_bits[g >> 5] >> (g & 31) & 1u) ? slab_bits[k >> 5] | bit
+                                                                        : slab_bits[k >> 5] & ~bit;
+        }
+}
+
+/* What save_slab fills: the domain's state, and its IB support a byte a cell. */
+typedef struct save_job {
+    acm_state *st;
+    uint8_t *band;
+} save_job;
 
 static acm_status save_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
 {
     (void)p;
-    acm_state *st = (acm_state *)(uintptr_t)ctx, local;
+    const save_job *j = ctx;
+    acm_state *st = j->st, local;
     ACM_TRY(s->ops->state_save(s, &local, false));
     acm_status r = ACM_OK;
-    if (st->f == NULL) /* the first slab: the arrays the slabs have */
-        r = acm__state_alloc(d, st, local.force != NULL, local.tau != NULL, false);
-    if (r == ACM_OK)
+    if (st->f == NULL) { /* the first slab: the arrays the slabs have */
+        r = acm__state_alloc(d, st, local.force != NULL, local.tau != NULL, j->band != NULL);
+        if (r == ACM_OK && j->band != NULL) /* zero where no sample is near a slab */
+            memset(st->ib_force, 0, 3 * (size_t)d->ncells * sizeof(double));
+    }
+    if (r == ACM_OK) {
         state_parts(d, s, &local, st, false);
+        if (j->band != NULL)
+            band_part(d, s, NULL, local.ib_mask, j->band, false);
+    }
     acm__state_free(&local);
     return r;
 }
@@ -601,9 +891,21 @@ static void load_prev(acm_domain *d, const acm_state *st)
 static acm_status save_state(acm_domain *d, acm_state *st)
 {
     memset(st, 0, sizeof *st);
-    acm_status s = each_slab(d, save_slab, st);
+    save_job j = {st, NULL};
+    if (d->nsolids > 0 && d->nsamples > 0 && (j.band = acm__calloc((size_t)d->ncells, 1)) == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for a copy of the IB support",
+                        (double)d->ncells / 1e6);
+    acm_status s = each_slab(d, save_slab, &j);
     if (s == ACM_OK)
         s = acm__halo_gather_state(d, st);
+    if (s == ACM_OK && j.band != NULL)
+        s = acm__halo_gather_cells(d, 1, j.band);
+    if (s == ACM_OK && j.band != NULL) {
+        memset(st->ib_mask, 0, acm_state_mask_words(d->ncells) * sizeof(uint32_t));
+        for (int64_t k = 0; k < d->ncells; ++k)
+            st->ib_mask[k >> 5] |= (uint32_t)j.band[k] << (k & 31);
+    }
+    acm__free(j.band);
     if (s != ACM_OK) {
         acm__state_free(st);
         return s;
@@ -624,8 +926,13 @@ static acm_status load_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     (void)p;
     const acm_state *st = ctx;
     acm_state local;
-    ACM_TRY(acm__state_alloc(s, &local, st->force != NULL, st->tau != NULL, false));
+    const bool ib = st->ib_force != NULL && st->ib_mask != NULL;
+    ACM_TRY(acm__state_alloc(s, &local, st->force != NULL, st->tau != NULL, ib));
     state_parts(d, s, st, &local, true);
+    if (ib) {
+        memset(local.ib_mask, 0, acm_state_mask_words(s->ncells) * sizeof(uint32_t));
+        band_part(d, s, st->ib_mask, local.ib_mask, NULL, true);
+    }
     local.prev_backend = st->prev_backend;
     memcpy(local.prev, st->prev, sizeof local.prev);
     acm_status r = s->ops->state_load(s, &local);
@@ -654,8 +961,7 @@ static void decomp_device_name(acm_domain *d, char *buf, size_t size)
 
 static const struct acm_backend_ops acm_backend_decomp = {
     .name = "slabs",
-    .kind = ACM_BACKEND_AUTO, /* d->backend says what the slabs run on; no immersed
-                                 boundary yet (acm_solid_create refuses) */
+    .kind = ACM_BACKEND_AUTO, /* d->backend says what the slabs run on */
     .domain_init = decomp_domain_init,
     .domain_fini = decomp_domain_fini,
     .init_equilibrium = decomp_init_equilibrium,
@@ -666,6 +972,10 @@ static const struct acm_backend_ops acm_backend_decomp = {
     .stats = decomp_stats,
     .state_save = decomp_state_save,
     .state_load = decomp_state_load,
+    .ib_attach = decomp_ib_attach,
+    .ib_forces = decomp_ib_forces,
+    .ib_fetch = decomp_ib_fetch,
+    .ib_positions = decomp_ib_positions,
     .device_name = decomp_device_name,
 };
 
@@ -673,6 +983,7 @@ static const struct acm_backend_ops acm_backend_decomp = {
 
 static acm_status decomp_reshape(acm_domain *d)
 {
+    ACM_TRY(check_solids(d)); /* their iterations may have changed */
     acm_slabs *m = IMPL(d);
     bool same = true;
     for (int32_t p = 0; p < m->n; ++p) {
@@ -682,7 +993,8 @@ static acm_status decomp_reshape(acm_domain *d)
     }
     if (acm__halo_all(d, same))
         return ACM_OK;
-    /* z changed between periodic and not: the slabs' ghost planes with it. The
+    /* z changed between periodic and not, or solids came or went or changed
+     * their iterations: the slabs' ghost planes with them. The
      * new slabs are made and loaded before the old ones go, so that running out
      * of memory leaves the domain as it was (and the next call tries again). */
     acm_state st;
@@ -690,6 +1002,8 @@ static acm_status decomp_reshape(acm_domain *d)
     acm_slabs *old = IMPL(d);
     d->impl = NULL;
     acm_status s = slabs_init(d);
+    if (s == ACM_OK && d->nsolids > 0) /* the slabs' backends load IB planes into storage */
+        s = each_slab(d, attach_slab, NULL);
     if (s == ACM_OK)
         s = decomp_state_load(d, &st);
     acm__state_free(&st);

@@ -20,6 +20,13 @@ ACM_BEGIN_DECLS
  * whatever the streaming scheme. */
 #define ACM_HALO_PLANES 2
 
+/* With immersed solids, one ghost plane more per multi-direct-forcing
+ * iteration: each iteration's spread carries the outer ghost plane's error
+ * one plane inwards (docs/multi-gpu.md). A slab steps with every sample whose
+ * stencil base lies within this many planes of its own and ghost planes, and
+ * chooses them anew when a solid has moved by all but one of them. */
+#define ACM_SLAB_SAMPLE_MARGIN 4
+
 /* ---- the reductions' order (every backend, decomposed or not) ------------ */
 
 /* to += p, one fold step: sums in the caller's order, the maximum order-free. */
@@ -81,6 +88,7 @@ typedef struct acm_slabs {
     acm_slab *slab;
     acm_plane_sums *planes; /* nz: every plane's sums of the last step */
     acm_plane_sums total;   /* their fold in plane order */
+    int32_t depth;          /* ghost planes at every cut (acm_slab.halo: depth or 0) */
     void **ghost;           /* 2 per slab: the ghost planes in transit (lib/halo.c) */
 } acm_slabs;
 

@@ -2,11 +2,12 @@
  * libacmlbm -- the exchange between the slabs of a decomposed domain
  * (lib/halo.h). SPDX-License-Identifier: Apache-2.0
  *
- * After every step, each ghost plane pair of a slab gets the two planes of
- * the neighbour it copies: the neighbour's first two planes above a slab, its
- * last two below. All 27 populations move, as stored, so the ghost planes are
- * what the neighbour holds whatever the streaming scheme; a transfer is
- * 2 x 27 x nx x ny stored values. Between slabs of this process the backend
+ * After every step, the ghost planes at each end of a slab (m->depth of them:
+ * 2, and one more per multi-direct-forcing iteration with solids) get as many
+ * planes of the neighbour they copy: the neighbour's first planes above a
+ * slab, its last below. All 27 populations move, as stored, so the ghost
+ * planes are what the neighbour holds whatever the streaming scheme; a
+ * transfer is depth x 27 x nx x ny stored values. Between slabs of this process the backend
  * copies them directly (planes_copy: device to device on a GPU); to and from
  * other processes they go through host buffers and the transport.
  */
@@ -25,20 +26,21 @@ static int32_t neighbour(const acm_slabs *m, int32_t p, int e)
     return e == 0 ? (p + m->n - 1) % m->n : (p + 1) % m->n;
 }
 
-/* Where they come from in the neighbour q and go to in p (slab-local planes). */
-static int32_t source_plane(const acm_slab *q, int e)
+/* Where they come from in the neighbour q and go to in p (slab-local planes),
+ * m->depth planes at every cut. */
+static int32_t source_plane(const acm_slabs *m, const acm_slab *q, int e)
 {
-    return e == 0 ? q->halo[0] + (q->z1 - q->z0) - ACM_HALO_PLANES : q->halo[0];
+    return e == 0 ? q->halo[0] + (q->z1 - q->z0) - m->depth : q->halo[0];
 }
 
-static int32_t target_plane(const acm_slab *p, int e)
+static int32_t target_plane(const acm_slabs *m, const acm_slab *p, int e)
 {
-    return e == 0 ? 0 : p->halo[0] + (p->z1 - p->z0) + p->halo[1] - ACM_HALO_PLANES;
+    return e == 0 ? 0 : p->halo[0] + (p->z1 - p->z0) + p->halo[1] - m->depth;
 }
 
 static size_t transfer_bytes(const acm_domain *d)
 {
-    return (size_t)ACM_HALO_PLANES * (size_t)d->nx * (size_t)d->ny * ACM_Q *
+    return (size_t)IMPL(d)->depth * (size_t)d->nx * (size_t)d->ny * ACM_Q *
            acm__precision_bytes(d->precision);
 }
 
@@ -98,9 +100,9 @@ acm_status acm__halo_exchange(acm_domain *d)
             if (m->slab[p].halo[e] > 0 && copied_directly(d, p, e)) {
                 const acm_slab *sl = &m->slab[p], *q = &m->slab[neighbour(m, p, e)];
                 ACM_TRY(acm__slab_failed(d, p,
-                                         dc->slab_ops->planes_copy(sl->sub, target_plane(sl, e),
-                                                                   q->sub, source_plane(q, e),
-                                                                   ACM_HALO_PLANES)));
+                                         dc->slab_ops->planes_copy(sl->sub, target_plane(m, sl, e),
+                                                                   q->sub, source_plane(m, q, e),
+                                                                   m->depth)));
             }
     /* over a transport each process steps one slab (acm__decomp_init_mpi): it
      * sends and receives at most one pair of planes at each end */
@@ -117,8 +119,8 @@ acm_status acm__halo_exchange(acm_domain *d)
                                       buf, transfer_bytes(d)};
             if (q->local)
                 ACM_TRY(acm__slab_failed(d, neighbour(m, p, e),
-                                         q->sub->ops->planes_get(q->sub, source_plane(q, e),
-                                                                 ACM_HALO_PLANES, buf)));
+                                         q->sub->ops->planes_get(q->sub, source_plane(m, q, e),
+                                                                 m->depth, buf)));
             const bool sending = q->local && !m->slab[p].local, receiving = !q->local;
             if ((sending && nsend == 2) || (receiving && nrecv == 2))
                 return ACM_FAIL(d, ACM_ERR_BAD_STATE,
@@ -136,8 +138,8 @@ acm_status acm__halo_exchange(acm_domain *d)
             const acm_slab *sl = &m->slab[p];
             if (sl->local && sl->halo[e] > 0 && !copied_directly(d, p, e))
                 ACM_TRY(acm__slab_failed(d, p,
-                                         sl->sub->ops->planes_put(sl->sub, target_plane(sl, e),
-                                                                  ACM_HALO_PLANES,
+                                         sl->sub->ops->planes_put(sl->sub, target_plane(m, sl, e),
+                                                                  m->depth,
                                                                   m->ghost[2 * p + e])));
         }
     return ACM_OK;
@@ -168,6 +170,8 @@ acm_status acm__halo_gather_state(acm_domain *d, acm_state *st)
         ACM_TRY(acm__halo_gather_cells(d, 3 * sizeof(double), st->force));
     if (st->tau != NULL)
         ACM_TRY(acm__halo_gather_cells(d, sizeof(double), st->tau));
+    if (st->ib_force != NULL)
+        ACM_TRY(acm__halo_gather_cells(d, 3 * sizeof(double), st->ib_force));
     return ACM_OK;
 }
 

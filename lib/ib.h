@@ -20,10 +20,16 @@
 
 #define ACM_IB_NODES 8
 
-/* What the stencil needs to know about the grid. */
+/* What the stencil needs to know about the grid. A slab of a decomposed
+ * domain (lib/decomp.c) holds cells [lo, lo + n) of the whole domain's
+ * `whole` along an axis (z); samples keep whole-domain coordinates, so that a
+ * slab computes bit for bit the weights the undivided domain computes, and
+ * only the node indices move. Otherwise lo = 0 and whole = n. */
 typedef struct acm_ib_grid {
     int32_t n[3];
-    int32_t periodic[3]; /* 1 when both faces of the axis are periodic */
+    int32_t periodic[3]; /* 1 when both faces of the whole domain's axis are periodic */
+    int32_t lo[3];       /* the whole domain's index of this grid's cell 0 */
+    int32_t whole[3];    /* the whole domain's cells */
 } acm_ib_grid;
 
 /* Support of one sample: linear cell indices (x fastest) and weights summing
@@ -33,16 +39,18 @@ typedef struct acm_ib_stencil {
     double w[ACM_IB_NODES];
 } acm_ib_stencil;
 
-/* Node index along one axis for base + d, and whether it exists. */
+/* Node index along one axis for base + d, and whether it exists in the grid. */
 ACM_HD int acm_ib_axis_node(const acm_ib_grid *g, int a, double base, int d, int32_t *node)
 {
-    int64_t i = (int64_t)base + d;
+    int64_t i = (int64_t)base + d - g->lo[a];
     const int64_t n = g->n[a];
     if (g->periodic[a]) {
-        if (i < -n || i >= 2 * n) /* far away: a division; near the grid (always, for */
-            i %= n;               /* samples of a solid inside it) a compare suffices */
-        *node = (int32_t)(i < 0 ? i + n : (i >= n ? i - n : i));
-        return 1;
+        const int64_t w = g->whole[a];
+        if (i < -w || i >= 2 * w) /* far away: a division; near the grid (always, for */
+            i %= w;               /* samples of a solid inside it) a compare suffices */
+        i = i < 0 ? i + w : (i >= w ? i - w : i);
+        *node = (int32_t)(i < n ? i : n - 1);
+        return i < n; /* a slab holds [0, n) of the wrapped [0, whole) */
     }
     *node = (int32_t)(i < 0 ? 0 : (i >= n ? n - 1 : i)); /* a valid address either way */
     return i >= 0 && i < n;
@@ -75,6 +83,38 @@ ACM_HD int acm_ib_make_stencil(const acm_ib_grid *g, const double X[3], acm_ib_s
     return 1;
 }
 
+/* The whole domain's plane a sample's forces are summed in: that of its
+ * stencil's base, wrapped along a periodic z, else the nearest plane. Each
+ * sample has exactly one, so that slabs can sum a solid's force plane by
+ * plane and their parent fold the planes in order (lib/decomp.c). */
+ACM_HD int32_t acm_ib_owner_plane(const acm_ib_grid *g, double Z)
+{
+    const int64_t w = g->whole[2];
+    int64_t b = (int64_t)floor(Z);
+    if (g->periodic[2]) {
+        b %= w;
+        return (int32_t)(b < 0 ? b + w : b);
+    }
+    return (int32_t)(b < 0 ? 0 : (b >= w ? w - 1 : b));
+}
+
+/* A solid's force and torque, or the part of them from one plane's samples. */
+typedef struct acm_ib_ft {
+    double f[3], t[3];
+} acm_ib_ft;
+
+/* A solid's force and torque from its planes' parts, folded in plane order. */
+ACM_HD void acm_ib_ft_fold(const acm_ib_ft *planes, int32_t n, acm_ib_ft *out)
+{
+    acm_ib_ft t = {{0.0, 0.0, 0.0}, {0.0, 0.0, 0.0}};
+    for (int32_t p = 0; p < n; ++p)
+        for (int a = 0; a < 3; ++a) {
+            t.f[a] += planes[p].f[a];
+            t.t[a] += planes[p].t[a];
+        }
+    *out = t;
+}
+
 /* Penalty force density of a sample (spec 8.4): G = alpha rho (U_b - U). */
 ACM_HD void acm_ib_penalty(double alpha, double rho, const double ub[3], const double u[3],
                            double G[3])
@@ -88,7 +128,9 @@ ACM_HD void acm_ib_penalty(double alpha, double rho, const double ub[3], const d
  * around a solid and needs, for each cell, the samples whose stencil base
  * floor(X) lies in it. The box is e[0] x e[1] x e[2] cells from o: along a
  * periodic axis o is wrapped into [0, n) and e <= n (offsets wrap too); along
- * the others o may be -1 (bases just outside the grid) and nothing is wrapped. */
+ * the others o may be -1 (bases just outside the grid) and nothing is wrapped.
+ * Regions are those of a whole domain (lo = 0, whole = n): a decomposed
+ * domain's slabs scatter. */
 typedef struct acm_ib_region {
     int64_t o[3], e[3];
     uint64_t cells; /* e[0] e[1] e[2] */

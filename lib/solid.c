@@ -54,9 +54,15 @@ acm_ib_grid acm__ib_grid(const acm_domain *d)
     acm_ib_grid g;
     const int32_t n[3] = {d->nx, d->ny, d->nz};
     for (int a = 0; a < 3; ++a) {
-        g.n[a] = n[a];
+        g.n[a] = g.whole[a] = n[a];
+        g.lo[a] = 0;
         g.periodic[a] = d->face[2 * a].type == ACM_BOUNDARY_PERIODIC &&
                         d->face[2 * a + 1].type == ACM_BOUNDARY_PERIODIC;
+    }
+    if (d->whole_nz > 0) { /* a slab: its ghost ends are walls, the whole domain's are not */
+        g.lo[2] = d->origin_z;
+        g.whole[2] = d->whole_nz;
+        g.periodic[2] = d->whole_periodic_z;
     }
     return g;
 }
@@ -508,10 +514,6 @@ ACM_API acm_status acm_solid_create(acm_solid **out, acm_domain *domain,
                         ACM_SOLID_OPTIONS_VERSION);
     acm_solid_options o = ACM_SOLID_OPTIONS_INIT;
     memcpy(&o, opts, size);
-    if (domain->decomp != NULL)
-        return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED,
-                        "immersed solids on a domain of several slabs (subdomains >= 2) are not "
-                        "supported yet");
     ACM_TRY(check_options(domain, &o));
     if (domain->ops->ib_attach == NULL)
         return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED, "the %s backend has no immersed boundary",
@@ -704,6 +706,9 @@ ACM_API acm_status acm_solid_set_motion(acm_solid *solid, acm_motion motion)
         return ACM_ERR_NULL_POINTER;
     if ((unsigned)motion > ACM_MOTION_FREE)
         return solid_fail(solid, ACM_ERR_BAD_ENUM, "unknown motion %d", (int)motion);
+    if (motion == ACM_MOTION_FREE && solid->domain->decomp != NULL)
+        return solid_fail(solid, ACM_ERR_UNSUPPORTED,
+                          "free bodies on a domain of several slabs are not supported yet");
     if (motion == ACM_MOTION_FREE && !solid->has_mass)
         return solid_fail(solid, ACM_ERR_INVALID_ARG,
                           "this solid was created without mass properties and cannot move freely");

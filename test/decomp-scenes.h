@@ -8,7 +8,7 @@
 #ifndef ACMLBM_TEST_DECOMP_SCENES_H
 #define ACMLBM_TEST_DECOMP_SCENES_H
 
-#include "test-common.h"
+#include "test-solid-common.h"
 
 enum { NX = 7, NY = 6, NZ = 13, STEPS = 24 };
 
@@ -184,6 +184,89 @@ static void drive_to_divergence(acm_domain *d)
     const double g[3] = {0.0, 0.0, 0.05};
     ACM_CK_OK(d, acm_domain_set_body_force(d, g));
     ck_assert_int_eq(acm_step(d, 200), ACM_ERR_DIVERGED);
+}
+
+/* ---- immersed solids across the cuts ------------------------------------------------ */
+
+/* A static sphere across the cuts of 2 and 3 slabs, and a smaller one beside
+ * it that moves down along z through the cuts, spinning, by 7.7 planes in
+ * SOLID_STEPS; where z has walls, 2 multi-direct-forcing iterations (4 ghost
+ * planes a cut). */
+enum { SOLID_STEPS = 2 * STEPS };
+
+static void add_solids(acm_domain *d, enum scene sc, acm_solid *out[2])
+{
+    if (sc == SCENE_LID || sc == SCENE_Z_THROUGH)
+        ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 2));
+    acm_test_sphere a = acm_test_sphere_default(1.6, 2.4, 2.2, 5.8);
+    out[0] = acm_test_add_sphere(d, &a);
+    acm_test_sphere b = acm_test_sphere_default(1.0, 5.0, 3.8, 10.0);
+    b.motion = ACM_MOTION_PRESCRIBED;
+    b.v[2] = -0.16;
+    b.w[0] = 0.01;
+    out[1] = acm_test_add_sphere(d, &b);
+}
+
+/* The solids' forces, torques and sample positions: bitwise the same on the
+ * CPU; on a GPU, whose scatter adds with atomics in no fixed order, within
+ * tol of the largest. */
+static void expect_same_solids(acm_solid *const one[2], acm_solid *const split[2], double tol,
+                               const char *when)
+{
+    for (int i = 0; i < 2; ++i) {
+        double f[2][6];
+        ck_assert_int_eq(acm_solid_get_force(one[i], f[0], f[0] + 3), ACM_OK);
+        ck_assert_int_eq(acm_solid_get_force(split[i], f[1], f[1] + 3), ACM_OK);
+        double big = 0.0;
+        for (int k = 0; k < 6; ++k)
+            big = fmax(big, fabs(f[0][k]));
+        ck_assert_msg(big > 0.0, "%s: solid %d feels no force", when, i);
+        for (int k = 0; k < 6; ++k)
+            ck_assert_msg(tol > 0.0 ? fabs(f[0][k] - f[1][k]) <= tol * big
+                                    : memcmp(&f[0][k], &f[1][k], sizeof(double)) == 0,
+                          "%s: solid %d force/torque %d: %.17g vs %.17g", when, i, k, f[0][k],
+                          f[1][k]);
+        acm_solid_info info = {.version = ACM_SOLID_INFO_VERSION};
+        ck_assert_int_eq(acm_solid_get_info(one[i], &info), ACM_OK);
+        const size_t n = (size_t)info.sample_count;
+        double *x[2] = {acm_test_alloc(3 * n * sizeof(double)),
+                        acm_test_alloc(3 * n * sizeof(double))};
+        ck_assert_int_eq(acm_solid_get_samples(one[i], x[0], n), ACM_OK);
+        ck_assert_int_eq(acm_solid_get_samples(split[i], x[1], n), ACM_OK);
+        ck_assert_msg(acm_test_max_diff(x[0], x[1], 3 * n) <= (tol > 0.0 ? 1e-12 : 0.0),
+                      "%s: solid %d samples differ by %g", when, i,
+                      acm_test_max_diff(x[0], x[1], 3 * n));
+        free(x[0]);
+        free(x[1]);
+    }
+}
+
+/* Populations within tol (relative to the largest) where the GPU's atomics
+ * leave the order of the IB force's additions free; bitwise for tol 0. */
+static void expect_close(acm_domain *one, acm_domain *split, const run_cfg *c, double tol,
+                         const char *when)
+{
+    if (tol == 0.0) {
+        expect_same(one, split, c, when);
+        return;
+    }
+    double *a = populations(one), *b = populations(split);
+    const size_t n = (size_t)27 * NX * NY * NZ;
+    const double diff = acm_test_max_diff(a, b, n);
+    ck_assert_msg(diff <= tol, "%s, model %d, precision %d, %d slabs, %s: populations differ by %g",
+                  scene_name[c->scene], (int)c->model, (int)c->precision, c->subdomains, when,
+                  diff);
+    free(a);
+    free(b);
+}
+
+/* How close a split domain with solids must follow the undivided one: 0
+ * (bitwise) on the CPU, else by precision. */
+static double solids_tol(const run_cfg *c)
+{
+    if (acm_test_backend() != ACM_BACKEND_CUDA)
+        return 0.0;
+    return c->precision == ACM_PRECISION_FP64 ? 1e-11 : 1e-5;
 }
 
 static const acm_collision models[] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT,

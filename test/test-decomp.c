@@ -6,34 +6,150 @@
  * gathered in the documented order; bad options refused.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <unistd.h> /* close */
+#include <stdbool.h> /* bool */
+#include <unistd.h>  /* close */
 
 #include "decomp-scenes.h"
 
-static void run_pair(const run_cfg *c)
+/* c's scene undivided and in slabs, with add_solids' solids or without. */
+static void run_pair(const run_cfg *c, bool solids)
 {
     acm_domain *one = make(c, 0), *split = make(c, c->subdomains);
     expect_same(one, split, c, "after initialisation");
-    ACM_CK_OK(one, acm_step(one, STEPS));
-    ACM_CK_OK(split, acm_step(split, STEPS));
-    expect_same(one, split, c, "after the steps");
-    acm_domain_stats s1 = acm_test_stats(one), s2 = acm_test_stats(split);
-    ck_assert_double_eq_tol(s2.mass, s1.mass, 1e-9 * s1.mass);
-    ck_assert_double_eq(s2.max_speed, s1.max_speed);
+    acm_solid *s1[2], *s2[2];
+    if (solids) {
+        add_solids(one, c->scene, s1);
+        add_solids(split, c->scene, s2);
+    }
+    ACM_CK_OK(one, acm_step(one, solids ? SOLID_STEPS : STEPS));
+    ACM_CK_OK(split, acm_step(split, solids ? SOLID_STEPS : STEPS));
+    const double tol = solids ? solids_tol(c) : 0.0;
+    expect_close(one, split, c, tol, solids ? "with solids" : "after the steps");
+    if (solids)
+        expect_same_solids(s1, s2, tol, scene_name[c->scene]);
+    acm_domain_stats s[2] = {acm_test_stats(one), acm_test_stats(split)};
+    ck_assert_double_eq_tol(s[1].mass, s[0].mass, 1e-9 * s[0].mass);
+    ck_assert_msg(fabs(s[1].max_speed - s[0].max_speed) <= tol * s[0].max_speed,
+                  "max speed %.17g vs %.17g", s[1].max_speed, s[0].max_speed);
     acm_domain_destroy(one);
     acm_domain_destroy(split);
 }
 
-/* _i: scene. Every model, both streaming schemes, FP64 and FP32, 2 and 3 slabs. */
-START_TEST(bitwise_as_one_domain)
+/* Every model, both streaming schemes, FP64 and FP32, 2 and 3 slabs. */
+static void run_pairs(enum scene sc, bool solids)
 {
     for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
         for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
             for (int p = 0; p < 2; ++p) {
                 const run_cfg c = {models[m], p ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
-                                   (acm_streaming)s, (enum scene)_i, 2 + (int)((m + s + p) % 2)};
-                run_pair(&c);
+                                   (acm_streaming)s, sc, 2 + (int)((m + s + p) % 2)};
+                run_pair(&c, solids);
             }
+}
+
+/* _i: scene. */
+START_TEST(bitwise_as_one_domain) { run_pairs((enum scene)_i, false); }
+END_TEST
+
+/* _i: scene. A static solid across the cuts and a moving one crossing a cut. */
+START_TEST(solids_across_the_cuts) { run_pairs((enum scene)_i, true); }
+END_TEST
+
+/* A sphere falls 18 planes through a tall domain of 3 slabs, so far that each
+ * slab must choose anew which of its samples it keeps (ACM_SLAB_SAMPLE_MARGIN);
+ * in the order of sampling, so that no Morton-block re-sort does it for them. */
+START_TEST(slabs_follow_a_travelling_solid)
+{
+    enum { TX = 6, TY = 6, TZ = 36, TSTEPS = 100 };
+    const size_t n = (size_t)TX * TY * TZ;
+    acm_domain *d[2];
+    acm_solid *s[2];
+    double *f[2];
+    for (int k = 0; k < 2; ++k) {
+        acm_domain_options o =
+            acm_test_options(TX, TY, TZ, 0.05, ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64);
+        o.subdomains = k == 0 ? 0 : 3;
+        acm_layout *l = acm_test_layout(ACM_LAYOUT_SAMPLE_ORDER, ACM_SAMPLE_ORDER_AS_SAMPLED);
+        o.layout = l;
+        d[k] = acm_test_domain(&o);
+        acm_layout_destroy(l);
+        ACM_CK_OK(d[k], acm_domain_set_face(d[k], ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(d[k], acm_domain_set_face(d[k], ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+        acm_test_sphere sp = acm_test_sphere_default(1.5, 2.8, 3.1, 30.0);
+        sp.motion = ACM_MOTION_PRESCRIBED;
+        sp.v[2] = -0.18;
+        sp.w[1] = 0.01;
+        s[k] = acm_test_add_sphere(d[k], &sp);
+        ACM_CK_OK(d[k], acm_step(d[k], TSTEPS));
+        f[k] = acm_test_alloc(27 * n * sizeof(double));
+        ACM_CK_OK(d[k], acm_domain_get_field(d[k], ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f[k],
+                                             27 * n * sizeof(double)));
+    }
+    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_LID, 3};
+    const double tol = solids_tol(&c), diff = acm_test_max_diff(f[0], f[1], 27 * n);
+    ck_assert_msg(tol > 0.0 ? diff <= tol : memcmp(f[0], f[1], 27 * n * sizeof(double)) == 0,
+                  "populations differ by %g", diff);
+    double F[2][3];
+    for (int k = 0; k < 2; ++k)
+        ck_assert_int_eq(acm_solid_get_force(s[k], F[k], NULL), ACM_OK);
+    ck_assert_msg(fabs(F[0][2]) > 0.0 && fabs(F[0][2] - F[1][2]) <= tol * fabs(F[0][2]),
+                  "drag %.17g vs %.17g", F[0][2], F[1][2]);
+    for (int k = 0; k < 2; ++k) {
+        free(f[k]);
+        acm_domain_destroy(d[k]);
+    }
+}
+END_TEST
+
+/* With solids: a re-layout, more iterations (more ghost planes), a solid
+ * gone, a checkpoint of the split domain loaded undivided. */
+START_TEST(solids_through_state_changes)
+{
+    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_PERIODIC, 2};
+    const double tol = solids_tol(&c);
+    acm_domain *one = make(&c, 0), *split = make(&c, 2);
+    acm_domain *both[2] = {one, split};
+    acm_solid *s[2][2];
+    add_solids(one, c.scene, s[0]);
+    add_solids(split, c.scene, s[1]);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE);
+    for (int k = 0; k < 2; ++k) {
+        ACM_CK_OK(both[k], acm_step(both[k], 5));
+        ACM_CK_OK(both[k], acm_domain_set_layout(both[k], l));
+        ACM_CK_OK(both[k], acm_step(both[k], 5));
+    }
+    expect_close(one, split, &c, tol, "after a re-layout");
+    expect_same_solids(s[0], s[1], tol, "after a re-layout");
+    for (int k = 0; k < 2; ++k) { /* 2 iterations need 8 more ghost planes than 13 - 7 */
+        ACM_CK_OK(both[k], acm_domain_set_face(both[k], ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(both[k], acm_domain_set_face(both[k], ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(both[k], acm_domain_set_param(both[k], ACM_PARAM_IB_ITERATIONS, 2));
+        ACM_CK_OK(both[k], acm_step(both[k], 4));
+    }
+    expect_close(one, split, &c, tol, "with 2 iterations");
+    for (int k = 0; k < 2; ++k) {
+        acm_solid_destroy(s[k][1]);
+        ACM_CK_OK(both[k], acm_step(both[k], 3));
+    }
+    expect_close(one, split, &c, tol, "after a solid went");
+    if (tol == 0.0) {
+        char path[] = "/tmp/acm-test-decomp-XXXXXX";
+        const int fd = mkstemp(path);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        expect_checkpoint_continues(one, split, &c, path, "a checkpoint with a solid, undivided");
+        ACM_CK_OK(split, acm_step(split, 6)); /* as far as the undivided domain went */
+    }
+    for (int k = 0; k < 2; ++k) {
+        acm_solid_destroy(s[k][0]);
+        ACM_CK_OK(both[k], acm_step(both[k], 3));
+    }
+    expect_close(one, split, &c, tol, "after the last solid went");
+    acm_layout_destroy(l);
+    acm_domain_destroy(one);
+    acm_domain_destroy(split);
 }
 END_TEST
 
@@ -206,14 +322,33 @@ START_TEST(bad_options_are_refused)
     o.version = 1;
     ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
     acm_domain_destroy(d);
-    /* solids are refused on a split domain, with a message (CUDA interoperability:
-     * test-cuda, split_domain_refuses_interop) */
-    o.version = ACM_DOMAIN_OPTIONS_VERSION;
-    d = acm_test_domain(&o);
-    acm_solid *s = NULL;
-    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
-    ACM_CK_FAIL(d, acm_solid_create(&s, d, &so), ACM_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "slabs"));
+}
+END_TEST
+
+/* What slabs cannot do with solids yet, or are too thin for, is refused with
+ * a message, and the domain goes on without the solid (CUDA interoperability:
+ * test-cuda, split_domain_refuses_interop). */
+START_TEST(solids_the_slabs_refuse)
+{
+    const run_cfg c = {ACM_COLLISION_BGK, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_LID, 3};
+    acm_domain *d = make(&c, 3);
+    acm_test_sphere sp = acm_test_sphere_default(1.5, 3.0, 3.0, 6.0);
+    acm_solid *s = acm_test_add_sphere(d, &sp);
+    ck_assert_int_eq(acm_solid_set_motion(s, ACM_MOTION_FREE), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_solid_last_error(s), "slabs"));
+    /* 13 planes in 3 slabs of 4 or 5; 3 iterations need 5 ghost planes, and as many own */
+    ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 3));
+    ACM_CK_FAIL(d, acm_step(d, 1), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "needs at least 5"));
+    ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 1));
+    ACM_CK_OK(d, acm_step(d, 2));
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_IB_SPREAD, ACM_IB_SPREAD_GATHER);
+    ACM_CK_FAIL(d, acm_domain_set_layout(d, l), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "gather"));
+    acm_layout_destroy(l);
+    acm_solid_destroy(s);
+    ACM_CK_OK(d, acm_step(d, 2));
     acm_domain_destroy(d);
 }
 END_TEST
@@ -244,10 +379,16 @@ TEST_SUITE(decomp_suite)
     tcase_add_test(tc, reshaped_and_relaid);
     tcase_add_test(tc, smoke_follows_the_same_flow);
     tcase_add_test(tc, rewinds_and_checkpoints);
+    tcase_add_loop_test(tc, solids_across_the_cuts, 0, SCENE_COUNT);
     suite_add_tcase(s, tc);
+    TCase *ts = acm_tcase("solids", 300); /* also under compute-sanitizer: device-check.sh */
+    tcase_add_test(ts, solids_through_state_changes);
+    tcase_add_test(ts, slabs_follow_a_travelling_solid);
+    suite_add_tcase(s, ts);
     TCase *te = acm_tcase("errors", 60);
     tcase_add_test(te, bad_options_are_refused);
     tcase_add_test(te, divergence_names_the_slab);
+    tcase_add_test(te, solids_the_slabs_refuse);
     suite_add_tcase(s, te);
     return s;
 }

@@ -2,8 +2,9 @@
  * libacmlbm tests -- allocation failures (docs/reliability.md). A scene that
  * reaches every part of the library with an allocation in it (layouts, mesh
  * readers, sampling, solids, smoke, stepping, queries, exports, re-layout,
- * checkpoint save and load, the autotuner, a domain of three slabs) is run once to count its
- * allocation calls, then once per call k with that call failing:
+ * checkpoint save and load, the autotuner, a domain of three slabs with a
+ * solid) is run once to count its allocation calls, then once per call k with
+ * that call failing:
  *   - once only: the call that met the failure returns ACM_ERR_NO_MEMORY with
  *     a message; run again, it succeeds, and the scene ends bitwise as the
  *     run without failure (a failed call changed nothing);
@@ -28,7 +29,7 @@ typedef struct scene {
     acm_layout *layout;
     acm_domain *d, *restored, *split; /* split: 3 slabs (docs/multi-gpu.md) */
     acm_mesh *mesh;
-    acm_solid *spinner, *ball;
+    acm_solid *spinner, *ball, *split_ball;
     acm_smoke *smoke, *restored_smoke; /* the second: the loaded domain's */
     double *pts, *areas; /* the ball's samples (the test's own memory) */
     char msg[512];       /* the failing call's message */
@@ -150,20 +151,27 @@ static acm_status op_spinner(scene *s)
     return domain_said(s, s->d, acm_solid_create(&s->spinner, s->d, &so));
 }
 
-static acm_status op_ball(scene *s)
+/* A ball of the scene's samples at (x, 5, z) moving as told. */
+static acm_solid_options ball_options(const scene *s, acm_motion motion, double x, double z)
 {
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
     so.sample_count = NSAMPLES;
     so.sample_points = s->pts;
     so.sample_areas = s->areas;
-    so.motion = ACM_MOTION_FREE;
+    so.motion = motion;
+    so.position[0] = x;
+    so.position[1] = 5.0;
+    so.position[2] = z;
+    return so;
+}
+
+static acm_status op_ball(scene *s)
+{
+    acm_solid_options so = ball_options(s, ACM_MOTION_FREE, 8.5, 5.0);
     so.density = 2.0;
     so.volume = 4.0 / 3.0 * 3.14159265358979 * 1.5 * 1.5 * 1.5;
     for (int a = 0; a < 3; ++a)
         so.inertia[a] = 0.4 * so.density * so.volume * 1.5 * 1.5; /* a solid ball */
-    so.position[0] = 8.5;
-    so.position[1] = 5.0;
-    so.position[2] = 5.0;
     return domain_said(s, s->d, acm_solid_create(&s->ball, s->d, &so));
 }
 
@@ -316,6 +324,14 @@ static acm_status op_split(scene *s)
     return domain_said(s, s->split, st);
 }
 
+/* A moving solid across the slabs' cuts: proxies per slab, more ghost planes. */
+static acm_status op_split_solid(scene *s)
+{
+    acm_solid_options so = ball_options(s, ACM_MOTION_PRESCRIBED, 6.0, 4.5);
+    so.velocity[2] = 0.05;
+    return domain_said(s, s->split, acm_solid_create(&s->split_ball, s->split, &so));
+}
+
 static acm_status op_split_step(scene *s) { return domain_said(s, s->split, acm_step(s->split, 3)); }
 
 static acm_status op_split_queries(scene *s)
@@ -378,6 +394,7 @@ static const scene_op ops[] = {
     {"step restored", op_step_restored},
     {"autotune", op_autotune},
     {"split", op_split},
+    {"split solid", op_split_solid},
     {"split step", op_split_step},
     {"split queries", op_split_queries},
     {"split relayout", op_split_relayout},
@@ -398,6 +415,7 @@ static void scene_close(scene *s)
     acm_smoke_destroy(s->smoke);
     acm_solid_destroy(s->spinner);
     acm_solid_destroy(s->ball);
+    acm_solid_destroy(s->split_ball);
     acm_domain_destroy(s->d);
     acm_domain_destroy(s->restored);
     acm_domain_destroy(s->split);

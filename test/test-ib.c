@@ -12,8 +12,8 @@
 #include "ib.h"
 #include "morton.h"
 
-static const acm_ib_grid periodic_grid = {{10, 6, 4}, {1, 1, 1}};
-static const acm_ib_grid walled_grid = {{10, 6, 4}, {0, 0, 0}};
+static const acm_ib_grid periodic_grid = {{10, 6, 4}, {1, 1, 1}, {0, 0, 0}, {10, 6, 4}};
+static const acm_ib_grid walled_grid = {{10, 6, 4}, {0, 0, 0}, {0, 0, 0}, {10, 6, 4}};
 
 static double weight_sum(const acm_ib_stencil *s)
 {
@@ -87,6 +87,49 @@ START_TEST(walls_drop_outside_nodes_and_renormalise)
 }
 END_TEST
 
+/* A slab's grid (planes [lo, lo + n) of the whole z, lib/decomp.c): where the
+ * whole grid's stencil has a node in the slab, the slab's has the same node,
+ * shifted, with the bitwise same weight; a sample whose support lies in the
+ * slab has its whole stencil there. Along a periodic z the slab of planes
+ * 8, 9, 0, 1, 2 (lo = -2) wraps; the owner plane is the base's, wrapped or
+ * clamped. */
+START_TEST(slab_stencil_is_the_whole_grids_shifted)
+{
+    for (int periodic = 0; periodic < 2; ++periodic) {
+        const acm_ib_grid whole = {{5, 4, 10}, {1, 1, periodic}, {0, 0, 0}, {5, 4, 10}};
+        const int32_t lo = periodic ? -2 : 3;
+        const acm_ib_grid slab = {{5, 4, 5}, {1, 1, periodic}, {0, 0, lo}, {5, 4, 10}};
+        for (double Z = -1.7; Z < 11.0; Z += 0.37) {
+            const double X[3] = {1.3, 2.6, Z};
+            acm_ib_stencil w, s;
+            const int hw = acm_ib_make_stencil(&whole, X, &w), hs = acm_ib_make_stencil(&slab, X, &s);
+            int inside = 0; /* the whole stencil's nodes with weight in the slab */
+            for (int c = 0; c < ACM_IB_NODES; ++c) {
+                const int64_t z = (int64_t)(w.cell[c] / 20), rel = ((z - lo) % 10 + 10) % 10;
+                inside += w.w[c] > 0.0 && (periodic ? rel < 5 : z - lo >= 0 && z - lo < 5);
+            }
+            int nodes = 0;
+            for (int c = 0; c < ACM_IB_NODES; ++c)
+                nodes += hw && w.w[c] > 0.0;
+            ck_assert_int_eq(hs, inside > 0);
+            if (inside != nodes) /* partly outside: renormalised, the slab's ghost is wrong */
+                continue;
+            for (int c = 0; c < ACM_IB_NODES; ++c) {
+                if (!(w.w[c] > 0.0))
+                    continue;
+                const int64_t z = (int64_t)(w.cell[c] / 20);
+                const int64_t local = periodic ? ((z - lo) % 10 + 10) % 10 : z - lo;
+                ck_assert_uint_eq(s.cell[c], w.cell[c] % 20 + 20 * (uint64_t)local);
+                ck_assert(memcmp(&s.w[c], &w.w[c], sizeof(double)) == 0);
+            }
+        }
+        ck_assert_int_eq(acm_ib_owner_plane(&slab, -0.5), periodic ? 9 : 0);
+        ck_assert_int_eq(acm_ib_owner_plane(&slab, 10.2), periodic ? 0 : 9);
+        ck_assert_int_eq(acm_ib_owner_plane(&slab, 4.99), 4);
+    }
+}
+END_TEST
+
 START_TEST(sort_keys_go_by_block_then_morton)
 {
     const int32_t n[3] = {8, 8, 8};
@@ -141,6 +184,7 @@ TEST_SUITE(ib)
     tcase_add_test(tc, periodic_stencil_wraps_from_anywhere);
     tcase_add_test(tc, interior_weights_are_trilinear);
     tcase_add_test(tc, walls_drop_outside_nodes_and_renormalise);
+    tcase_add_test(tc, slab_stencil_is_the_whole_grids_shifted);
     tcase_add_test(tc, sort_keys_go_by_block_then_morton);
     suite_add_tcase(s, tc);
     return s;

@@ -111,7 +111,6 @@ static inline acm_solid_options acm_test_moving_sphere(int n, double R, const do
     return so;
 }
 
-#endif /* ACMLBM_TEST_SOLID_COMMON_H */
 
 /* ---- spheres of caller samples ------------------------------------------------------- */
 
@@ -198,3 +197,5 @@ static inline int acm_test_full(void)
     const char *e = getenv("ACM_TEST_FULL");
     return acm_test_backend() == ACM_BACKEND_CUDA || (e != NULL && atoi(e) > 0);
 }
+
+#endif /* ACMLBM_TEST_SOLID_COMMON_H */
