@@ -955,6 +955,8 @@ static acm_ib_args ib_args(const acm_domain *d)
     a.mask = ib->mask;
     a.band = ib->band;
     a.band_count = ib->band + ib->band_cap;
+    a.own0 = d->origin_z + d->halo[0];
+    a.own_n = d->nz - d->halo[0] - d->halo[1];
     return a;
 }
 
@@ -1127,39 +1129,70 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     return st;
 }
 
-/* Implicit coupling of the free bodies (lib/rigid.c): their coupling sums
- * (one wait for the device), the velocity change, the samples' new forces. */
+/* A solid's force and torque (2 sums) or a free body's coupling sums (4) as
+ * acm_launch_ib_sums and acm_launch_ib_coupling lay them out. */
+static void unpack_ft(const acm_gpu_sums *p, double f[3], double t[3])
+{
+    f[0] = p[0].max_u2;
+    f[1] = p[0].sum_rho;
+    f[2] = p[0].sum_j;
+    t[0] = p[0].sum_pi;
+    t[1] = p[1].max_u2;
+    t[2] = p[1].sum_rho;
+}
+
+static void unpack_coupling(const acm_gpu_sums *p, acm_coupling *c)
+{
+    double *v = (double *)c; /* F, T, k, s, J */
+    for (int q = 0; q < 4; ++q) {
+        v[4 * q] = p[q].max_u2;
+        v[4 * q + 1] = p[q].sum_rho;
+        v[4 * q + 2] = p[q].sum_j;
+        v[4 * q + 3] = p[q].sum_pi;
+    }
+}
+
+/* Every solid's force and torque (coupling false: about the centres of the
+ * last step) or every free body's coupling sums, from its samples on the own
+ * planes, into m->ib.host_ft (2 or 4 sums per solid after the forces' 2 per
+ * solid): one wait for the device. Block sums in a fixed order: the same
+ * every run. */
+static acm_status ib_sums(acm_domain *d, bool coupling)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    acm_gpu_sums *ft = m->ib.ft + (coupling ? 2 * d->nsolids : 0);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (coupling && s->body.motion == ACM_MOTION_FREE)
+            CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
+                                             m->ib.partials, ft + 4 * i, m->sum_scratch,
+                                             m->stream));
+        else if (!coupling)
+            CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
+                                         m->ib.partials, ft + 2 * i, m->sum_scratch, m->stream));
+    }
+    CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
+                              m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+/* Implicit coupling of the free bodies (lib/rigid.c): their coupling sums,
+ * the velocity change, the samples' new forces. */
 static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
 {
     cuda_impl *m = IMPL(d);
-    acm_gpu_sums *sums = m->ib.ft + 2 * d->nsolids, *host = m->ib.host_ft + 2 * d->nsolids;
-    bool any = false;
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_solid *s = d->solids[i];
-        if (s->body.motion != ACM_MOTION_FREE)
-            continue;
-        any = true;
-        CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
-                                         m->ib.partials, sums + 4 * i, m->sum_scratch, m->stream));
-    }
-    if (!any)
+    if (!acm__solids_any_free(d))
         return ACM_OK;
-    CU_TRY(d, cudaMemcpyAsync(host, sums, 4 * (size_t)d->nsolids * sizeof(acm_gpu_sums),
-                              cudaMemcpyDeviceToHost, m->stream));
-    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    ACM_TRY(ib_sums(d, true));
+    const acm_gpu_sums *host = m->ib.host_ft + 2 * d->nsolids;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
         if (s->body.motion != ACM_MOTION_FREE)
             continue;
         acm_coupling c;
-        double *v = (double *)&c; /* F, T, k, s, J: the order of acm_launch_ib_coupling */
-        for (int q = 0; q < 4; ++q) {
-            const acm_gpu_sums &p = host[4 * i + q];
-            v[4 * q] = p.max_u2;
-            v[4 * q + 1] = p.sum_rho;
-            v[4 * q + 2] = p.sum_j;
-            v[4 * q + 3] = p.sum_pi;
-        }
+        unpack_coupling(host + 4 * i, &c);
         double dv[3], dw[3];
         acm__body_coupled_velocity(&s->body, &c, dv, dw);
         CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x, dv, dw,
@@ -1185,7 +1218,8 @@ static acm_status ib_spread(acm_domain *d, const acm_ib_args &a)
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
+/* The IB phase up to the first interpolation (spread with it when `fused`). */
+static acm_status ib_first(acm_domain *d, bool fused)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
@@ -1202,21 +1236,79 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
         CU_TRY(d, acm_launch_ib_mark(a, (uint32_t)d->ncells, m->stream));
     m->ib.band_valid = true;
     CU_TRY(d, acm_launch_ib_band(step_args(d), a, m->elem, m->stream));
+    CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, true, fused, m->stream));
+    return ACM_OK;
+}
+
+/* The rest: the first spread (unless fused), the other iterations. */
+static acm_status ib_rest(acm_domain *d, bool fused)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    if (!fused)
+        ACM_TRY(ib_spread(d, a));
+    for (int it = 1; it < d->ib.iterations; ++it) {
+        CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, false, false, m->stream));
+        ACM_TRY(ib_spread(d, a));
+    }
+    d->forces_stale = true; /* summed when asked for (acm_cuda_ib_fetch) */
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
+{
     /* without free bodies the first iteration scatters in the same pass */
     bool free_bodies = false;
     for (int32_t i = 0; i < d->nsolids; ++i)
         free_bodies |= d->solids[i]->body.motion == ACM_MOTION_FREE;
     const bool fused = !free_bodies && d->ib.spread != ACM_IB_SPREAD_GATHER;
-    for (int it = 0; it < d->ib.iterations; ++it) {
-        CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, it == 0, fused && it == 0,
-                                        m->stream));
-        if (it == 0)
-            ACM_TRY(ib_couple(d, a));
-        if (!(fused && it == 0))
-            ACM_TRY(ib_spread(d, a));
+    ACM_TRY(ib_first(d, fused));
+    ACM_TRY(ib_couple(d, ib_args(d)));
+    return ib_rest(d, fused);
+}
+
+/* A slab's sums in the per-plane layout of ib_plane_forces and ib_begin:
+ * each solid's sums of its samples on the slab's planes, in the first plane
+ * (the others zero). The slab's share in one deterministic block sum rather
+ * than plane by plane: a decomposed domain of GPU slabs adds the slabs' shares
+ * in slab order, the same every run (on the CPU the planes are exact). */
+static acm_status slab_plane_sums(acm_domain *d, bool coupling, void *out)
+{
+    cuda_impl *m = IMPL(d);
+    const int32_t own = d->nz - d->halo[0] - d->halo[1];
+    const size_t per = coupling ? sizeof(acm_coupling) : sizeof(acm_ib_ft);
+    if (out == NULL)
+        return ACM_OK;
+    memset(out, 0, (size_t)d->nsolids * (size_t)own * per);
+    ACM_TRY(ib_sums(d, coupling));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        char *first = (char *)out + (size_t)i * (size_t)own * per;
+        if (coupling && d->solids[i]->body.motion == ACM_MOTION_FREE)
+            unpack_coupling(m->ib.host_ft + 2 * d->nsolids + 4 * i, (acm_coupling *)first);
+        else if (!coupling)
+            unpack_ft(m->ib.host_ft + 2 * i, ((acm_ib_ft *)first)->f, ((acm_ib_ft *)first)->t);
     }
-    d->forces_stale = true; /* summed when asked for (acm_cuda_ib_fetch) */
     return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_begin(acm_domain *d, acm_coupling *out)
+{
+    ACM_TRY(ib_first(d, false));
+    return slab_plane_sums(d, true, out);
+}
+
+extern "C" acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    for (int32_t i = 0; dvdw != NULL && i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion == ACM_MOTION_FREE)
+            CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x,
+                                           dvdw + 6 * i, dvdw + 6 * i + 3, m->stream));
+    }
+    return ib_rest(d, false);
 }
 
 /* Force and torque of every solid for the last step, from the samples' forces
@@ -1224,26 +1316,9 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
 extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
 {
     ACM_TRY(enter(d));
-    cuda_impl *m = IMPL(d);
-    const acm_ib_args a = ib_args(d);
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_solid *s = d->solids[i];
-        CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
-                                     m->ib.partials, m->ib.ft + 2 * i, m->sum_scratch, m->stream));
-    }
-    CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
-                              m->stream));
-    CU_TRY(d, cudaStreamSynchronize(m->stream));
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_gpu_sums *p = m->ib.host_ft + 2 * i;
-        acm_solid *s = d->solids[i];
-        s->force[0] = p[0].max_u2;
-        s->force[1] = p[0].sum_rho;
-        s->force[2] = p[0].sum_j;
-        s->torque[0] = p[0].sum_pi;
-        s->torque[1] = p[1].max_u2;
-        s->torque[2] = p[1].sum_rho;
-    }
+    ACM_TRY(ib_sums(d, false));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        unpack_ft(IMPL(d)->ib.host_ft + 2 * i, d->solids[i]->force, d->solids[i]->torque);
     d->forces_stale = false;
     return ACM_OK;
 }
@@ -1251,26 +1326,7 @@ extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
 extern "C" acm_status acm_cuda_ib_plane_forces(acm_domain *d, acm_ib_ft *out)
 {
     ACM_TRY(enter(d));
-    cuda_impl *m = IMPL(d);
-    const int32_t own = d->nz - d->halo[0] - d->halo[1];
-    const size_t bytes = (size_t)d->nsolids * (size_t)own * sizeof(acm_ib_ft);
-    acm_ib_ft *bins = NULL;
-    ACM_TRY(dev_alloc(d, (void **)&bins, bytes, "the solids' forces per plane"));
-    const acm_ib_args a = ib_args(d);
-    cudaError_t e = cudaMemsetAsync(bins, 0, bytes, m->stream);
-    for (int32_t i = 0; i < d->nsolids && e == cudaSuccess; ++i) {
-        const acm_solid *s = d->solids[i];
-        e = acm_launch_ib_plane_ft(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
-                                   d->origin_z + d->halo[0], own, bins + (size_t)i * own,
-                                   m->stream);
-    }
-    if (e == cudaSuccess)
-        e = cudaMemcpyAsync(out, bins, bytes, cudaMemcpyDeviceToHost, m->stream);
-    if (e == cudaSuccess)
-        e = cudaStreamSynchronize(m->stream);
-    dev_free(d, (void **)&bins, bytes);
-    CU_TRY(d, e);
-    return ACM_OK;
+    return slab_plane_sums(d, false, out);
 }
 
 extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, double *dst)

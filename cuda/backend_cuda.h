@@ -30,6 +30,8 @@ acm_status acm_cuda_ib_attach(acm_domain *d);
 acm_status acm_cuda_ib_forces(acm_domain *d);
 acm_status acm_cuda_ib_fetch(acm_domain *d);
 acm_status acm_cuda_ib_plane_forces(acm_domain *d, struct acm_ib_ft *out);
+acm_status acm_cuda_ib_begin(acm_domain *d, struct acm_coupling *out);
+acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw);
 acm_status acm_cuda_ib_positions(acm_domain *d, const struct acm_solid *s, double *dst);
 acm_status acm_cuda_state_save(acm_domain *d, struct acm_state *st, bool park);
 acm_status acm_cuda_state_load(acm_domain *d, const struct acm_state *st);

@@ -375,13 +375,21 @@ __global__ void acm_ib_gather_kernel(const acm_ib_args ib, uint64_t ncells, cons
 
 /* ---- force and torque of a solid --------------------------------------------------------- */
 
+/* Whether sample l's stencil base lies on one of the domain's own planes
+ * (acm_ib_owner_plane): always on one domain, one slab's share on slabs. */
+__device__ __forceinline__ bool acm_ib_owned(const acm_ib_args &ib, uint64_t l)
+{
+    const int32_t p = acm_ib_owner_plane(&ib.ig, ib.X[3 * l + 2]) - ib.own0;
+    return p >= 0 && p < ib.own_n;
+}
+
 template <typename R>
 __global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
                                    double cx, double cy, double cz, acm_gpu_sums *partials)
 {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     acm_gpu_sums a = {0.0, 0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0, 0.0};
-    if (t < count) {
+    if (t < count && acm_ib_owned(ib, first + t)) {
         const uint64_t l = first + t;
         const double *X = ib.X + 3 * l;
         const R *G = (const R *)ib.Gsum + 3 * l;
@@ -399,35 +407,6 @@ __global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_
     acm_block_sums<false>(b, partials + gridDim.x + blockIdx.x);
 }
 
-/* A solid's force and torque per whole-domain plane of its samples'
- * (acm_ib_owner_plane), for planes [plane0, plane0 + planes): a slab's part of
- * a decomposed domain's sums, added with atomics (their order is free). */
-template <typename R>
-__global__ void acm_ib_plane_ft_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                       acm_ib_pose centre, int32_t plane0, int32_t planes,
-                                       acm_ib_ft *out)
-{
-    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= count)
-        return;
-    const uint64_t l = first + t;
-    const double *X = ib.X + 3 * l;
-    const int32_t p = acm_ib_owner_plane(&ib.ig, X[2]) - plane0;
-    if (p < 0 || p >= planes)
-        return;
-    const R *G = (const R *)ib.Gsum + 3 * l;
-    const double dv = (double)((const R *)ib.dv)[l];
-    const double g[3] = {(double)G[0] * dv, (double)G[1] * dv, (double)G[2] * dv};
-    const double r[3] = {X[0] - centre.x[0], X[1] - centre.x[1], X[2] - centre.x[2]};
-    acm_ib_ft *o = out + p;
-#pragma unroll
-    for (int a = 0; a < 3; ++a)
-        atomicAdd(&o->f[a], -g[a]);
-    atomicAdd(&o->t[0], -(r[1] * g[2] - r[2] * g[1]));
-    atomicAdd(&o->t[1], -(r[2] * g[0] - r[0] * g[2]));
-    atomicAdd(&o->t[2], -(r[0] * g[1] - r[1] * g[0]));
-}
-
 /* ---- implicit coupling of free bodies ------------------------------------------------------ */
 
 template <typename R>
@@ -437,7 +416,7 @@ __global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uin
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     acm_coupling c;
     memset(&c, 0, sizeof c);
-    if (t < count) {
+    if (t < count && acm_ib_owned(ib, first + t)) {
         const uint64_t l = first + t;
         const double *X = ib.X + 3 * l;
         const R *G = (const R *)ib.G + 3 * l;
@@ -643,21 +622,4 @@ cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_
 {
     return launch_sums(ib, elem, first, count, xc, 2, partials, out, sum_scratch, s,
                        [](auto r) { return acm_ib_sums_kernel<decltype(r)>; });
-}
-
-cudaError_t acm_launch_ib_plane_ft(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                   uint64_t count, const double xc[3], int32_t plane0,
-                                   int32_t planes, acm_ib_ft *out, cudaStream_t s)
-{
-    acm_ib_pose centre;
-    memset(&centre, 0, sizeof centre);
-    memcpy(centre.x, xc, sizeof centre.x);
-    if (count == 0)
-        return cudaSuccess;
-    acm_with_elem(elem, [&](auto t) {
-        typedef acm_real<decltype(t)> R;
-        acm_ib_plane_ft_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
-            ib, first, count, centre, plane0, planes, out);
-    });
-    return cudaGetLastError();
 }

@@ -226,6 +226,8 @@ struct acm_ib_args {
     uint32_t *mask;    /* a bit per cell: the support of this step */
     uint32_t *band;    /* the marked cells (acm_ib_band_bound of them at most) */
     uint32_t *band_count; /* how many */
+    int32_t own0, own_n;  /* the domain's own planes (a slab's, without its ghosts), whole-
+                             domain z: the sums below take the samples based on them */
 };
 
 /* Pose and velocities of a solid, passed by value to the placement kernel. */
@@ -263,12 +265,14 @@ cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint6
                                  void *scratch, size_t scratch_bytes, cudaStream_t s);
 /* A solid's force -sum Gsum dV (x, y, z, then torque x) into out[0] and its
  * torque about xc (y, z) into out[1] (fields max_u2, sum_rho, sum_j, sum_pi
- * in that order); partials: 2 per block of 256 samples. */
+ * in that order) over those of samples [first, first + count) on the own
+ * planes (ib.own0, own_n); partials: 2 per block of 256 samples. */
 cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
 /* A free body's coupling sums (rigid.h, acm_coupling: F, T, k, s, J in that
- * order, 16 values) over samples [first, first + count) into out[0..3];
+ * order, 16 values) over samples [first, first + count) on the own planes
+ * into out[0..3];
  * partials: 4 per block. */
 cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                    uint64_t count, const double xc[3], acm_gpu_sums *partials,
@@ -277,11 +281,6 @@ cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uin
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                  uint64_t count, const double xc[3], const double dv[3],
                                  const double dw[3], cudaStream_t s);
-/* Each sample's part of a solid's force and torque about xc added (atomics)
- * into out[p] for its plane plane0 + p (acm_ib_owner_plane), p < planes. */
-cudaError_t acm_launch_ib_plane_ft(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                   uint64_t count, const double xc[3], int32_t plane0,
-                                   int32_t planes, acm_ib_ft *out, cudaStream_t s);
 /* Blocks of acm_launch_ib_sums for a count of samples. */
 unsigned acm_ib_sum_blocks(uint64_t count);
 

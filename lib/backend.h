@@ -13,6 +13,7 @@
 ACM_BEGIN_DECLS
 
 struct acm_ib_ft;
+struct acm_coupling;
 struct acm_state;
 struct acm_smoke;
 struct acm_smoke_plan;
@@ -77,9 +78,20 @@ struct acm_backend_ops {
     /* The last IB phase's force and torque (acm_ib_ft) of every solid, per
      * plane of [halo[0], nz - halo[1]), from the samples whose base plane
      * (acm_ib_owner_plane) is that plane, in sample order: element
-     * (solid * planes + plane) of out. Optional: a decomposed domain's slabs
-     * need it (their parent folds the planes of all in plane order). */
+     * (solid * planes + plane) of out. A backend may instead put the sum over
+     * all its planes, in an order fixed run to run, in each solid's first
+     * plane and zeros in the others (the GPU's block sums). Optional: a
+     * decomposed domain's slabs need it (their parent folds the planes of all
+     * in plane order). */
     acm_status (*ib_plane_forces)(acm_domain *d, struct acm_ib_ft *out);
+
+    /* ib_forces in two halves, for a decomposed domain's slabs (optional):
+     * ib_begin up to the first interpolation, with each free body's coupling
+     * sums per plane of [halo[0], nz - halo[1]) into out (as ib_plane_forces
+     * lays out its planes; NULL: kept); ib_end with the free bodies' velocity
+     * changes (6 per solid: dv, dw; NULL without free bodies) to the end. */
+    acm_status (*ib_begin)(acm_domain *d, struct acm_coupling *out);
+    acm_status (*ib_end)(acm_domain *d, const double *dvdw);
 
     /* World positions of a solid's samples (3 per sample) as last placed. */
     acm_status (*ib_positions)(acm_domain *d, const struct acm_solid *s, double *dst);

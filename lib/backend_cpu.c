@@ -73,6 +73,8 @@ typedef struct cpu_ib {
     uint64_t *cell_samples;
     uint64_t list_cells;     /* capacity of cell_start - 1 */
     acm_ib_ft *ft;           /* per solid and own plane: the last step's force and torque */
+    acm_coupling *cp;        /* per solid and own plane: the free bodies' coupling sums */
+    double *dvdw;            /* 6 per solid: the free bodies' velocity changes */
 } cpu_ib;
 
 typedef struct cpu_impl {
@@ -175,7 +177,7 @@ static void acm__cpu_ib_place(const acm_domain *d, cpu_ib *ib, bool all);
 static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const acm_ib_region *rg,
                                         uint64_t first, uint64_t count);
 static void acm__cpu_ib_sum_forces(acm_domain *d, cpu_ib *ib);
-static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib);
+static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib, const double *dvdw);
 
 #define ACM_R float
 #define ACM_SFX(name) name##_f32
@@ -358,10 +360,24 @@ static void ib_free(cpu_ib *ib)
 {
     void *bufs[] = {ib->X,    ib->ub,   ib->dv,         ib->alpha,       ib->G,  ib->Gsum,
                     ib->rho,  ib->macro, ib->force,     ib->mask,        ib->cell_start,
-                    ib->cell_samples, ib->ft};
+                    ib->cell_samples, ib->ft, ib->cp, ib->dvdw};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         acm__free(bufs[b]);
     memset(ib, 0, sizeof *ib);
+}
+
+/* The same but for the per-cell planes: a re-attach, even a failed one, must
+ * not forget the last step's force. */
+static void ib_free_samples(cpu_ib *ib)
+{
+    void *macro = ib->macro, *force = ib->force;
+    uint32_t *mask = ib->mask;
+    ib->macro = ib->force = NULL;
+    ib->mask = NULL;
+    ib_free(ib);
+    ib->macro = macro;
+    ib->force = force;
+    ib->mask = mask;
 }
 
 static void cpu_domain_fini(acm_domain *d)
@@ -502,23 +518,42 @@ static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const 
     return ACM_OK;
 }
 
-/* Implicit coupling of the free bodies after the first interpolation: their
- * velocity change, and each sample's penalty force for the new velocity. */
-static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib)
+/* Planes of d whose solids' forces it sums: its own, not a slab's ghosts. */
+static int32_t own_planes(const acm_domain *d) { return d->nz - d->halo[0] - d->halo[1]; }
+
+/* The free bodies' coupling sums after the first interpolation, per own plane
+ * of their samples' bases (acm_ib_owner_plane) in sample order, into ib->cp. */
+static void acm__cpu_ib_plane_coupling(const acm_domain *d, cpu_ib *ib)
+{
+    const acm_ib_grid g = acm__ib_grid(d);
+    const int32_t own = own_planes(d), first = d->origin_z + d->halo[0];
+    memset(ib->cp, 0, (size_t)d->nsolids * (size_t)own * sizeof *ib->cp);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion != ACM_MOTION_FREE)
+            continue;
+        acm_coupling *cp = ib->cp + (size_t)i * (size_t)own;
+        for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
+            const double *X = ib->X + 3 * l;
+            const int32_t p = acm_ib_owner_plane(&g, X[2]) - first;
+            if (p < 0 || p >= own) /* another slab's */
+                continue;
+            const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
+            acm_coupling_add(&cp[p], r, ib->G + 3 * l, ib->dv[l], ib->alpha[l] * ib->rho[l] * ib->dv[l]);
+        }
+    }
+}
+
+/* Implicit coupling of the free bodies after the first interpolation: with
+ * their velocity changes (dvdw, 6 per solid), each sample's penalty force for
+ * the new velocity. */
+static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib, const double *dvdw)
 {
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
         if (s->body.motion != ACM_MOTION_FREE)
             continue;
-        acm_coupling c;
-        memset(&c, 0, sizeof c);
-        for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
-            const double *X = ib->X + 3 * l;
-            const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
-            acm_coupling_add(&c, r, ib->G + 3 * l, ib->dv[l], ib->alpha[l] * ib->rho[l] * ib->dv[l]);
-        }
-        double dv[3], dw[3];
-        acm__body_coupled_velocity(&s->body, &c, dv, dw);
+        const double *dv = dvdw + 6 * i, *dw = dv + 3;
         for (uint64_t l = s->offset; l < s->offset + s->count; ++l) {
             const double *X = ib->X + 3 * l, a = ib->alpha[l] * ib->rho[l];
             const double r[3] = {X[0] - s->body.x[0], X[1] - s->body.x[1], X[2] - s->body.x[2]};
@@ -532,9 +567,6 @@ static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib)
         }
     }
 }
-
-/* Planes of d whose solids' forces it sums: its own, not a slab's ghosts. */
-static int32_t own_planes(const acm_domain *d) { return d->nz - d->halo[0] - d->halo[1]; }
 
 /* Each solid's force -sum G dV and torque -sum (X - x_c) x G dV (spec 9.1),
  * summed plane by plane (acm_ib_owner_plane) in sample order, the planes then
@@ -572,14 +604,7 @@ static acm_status cpu_ib_attach(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
     cpu_ib *ib = &m->ib;
-    void *macro = ib->macro, *force = ib->force;
-    uint32_t *mask = ib->mask;
-    ib->macro = ib->force = NULL;
-    ib->mask = NULL;
-    ib_free(ib); /* keeps the per-cell planes: a re-attach must not forget the last force */
-    ib->macro = macro;
-    ib->force = force;
-    ib->mask = mask;
+    ib_free_samples(ib);
     if (d->nsamples == 0) {
         ib_free(ib);
         account(d, m);
@@ -595,6 +620,8 @@ static acm_status cpu_ib_attach(acm_domain *d)
     ib->Gsum = acm__calloc(3 * n, sizeof(double));
     ib->rho = acm__calloc(n, sizeof(double));
     ib->ft = acm__calloc((size_t)d->nsolids * (size_t)own_planes(d), sizeof *ib->ft);
+    ib->cp = acm__calloc((size_t)d->nsolids * (size_t)own_planes(d), sizeof *ib->cp);
+    ib->dvdw = acm__calloc(6 * (size_t)d->nsolids, sizeof *ib->dvdw);
     if (d->ib.spread == ACM_IB_SPREAD_GATHER)
         ib->cell_samples = acm__malloc(n * sizeof(uint64_t));
     if (ib->macro == NULL)
@@ -604,9 +631,9 @@ static acm_status cpu_ib_attach(acm_domain *d)
     if (ib->mask == NULL)
         ib->mask = alloc_zeroed((cells + 31) / 32 * sizeof(uint32_t));
     if (ib->X == NULL || ib->ub == NULL || ib->dv == NULL || ib->alpha == NULL || ib->G == NULL ||
-        ib->Gsum == NULL || ib->rho == NULL || ib->ft == NULL || ib->macro == NULL || ib->force == NULL || ib->mask == NULL ||
+        ib->Gsum == NULL || ib->rho == NULL || ib->ft == NULL || ib->cp == NULL || ib->dvdw == NULL || ib->macro == NULL || ib->force == NULL || ib->mask == NULL ||
         (d->ib.spread == ACM_IB_SPREAD_GATHER && ib->cell_samples == NULL)) {
-        ib_free(ib);
+        ib_free_samples(ib);
         account(d, m);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
                         "cannot allocate the immersed-boundary storage for %llu samples",
@@ -624,11 +651,34 @@ static acm_status cpu_ib_attach(acm_domain *d)
     return ACM_OK;
 }
 
-static acm_status cpu_ib_forces(acm_domain *d)
+static acm_status cpu_ib_begin(acm_domain *d, acm_coupling *out)
 {
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
-    return FP64(m) ? ib_forces_f64(d, m) : ib_forces_f32(d, m);
+    if (FP64(m))
+        ib_begin_f64(d, m);
+    else
+        ib_begin_f32(d, m);
+    acm__cpu_ib_plane_coupling(d, &m->ib);
+    if (out != NULL)
+        memcpy(out, m->ib.cp, (size_t)d->nsolids * (size_t)own_planes(d) * sizeof *out);
+    return ACM_OK;
+}
+
+static acm_status cpu_ib_end(acm_domain *d, const double *dvdw)
+{
+    cpu_impl *m = IMPL(d);
+    return FP64(m) ? ib_end_f64(d, m, dvdw) : ib_end_f32(d, m, dvdw);
+}
+
+/* A whole IB phase: the free bodies' velocity changes from their planes'
+ * coupling sums folded in plane order, as a decomposed domain does. */
+static acm_status cpu_ib_forces(acm_domain *d)
+{
+    cpu_impl *m = IMPL(d);
+    ACM_TRY(cpu_ib_begin(d, NULL));
+    acm__solids_coupled_velocities(d, m->ib.cp, own_planes(d), m->ib.dvdw);
+    return cpu_ib_end(d, acm__solids_any_free(d) ? m->ib.dvdw : NULL);
 }
 
 static acm_status cpu_ib_fetch(acm_domain *d)
@@ -876,6 +926,8 @@ const struct acm_backend_ops acm_backend_cpu = {
     .ib_forces = cpu_ib_forces,
     .ib_fetch = cpu_ib_fetch,
     .ib_plane_forces = cpu_ib_plane_forces,
+    .ib_begin = cpu_ib_begin,
+    .ib_end = cpu_ib_end,
     .ib_positions = cpu_ib_positions,
     .get_field = cpu_get_field,
     .set_field = cpu_set_field,

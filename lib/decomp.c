@@ -103,19 +103,47 @@ static void slab_sync(const acm_domain *d, acm_domain *s)
     s->diverged = false;
 }
 
-/* A slab's proxies of the solids (acm_slab_select). */
-static void proxies_free(acm_domain *s)
+/* A slab's proxies of the solids (slab_select): its solids, as a slab
+ * domain holds them. */
+typedef struct proxy_set {
+    acm_solid **solids;
+    int32_t n;
+    uint64_t samples;
+} proxy_set;
+
+static void proxy_set_free(proxy_set *p)
 {
-    for (int32_t i = 0; s->solids != NULL && i < s->nsolids; ++i)
-        if (s->solids[i] != NULL) {
-            acm__free(s->solids[i]->r);
-            acm__free(s->solids[i]->dv);
-            acm__free(s->solids[i]);
+    for (int32_t i = 0; p->solids != NULL && i < p->n; ++i)
+        if (p->solids[i] != NULL) {
+            acm__free(p->solids[i]->r);
+            acm__free(p->solids[i]->dv);
+            acm__free(p->solids[i]);
         }
-    acm__free(s->solids);
+    acm__free(p->solids);
+    *p = (proxy_set){NULL, 0, 0};
+}
+
+/* Slab s's proxies out of it, or p's into it. */
+static proxy_set take_proxies(acm_domain *s)
+{
+    const proxy_set p = {s->solids, s->nsolids, s->nsamples};
     s->solids = NULL;
     s->nsolids = s->solids_cap = 0;
     s->nsamples = 0;
+    return p;
+}
+
+static void give_proxies(acm_domain *s, const proxy_set *p)
+{
+    s->solids = p->solids;
+    s->nsolids = s->solids_cap = p->n;
+    s->nsamples = p->samples;
+}
+
+static void proxies_free(acm_domain *s)
+{
+    proxy_set p = take_proxies(s);
+    proxy_set_free(&p);
 }
 
 static void slab_table_free(acm_slabs *m)
@@ -613,21 +641,45 @@ static acm_status make_proxy(acm_domain *d, acm_domain *s, const acm_solid *src,
     return ACM_OK;
 }
 
-/* Slab s's proxies of d's solids at their bodies (or where they were last
- * placed), handed to its backend. */
-static acm_status slab_select(acm_domain *d, acm_domain *s, bool at_body)
+/* Proxies for slab s of d's solids at their bodies (or where they were last
+ * placed). */
+static acm_status make_proxies(acm_domain *d, acm_domain *s, bool at_body, proxy_set *p)
 {
-    proxies_free(s);
-    if (d->nsolids > 0 && (s->solids = acm__calloc((size_t)d->nsolids, sizeof *s->solids)) == NULL)
+    if (d->nsolids > 0 && (p->solids = acm__calloc((size_t)d->nsolids, sizeof *p->solids)) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a slab's solids");
-    s->nsolids = s->solids_cap = d->nsolids;
+    p->n = d->nsolids;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *src = d->solids[i];
-        ACM_TRY(make_proxy(d, s, src, at_body ? &src->body : &src->placed, &s->solids[i]));
-        s->solids[i]->offset = s->nsamples;
-        s->nsamples += s->solids[i]->count;
+        ACM_TRY(make_proxy(d, s, src, at_body ? &src->body : &src->placed, &p->solids[i]));
+        p->solids[i]->offset = p->samples;
+        p->samples += p->solids[i]->count;
     }
-    return s->ops->ib_attach(s);
+    return ACM_OK;
+}
+
+/* Slab s's proxies made anew and handed to its backend. On failure the old
+ * stay (a backend keeps its IB planes when its attach fails), and so does
+ * what made the call select: the next call selects again. */
+static acm_status slab_select(acm_domain *d, acm_domain *s, bool at_body)
+{
+    proxy_set fresh = {NULL, 0, 0};
+    acm_status st = make_proxies(d, s, at_body, &fresh);
+    if (st != ACM_OK) {
+        proxy_set_free(&fresh);
+        return st;
+    }
+    proxy_set old = take_proxies(s);
+    give_proxies(s, &fresh);
+    st = s->ops->ib_attach(s);
+    s->ib_dirty = st != ACM_OK;
+    if (st != ACM_OK) {
+        fresh = take_proxies(s);
+        give_proxies(s, &old);
+        proxy_set_free(&fresh);
+        return st;
+    }
+    proxy_set_free(&old);
+    return ACM_OK;
 }
 
 static acm_status attach_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
@@ -643,19 +695,14 @@ static acm_status check_solids(acm_domain *d)
     if (d->nsolids == 0)
         return ACM_OK;
     const struct acm_backend_ops *ops = d->decomp->slab_ops;
-    if (ops->ib_attach == NULL || ops->ib_plane_forces == NULL)
+    if (ops->ib_attach == NULL || ops->ib_plane_forces == NULL || ops->ib_begin == NULL ||
+        ops->ib_end == NULL)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "the %s backend cannot run immersed solids on slabs", ops->name);
     if (d->ib.spread == ACM_IB_SPREAD_GATHER)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "the gather spread of the immersed boundary does not run on slabs yet "
                         "(use the scatter layout)");
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        if (d->solids[i]->body.motion == ACM_MOTION_FREE)
-            return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
-                            "solid %d moves freely: free bodies on a domain of several slabs are "
-                            "not supported yet (static and prescribed motion are)",
-                            (int)i);
     const acm_decomp *dc = d->decomp;
     const int32_t depth = ghost_depth(d);
     for (int32_t p = 0; p < dc->nslabs; ++p) {
@@ -670,10 +717,45 @@ static acm_status check_solids(acm_domain *d)
     return ACM_OK;
 }
 
+static void ib_scratch_free(acm_decomp *dc)
+{
+    acm__free(dc->ib_planes);
+    acm__free(dc->ib_mine);
+    acm__free(dc->ib_dvdw);
+    dc->ib_planes = dc->ib_mine = dc->ib_dvdw = NULL;
+    dc->ib_nsolids = 0;
+}
+
+/* The scratch of the solids' sums for d's solids (acm_decomp). */
+static acm_status ib_scratch(acm_domain *d)
+{
+    acm_decomp *dc = d->decomp;
+    if (dc->ib_nsolids == d->nsolids && (d->nsolids == 0 || dc->ib_planes != NULL))
+        return ACM_OK;
+    ib_scratch_free(dc);
+    if (d->nsolids == 0)
+        return ACM_OK;
+    int32_t own = 0;
+    for (int32_t p = 0; p < dc->nslabs; ++p)
+        own = dc->cuts[p + 1] - dc->cuts[p] > own ? dc->cuts[p + 1] - dc->cuts[p] : own;
+    const size_t per = sizeof(acm_coupling) / sizeof(double), n = (size_t)d->nsolids;
+    dc->ib_planes = acm__calloc(n * (size_t)d->nz * per, sizeof(double));
+    dc->ib_mine = acm__calloc(n * (size_t)own * per, sizeof(double));
+    dc->ib_dvdw = acm__calloc(6 * n, sizeof(double));
+    if (dc->ib_planes == NULL || dc->ib_mine == NULL || dc->ib_dvdw == NULL) {
+        ib_scratch_free(dc);
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the solids' sums of %d planes",
+                        (int)d->nz);
+    }
+    dc->ib_nsolids = d->nsolids;
+    return ACM_OK;
+}
+
 static acm_status decomp_ib_attach(acm_domain *d)
 {
     ACM_TRY(check_solids(d));
     const acm_slabs *m = IMPL(d);
+    ACM_TRY(ib_scratch(d));
     if (m->depth != ghost_depth(d)) /* the first solid, or the last gone: new slabs */
         return decomp_reshape(d);
     ACM_TRY(each_slab(d, attach_slab, NULL));
@@ -685,6 +767,8 @@ static acm_status decomp_ib_attach(acm_domain *d)
  * outside the margin may reach the slab. */
 static bool needs_select(const acm_domain *d, const acm_domain *s)
 {
+    if (s->ib_dirty || s->nsolids != d->nsolids)
+        return true;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_body *b = &d->solids[i]->body;
         const acm_solid *x = s->solids[i];
@@ -695,10 +779,9 @@ static bool needs_select(const acm_domain *d, const acm_domain *s)
     return false;
 }
 
-static acm_status forces_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+/* Slab s's proxies at their bodies' poses, chosen anew if they moved far. */
+static acm_status sync_proxies(acm_domain *d, acm_domain *s)
 {
-    (void)p;
-    (void)ctx;
     if (needs_select(d, s))
         ACM_TRY(slab_select(d, s, true));
     for (int32_t i = 0; i < d->nsolids; ++i) {
@@ -706,13 +789,74 @@ static acm_status forces_slab(acm_domain *d, acm_domain *s, int32_t p, const voi
         x->body = d->solids[i]->body;
         x->moved = x->moved || d->solids[i]->moved;
     }
+    return ACM_OK;
+}
+
+static acm_status forces_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    ACM_TRY(sync_proxies(d, s));
     return s->nsamples > 0 ? s->ops->ib_forces(s) : ACM_OK;
+}
+
+/* What the slabs' halves of the IB phase share: every solid's planes of
+ * coupling sums (nsolids x nz, by whole-domain plane), then their velocity
+ * changes (6 per solid). */
+typedef struct coupling_job {
+    acm_coupling *planes;
+    double *dvdw;
+} coupling_job;
+
+static acm_status begin_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    const coupling_job *j = ctx;
+    ACM_TRY(sync_proxies(d, s));
+    if (s->nsamples == 0)
+        return ACM_OK;
+    const int32_t own = s->nz - s->halo[0] - s->halo[1], z0 = IMPL(d)->slab[p].z0;
+    acm_coupling *mine = (acm_coupling *)d->decomp->ib_mine;
+    ACM_TRY(s->ops->ib_begin(s, mine));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        memcpy(j->planes + (size_t)i * (size_t)d->nz + z0, mine + (size_t)i * (size_t)own,
+               (size_t)own * sizeof *mine);
+    return ACM_OK;
+}
+
+static acm_status end_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)d;
+    (void)p;
+    const coupling_job *j = ctx;
+    return s->nsamples > 0 ? s->ops->ib_end(s, j->dvdw) : ACM_OK;
+}
+
+/* With free bodies the IB phase is cut after the first interpolation: each
+ * free body's coupling sums are added over every slab's planes (in plane
+ * order, as one domain adds them), its velocity change is computed once and
+ * every slab finishes with it. */
+static acm_status forces_coupled(acm_domain *d)
+{
+    const size_t n = (size_t)d->nsolids * (size_t)d->nz;
+    const coupling_job j = {(acm_coupling *)d->decomp->ib_planes, d->decomp->ib_dvdw};
+    memset(j.planes, 0, n * sizeof *j.planes);
+    memset(j.dvdw, 0, 6 * (size_t)d->nsolids * sizeof *j.dvdw);
+    acm_status st = each_slab(d, begin_slab, &j);
+    if (st == ACM_OK) /* each plane has one slab: the sum adds zeros, exactly */
+        st = acm__halo_sum_doubles(d, (double *)j.planes, (int)(16 * n), NULL);
+    if (st == ACM_OK) {
+        acm__solids_coupled_velocities(d, j.planes, d->nz, j.dvdw);
+        st = each_slab_pass(d, end_slab, &j, false);
+    }
+    return st;
 }
 
 static acm_status decomp_ib_forces(acm_domain *d)
 {
+    if (d->decomp->ib_nsolids != d->nsolids || d->decomp->ib_planes == NULL)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "the solids are not attached to the slabs");
     ACM_TRY(decomp_reshape(d));
-    ACM_TRY(each_slab(d, forces_slab, NULL));
+    ACM_TRY(acm__solids_any_free(d) ? forces_coupled(d) : each_slab(d, forces_slab, NULL));
     for (int32_t i = 0; i < d->nsolids; ++i)
         d->solids[i]->moved = false; /* the slabs placed them */
     d->forces_stale = true;
@@ -728,15 +872,12 @@ static acm_status plane_forces_slab(acm_domain *d, acm_domain *s, int32_t p, con
     const int32_t own = s->nz - s->halo[0] - s->halo[1], z0 = IMPL(d)->slab[p].z0;
     if (s->nsamples == 0)
         return ACM_OK;
-    acm_ib_ft *mine = acm__malloc((size_t)d->nsolids * (size_t)own * sizeof *mine);
-    if (mine == NULL)
-        return ACM_FAIL(s, ACM_ERR_NO_MEMORY, "cannot hold the forces of %d planes", (int)own);
-    acm_status st = s->ops->ib_plane_forces(s, mine);
-    for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
+    acm_ib_ft *mine = (acm_ib_ft *)d->decomp->ib_mine;
+    ACM_TRY(s->ops->ib_plane_forces(s, mine));
+    for (int32_t i = 0; i < d->nsolids; ++i)
         memcpy(all + (size_t)i * (size_t)d->nz + z0, mine + (size_t)i * (size_t)own,
                (size_t)own * sizeof *mine);
-    acm__free(mine);
-    return st;
+    return ACM_OK;
 }
 
 /* Every solid's force and torque: the slabs' planes, summed over processes
@@ -744,9 +885,10 @@ static acm_status plane_forces_slab(acm_domain *d, acm_domain *s, int32_t p, con
 static acm_status decomp_ib_fetch(acm_domain *d)
 {
     const size_t n = (size_t)d->nsolids * (size_t)d->nz;
-    acm_ib_ft *all = acm__calloc(n ? n : 1, sizeof *all);
-    if (all == NULL)
-        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the forces of %zu planes", n);
+    if (d->decomp->ib_nsolids != d->nsolids || d->decomp->ib_planes == NULL)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "the solids are not attached to the slabs");
+    acm_ib_ft *all = (acm_ib_ft *)d->decomp->ib_planes;
+    memset(all, 0, n * sizeof *all);
     acm_status st = each_slab_pass(d, plane_forces_slab, all, false);
     if (st == ACM_OK)
         st = acm__halo_sum_doubles(d, (double *)all, (int)(6 * n), NULL);
@@ -756,7 +898,6 @@ static acm_status decomp_ib_fetch(acm_domain *d)
         memcpy(d->solids[i]->force, ft.f, sizeof ft.f);
         memcpy(d->solids[i]->torque, ft.t, sizeof ft.t);
     }
-    acm__free(all);
     if (st == ACM_OK)
         d->forces_stale = false;
     return st;
@@ -1058,6 +1199,7 @@ void acm__decomp_free(acm_domain *d)
     if (dc == NULL)
         return;
     acm__halo_release(dc);
+    ib_scratch_free(dc);
     acm__free(dc->cuts);
     acm__free(dc->devices);
     acm__free(dc->owner);

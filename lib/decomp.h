@@ -71,6 +71,12 @@ typedef struct acm_decomp {
     int32_t rank;     /* this process's */
     const struct acm_halo_transport *transport; /* NULL: every slab is in this process */
     void *comm;       /* the transport's (lib/halo_mpi.c) */
+    /* immersed solids, allocated when they are attached (no allocation in a
+     * step): per solid and plane, the slabs' parts of the forces or of the
+     * free bodies' coupling sums (16 doubles each); one slab's own planes of
+     * them; the free bodies' velocity changes (6 per solid) */
+    double *ib_planes, *ib_mine, *ib_dvdw;
+    int32_t ib_nsolids; /* what they hold */
 } acm_decomp;
 
 /* One slab of the domain and, where this process steps it, its domain. */

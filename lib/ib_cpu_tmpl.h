@@ -15,6 +15,9 @@
  *      sample by sample in storage order, which makes the CPU the deterministic
  *      oracle; or gather);
  *   6. each solid's force -sum G dV and torque about its centre of mass.
+ * ib_begin does 1-4 and the first interpolation, ib_end the rest; between
+ * them the free bodies' coupling sums (backend_cpu.c), which a decomposed
+ * domain adds over its slabs.
  * The collision then adds the IB force planes to the external force.
  */
 
@@ -189,34 +192,49 @@ static acm_status S(ib_gather_solid)(acm_domain *d, cpu_ib *ib, const acm_ib_gri
     return ACM_OK;
 }
 
-/* Step 5: the multi-direct-forcing iterations. */
-static acm_status S(ib_iterate)(acm_domain *d, cpu_impl *m, cpu_ib *ib)
-{
-    const acm_ib_grid g = acm__ib_grid(d);
-    memset(ib->Gsum, 0, 3 * ib->n * sizeof(double));
-    for (int it = 0; it < d->ib.iterations; ++it) {
-#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (ib->n >= 4096)
-        for (int64_t l = 0; l < (int64_t)ib->n; ++l)
-            S(ib_penalty)(d, ib, &g, (uint64_t)l);
-        if (it == 0)
-            acm__cpu_ib_couple(d, ib);
-        if (d->ib.spread == ACM_IB_SPREAD_GATHER)
-            for (int32_t i = 0; i < d->nsolids; ++i)
-                ACM_TRY(S(ib_gather_solid)(d, ib, &g, d->solids[i]));
-        else
-            S(ib_scatter)(d, ib, &g);
-    }
-    return ACM_OK;
-}
-
-static acm_status S(ib_forces)(acm_domain *d, cpu_impl *m)
+/* Steps 1-4 and the first iteration's interpolation. */
+static void S(ib_begin)(acm_domain *d, cpu_impl *m)
 {
     cpu_ib *ib = &m->ib;
+    const acm_ib_grid g = acm__ib_grid(d);
     acm__cpu_ib_place(d, ib, false);
     S(ib_clear_band)(d, ib);
     S(ib_mark_band)(d, ib);
     S(ib_band_macro)(d, m, ib);
-    ACM_TRY(S(ib_iterate)(d, m, ib));
+    memset(ib->Gsum, 0, 3 * ib->n * sizeof(double));
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (ib->n >= 4096)
+    for (int64_t l = 0; l < (int64_t)ib->n; ++l)
+        S(ib_penalty)(d, ib, &g, (uint64_t)l);
+}
+
+static acm_status S(ib_spread)(acm_domain *d, cpu_ib *ib, const acm_ib_grid *g)
+{
+    if (d->ib.spread == ACM_IB_SPREAD_GATHER) {
+        for (int32_t i = 0; i < d->nsolids; ++i)
+            ACM_TRY(S(ib_gather_solid)(d, ib, g, d->solids[i]));
+        return ACM_OK;
+    }
+    S(ib_scatter)(d, ib, g);
+    return ACM_OK;
+}
+
+/* After the free bodies' coupling (dvdw: 6 per solid, their velocity change,
+ * or NULL without free bodies): the spreads and the other iterations, then
+ * the solids' forces. */
+static acm_status S(ib_end)(acm_domain *d, cpu_impl *m, const double *dvdw)
+{
+    cpu_ib *ib = &m->ib;
+    const acm_ib_grid g = acm__ib_grid(d);
+    if (dvdw != NULL)
+        acm__cpu_ib_couple(d, ib, dvdw);
+    for (int it = 0; it < d->ib.iterations; ++it) {
+        if (it > 0) {
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (ib->n >= 4096)
+            for (int64_t l = 0; l < (int64_t)ib->n; ++l)
+                S(ib_penalty)(d, ib, &g, (uint64_t)l);
+        }
+        ACM_TRY(S(ib_spread)(d, ib, &g));
+    }
     acm__cpu_ib_sum_forces(d, ib);
     return ACM_OK;
 }

@@ -7,7 +7,8 @@
 #ifndef ACMLBM_RIGID_H
 #define ACMLBM_RIGID_H
 
-#include <math.h> /* sqrt */
+#include <math.h>   /* sqrt */
+#include <string.h> /* memcpy */
 
 #include "acmlbm/acm_solid.h" /* acm_motion */
 #include "lattice.h"          /* ACM_HD */
@@ -86,6 +87,20 @@ ACM_HD void acm_coupling_add(acm_coupling *c, const double r[3], const double G[
     c->J[3] -= a * r[0] * r[1];
     c->J[4] -= a * r[0] * r[2];
     c->J[5] -= a * r[1] * r[2];
+}
+
+/* The parts of one body's sums (one per z-plane of its samples' stencil
+ * bases, lib/ib.h acm_ib_owner_plane) added in plane order: what every backend
+ * and a decomposed domain's planes give alike. */
+ACM_HD void acm_coupling_fold(const acm_coupling *planes, int32_t n, acm_coupling *out)
+{
+    double t[16] = {0.0};
+    for (int32_t p = 0; p < n; ++p) {
+        const double *v = (const double *)&planes[p];
+        for (int i = 0; i < 16; ++i)
+            t[i] += v[i];
+    }
+    memcpy(out, t, sizeof t);
 }
 
 /* Velocity change of a sample's target for a body velocity change (dv, dw). */

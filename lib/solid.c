@@ -603,12 +603,23 @@ acm_status acm__solids_fetch(acm_domain *d)
     return d->ops->ib_fetch(d);
 }
 
-static bool any_free(const acm_domain *d)
+bool acm__solids_any_free(const acm_domain *d)
 {
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (d->solids[i]->body.motion == ACM_MOTION_FREE)
             return true;
     return false;
+}
+
+void acm__solids_coupled_velocities(const acm_domain *d, const acm_coupling *planes,
+                                    int32_t nplanes, double *dvdw)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (d->solids[i]->body.motion == ACM_MOTION_FREE) {
+            acm_coupling c;
+            acm_coupling_fold(planes + (size_t)i * (size_t)nplanes, nplanes, &c);
+            acm__body_coupled_velocity(&d->solids[i]->body, &c, dvdw + 6 * i, dvdw + 6 * i + 3);
+        }
 }
 
 /* A moving solid whose samples may have drifted by a block since its last sort. */
@@ -621,7 +632,7 @@ static bool needs_resort(const acm_domain *d, const acm_solid *s)
 
 acm_status acm__solids_after_step(acm_domain *d)
 {
-    if (any_free(d))
+    if (acm__solids_any_free(d))
         ACM_TRY(acm__solids_fetch(d));
     bool resort = false;
     for (int32_t i = 0; i < d->nsolids; ++i) {
@@ -706,9 +717,6 @@ ACM_API acm_status acm_solid_set_motion(acm_solid *solid, acm_motion motion)
         return ACM_ERR_NULL_POINTER;
     if ((unsigned)motion > ACM_MOTION_FREE)
         return solid_fail(solid, ACM_ERR_BAD_ENUM, "unknown motion %d", (int)motion);
-    if (motion == ACM_MOTION_FREE && solid->domain->decomp != NULL)
-        return solid_fail(solid, ACM_ERR_UNSUPPORTED,
-                          "free bodies on a domain of several slabs are not supported yet");
     if (motion == ACM_MOTION_FREE && !solid->has_mass)
         return solid_fail(solid, ACM_ERR_INVALID_ARG,
                           "this solid was created without mass properties and cannot move freely");

@@ -55,6 +55,15 @@ acm_ib_grid acm__ib_grid(const acm_domain *d);
  * 9.2), refuse runaway speeds, re-sort samples that drifted by a block. */
 acm_status acm__solids_after_step(acm_domain *d);
 
+/* Whether a solid of d moves freely. */
+bool acm__solids_any_free(const acm_domain *d);
+
+/* The free bodies' velocity changes of this step's implicit coupling (6 per
+ * solid: dv, dw; others untouched) from their coupling sums per plane (nplanes
+ * per solid), folded in plane order: one domain and its slabs alike. */
+void acm__solids_coupled_velocities(const acm_domain *d, const acm_coupling *planes,
+                                    int32_t nplanes, double *dvdw);
+
 /* Destroy every solid of a domain (acm_domain_destroy). */
 void acm__solids_destroy_all(acm_domain *d);
 

@@ -188,13 +188,14 @@ static void drive_to_divergence(acm_domain *d)
 
 /* ---- immersed solids across the cuts ------------------------------------------------ */
 
-/* A static sphere across the cuts of 2 and 3 slabs, and a smaller one beside
- * it that moves down along z through the cuts, spinning, by 7.7 planes in
- * SOLID_STEPS; where z has walls, 2 multi-direct-forcing iterations (4 ghost
- * planes a cut). */
-enum { SOLID_STEPS = 2 * STEPS };
+/* A static sphere across the cuts of 2 and 3 slabs; a smaller one beside it
+ * that moves down along z through the cuts, spinning, by 7.7 planes in
+ * SOLID_STEPS; a free ball, three times as dense as the fluid, that sinks
+ * across a cut and is pushed by the flow. Where z has walls, 2
+ * multi-direct-forcing iterations (4 ghost planes a cut). */
+enum { SOLID_STEPS = 2 * STEPS, NSOLIDS = 3 };
 
-static void add_solids(acm_domain *d, enum scene sc, acm_solid *out[2])
+static void add_solids(acm_domain *d, enum scene sc, acm_solid *out[NSOLIDS])
 {
     if (sc == SCENE_LID || sc == SCENE_Z_THROUGH)
         ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 2));
@@ -205,15 +206,20 @@ static void add_solids(acm_domain *d, enum scene sc, acm_solid *out[2])
     b.v[2] = -0.16;
     b.w[0] = 0.01;
     out[1] = acm_test_add_sphere(d, &b);
+    acm_test_sphere c = acm_test_sphere_default(1.0, 5.2, 1.6, 6.6);
+    c.motion = ACM_MOTION_FREE;
+    c.density = 3.0;
+    c.g[2] = -2e-4;
+    out[2] = acm_test_add_sphere(d, &c);
 }
 
 /* The solids' forces, torques and sample positions: bitwise the same on the
  * CPU; on a GPU, whose scatter adds with atomics in no fixed order, within
  * tol of the largest. */
-static void expect_same_solids(acm_solid *const one[2], acm_solid *const split[2], double tol,
-                               const char *when)
+static void expect_same_solids(acm_solid *const one[NSOLIDS], acm_solid *const split[NSOLIDS],
+                               double tol, const char *when)
 {
-    for (int i = 0; i < 2; ++i) {
+    for (int i = 0; i < NSOLIDS; ++i) {
         double f[2][6];
         ck_assert_int_eq(acm_solid_get_force(one[i], f[0], f[0] + 3), ACM_OK);
         ck_assert_int_eq(acm_solid_get_force(split[i], f[1], f[1] + 3), ACM_OK);
@@ -233,7 +239,9 @@ static void expect_same_solids(acm_solid *const one[2], acm_solid *const split[2
                         acm_test_alloc(3 * n * sizeof(double))};
         ck_assert_int_eq(acm_solid_get_samples(one[i], x[0], n), ACM_OK);
         ck_assert_int_eq(acm_solid_get_samples(split[i], x[1], n), ACM_OK);
-        ck_assert_msg(acm_test_max_diff(x[0], x[1], 3 * n) <= (tol > 0.0 ? 1e-12 : 0.0),
+        /* on a GPU a free body's pose follows forces equal within round-off:
+         * 6e-8 to 9e-8 cells apart after SOLID_STEPS on an H100 */
+        ck_assert_msg(acm_test_max_diff(x[0], x[1], 3 * n) <= (tol > 0.0 ? 1e-6 : 0.0),
                       "%s: solid %d samples differ by %g", when, i,
                       acm_test_max_diff(x[0], x[1], 3 * n));
         free(x[0]);
@@ -261,12 +269,14 @@ static void expect_close(acm_domain *one, acm_domain *split, const run_cfg *c, d
 }
 
 /* How close a split domain with solids must follow the undivided one: 0
- * (bitwise) on the CPU, else by precision. */
+ * (bitwise) on the CPU, else by precision (an H100 run showed a free ball's
+ * FP32 force 1.0e-5 of it apart after SOLID_STEPS; a sample left out or
+ * counted twice is worth percents). */
 static double solids_tol(const run_cfg *c)
 {
     if (acm_test_backend() != ACM_BACKEND_CUDA)
         return 0.0;
-    return c->precision == ACM_PRECISION_FP64 ? 1e-11 : 1e-5;
+    return c->precision == ACM_PRECISION_FP64 ? 1e-11 : 1e-4;
 }
 
 static const acm_collision models[] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT,

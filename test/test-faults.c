@@ -165,13 +165,20 @@ static acm_solid_options ball_options(const scene *s, acm_motion motion, double 
     return so;
 }
 
-static acm_status op_ball(scene *s)
+/* A free ball, twice as dense as the fluid, of the scene's samples. */
+static acm_solid_options free_ball(const scene *s, double x, double z)
 {
-    acm_solid_options so = ball_options(s, ACM_MOTION_FREE, 8.5, 5.0);
+    acm_solid_options so = ball_options(s, ACM_MOTION_FREE, x, z);
     so.density = 2.0;
     so.volume = 4.0 / 3.0 * 3.14159265358979 * 1.5 * 1.5 * 1.5;
     for (int a = 0; a < 3; ++a)
         so.inertia[a] = 0.4 * so.density * so.volume * 1.5 * 1.5; /* a solid ball */
+    return so;
+}
+
+static acm_status op_ball(scene *s)
+{
+    const acm_solid_options so = free_ball(s, 8.5, 5.0);
     return domain_said(s, s->d, acm_solid_create(&s->ball, s->d, &so));
 }
 
@@ -324,10 +331,11 @@ static acm_status op_split(scene *s)
     return domain_said(s, s->split, st);
 }
 
-/* A moving solid across the slabs' cuts: proxies per slab, more ghost planes. */
+/* A free ball across the slabs' cuts: proxies per slab, more ghost planes,
+ * coupling sums over the slabs. */
 static acm_status op_split_solid(scene *s)
 {
-    acm_solid_options so = ball_options(s, ACM_MOTION_PRESCRIBED, 6.0, 4.5);
+    acm_solid_options so = free_ball(s, 6.0, 4.5);
     so.velocity[2] = 0.05;
     return domain_said(s, s->split, acm_solid_create(&s->split_ball, s->split, &so));
 }
@@ -450,7 +458,11 @@ static uint64_t scene_hash(scene *s)
     uint64_t h = hash_bytes(14695981039346656037u, f, sizeof f);
     ACM_CK_OK(s->split, acm_domain_get_field(s->split, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64,
                                              f, sizeof f));
-    h = hash_bytes(h, f, sizeof f);
+    /* a GPU spreads the IB force with atomics in no fixed order: with a solid
+     * in its slabs the split domain differs from run to run in the last bits
+     * (as an undivided GPU domain does: docs/multi-gpu.md), failure or not */
+    if (acm_test_backend() != ACM_BACKEND_CUDA)
+        h = hash_bytes(h, f, sizeof f);
     acm_smoke_info i = {.version = ACM_SMOKE_INFO_VERSION};
     ck_assert_int_eq(acm_smoke_get_info(s->restored_smoke, &i), ACM_OK);
     h = hash_bytes(h, &i, sizeof i);

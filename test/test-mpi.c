@@ -75,7 +75,7 @@ START_TEST(solids_across_ranks)
             const run_cfg c = {which[m], ACM_PRECISION_FP64, (acm_streaming)s, (enum scene)_i,
                                ranks};
             acm_domain *one = make(&c, 0), *split = scene_make(&c, create_mpi, NULL);
-            acm_solid *s1[2], *s2[2];
+            acm_solid *s1[NSOLIDS], *s2[NSOLIDS];
             add_solids(one, c.scene, s1);
             add_solids(split, c.scene, s2);
             ACM_CK_OK(one, acm_step(one, SOLID_STEPS));
@@ -117,7 +117,7 @@ START_TEST(checkpoint_loads_undivided)
     const run_cfg c = {ACM_COLLISION_ACM_LI2020, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
                        SCENE_LID, ranks};
     acm_domain *one = make(&c, 0), *split = scene_make(&c, create_mpi, NULL);
-    acm_solid *s1[2], *s2[2];
+    acm_solid *s1[NSOLIDS], *s2[NSOLIDS];
     add_solids(one, c.scene, s1);
     add_solids(split, c.scene, s2);
     ACM_CK_OK(one, acm_step(one, 9));
