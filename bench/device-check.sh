@@ -47,6 +47,9 @@ echo "memcheck (test-decomp errors): exit $? -- $(grep -E 'ERROR SUMMARY|Checks'
 CK_RUN_CASE=solids timeout 300 compute-sanitizer --tool memcheck --leak-check full \
     --error-exitcode 9 ./test/test-decomp > "$out/memcheck-decomp-solids.log" 2>&1
 echo "memcheck (test-decomp solids): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-decomp-solids.log" | tr '\n' ' ')"
+CK_RUN_CASE=solids timeout 300 compute-sanitizer --tool initcheck --error-exitcode 9 \
+    ./test/test-decomp > "$out/initcheck-decomp-solids.log" 2>&1
+echo "initcheck (test-decomp solids): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/initcheck-decomp-solids.log" | tr '\n' ' ')"
 (CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
 # the MPI path with GPU slabs, every rank on this device (OpenMPI as root: allowed here)
 for n in 2 3; do

@@ -313,6 +313,9 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     ACM_TRY(dev_alloc(d, (void **)&m->partials, partial_count(d) * sizeof(acm_gpu_sums),
                       "block sums"));
     ACM_TRY(dev_alloc(d, (void **)&m->planes, planes_bytes(d), "plane sums"));
+    /* read before a first step when a decomposed domain re-cuts its slabs (its
+     * saved reductions then replace what they give) */
+    CU_TRY(d, cudaMemsetAsync(m->planes, 0, planes_bytes(d), m->stream));
     ACM_TRY(dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
     ACM_TRY(dev_alloc(d, (void **)&m->counters, 2 * sizeof(unsigned long long), "counters"));

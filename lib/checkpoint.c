@@ -15,7 +15,9 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "decomp.h" /* acm__decomp_writes */
 #include "export.h" /* acm__temp_name, acm__temp_finish */
+#include "halo.h"   /* acm__halo_agree */
 #include "smoke.h"
 #include "solid.h"
 #include "state.h"
@@ -755,23 +757,33 @@ static acm_status write_file(acm_domain *d, const char *path, const char *tmp,
     return acm__temp_finish(tmp, path, e, msg, n);
 }
 
+/* Over MPI the rank of slab 0 alone checks its path and writes; every rank
+ * takes part in gathering the state and returns that rank's outcome. */
 static acm_status domain_save_unguarded(acm_domain *domain, const char *path)
 {
-    if (path == NULL)
-        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "path is NULL");
+    const bool writes = acm__decomp_writes(domain);
     char tmp[4096], msg[ACM_ERROR_SIZE] = "";
-    acm_status st = acm__temp_name(tmp, sizeof tmp, path, msg, sizeof msg);
+    acm_status st = ACM_OK;
+    if (writes && path == NULL)
+        st = ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "path is NULL");
+    else if (writes && (st = acm__temp_name(tmp, sizeof tmp, path, msg, sizeof msg)) != ACM_OK)
+        ACM_FAIL(domain, st, "%s", msg);
+    if (domain->decomp != NULL)
+        st = acm__halo_agree(domain, st);
     if (st != ACM_OK)
-        return ACM_FAIL(domain, st, "%s", msg);
+        return st;
     for (int32_t i = 0; i < domain->nsmokes; ++i) /* on a GPU, the particles to the host */
         if ((st = acm__smoke_sync(domain->smokes[i])) != ACM_OK)
             return ACM_FAIL(domain, st, "cannot save %s: smoke %d: %s", path, (int)i,
                             domain->smokes[i]->error);
     acm_snapshot snap;
     ACM_TRY(acm__snapshot_take(domain, &snap, false));
-    st = write_file(domain, path, tmp, &snap, msg, sizeof msg);
+    if (writes)
+        st = write_file(domain, path, tmp, &snap, msg, sizeof msg);
     acm__snapshot_free(&snap);
-    return st == ACM_OK ? ACM_OK : ACM_FAIL(domain, st, "%s", msg);
+    if (st != ACM_OK)
+        ACM_FAIL(domain, st, "%s", msg);
+    return domain->decomp != NULL ? acm__halo_agree(domain, st) : st;
 }
 
 ACM_API acm_status acm_domain_save(acm_domain *domain, const char *path)

@@ -1193,6 +1193,12 @@ acm_status acm__decomp_init(acm_domain *d, const struct acm_backend_ops *slab_op
     return d->ops->domain_init(d);
 }
 
+bool acm__decomp_writes(const acm_domain *d)
+{
+    const acm_decomp *dc = d->decomp;
+    return dc == NULL || dc->transport == NULL || dc->owner[0] == dc->rank;
+}
+
 void acm__decomp_free(acm_domain *d)
 {
     acm_decomp *dc = d->decomp;

@@ -117,6 +117,9 @@ acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_o
 /* st of a call on slab p's domain as d's: its message, naming the slab (ACM_OK
  * passed through). */
 acm_status acm__slab_failed(acm_domain *d, int32_t p, acm_status st);
+/* Whether this process writes d's files: the one of slab 0 over MPI (the
+ * others take part in gathering the state, then learn the outcome). */
+bool acm__decomp_writes(const acm_domain *d);
 /* Release d->decomp (acm_domain_destroy, after the backend's fini). */
 void acm__decomp_free(acm_domain *d);
 

@@ -141,7 +141,8 @@ START_TEST(solids_through_state_changes)
         const int fd = mkstemp(path);
         ck_assert_int_ge(fd, 0);
         close(fd);
-        expect_checkpoint_continues(one, split, &c, path, "a checkpoint with a solid, undivided");
+        expect_checkpoint_continues(one, split, &c, path, remove_file,
+                                    "a checkpoint with a solid, undivided");
         ACM_CK_OK(split, acm_step(split, 6)); /* as far as the undivided domain went */
     }
     for (int k = 0; k < 2; ++k) {
@@ -294,7 +295,7 @@ START_TEST(rewinds_and_checkpoints)
     const int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
     close(fd);
-    expect_checkpoint_continues(one, split, &c, path,
+    expect_checkpoint_continues(one, split, &c, path, remove_file,
                                 "a checkpoint of the split domain, loaded undivided");
     acm_domain_destroy(one);
     acm_domain_destroy(split);
