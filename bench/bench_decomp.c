@@ -11,7 +11,8 @@
  *   acm-bench-decomp [--backend cpu|cuda] [--size NXxNYxNZ] [--slabs 1,2,4]
  *                    [--devices 0,1,...] [--weak] [--steps N] [--warmup N]
  *                    [--precision fp32|fp64|fp16] [--collision NAME] [--copy-mib M]
- *                    [--samples N] [--csv FILE]
+ *                    [--samples N] [--exchange auto|overlap|after|both] [--check-every N]
+ *                    [--csv FILE]
  *
  * --samples puts a static sphere of N immersed-boundary samples (radius a
  * sixth of the smallest side) at the centre of the grid, across the middle
@@ -45,6 +46,7 @@
 #include "cli.h" /* cli_long, cli_dims, cli_backend, cli_failed */
 
 #define MAX_COUNTS 16        /* entries of --slabs */
+#define MAX_ROWS (2 * MAX_COUNTS) /* --exchange both: two rows a slab count */
 #define MAX_SLABS 1024       /* slabs of one row */
 #define MAX_DEVICES 64       /* entries of --devices, and the ordinals they may name */
 #define PROGRESS_SECONDS 5.0 /* timed runs expected longer than this report on stderr */
@@ -60,6 +62,13 @@ typedef struct named {
 
 static const named precisions[] = {
     {"fp32", ACM_PRECISION_FP32}, {"fp64", ACM_PRECISION_FP64}, {"fp16", ACM_PRECISION_FP16}};
+/* ACM_PARAM_HALO_OVERLAP of the rows of more than one slab (0, 1, 2), or a
+ * row of overlap and one of after. */
+enum { EXCHANGE_AFTER = 0, EXCHANGE_AUTO = 1, EXCHANGE_OVERLAP = 2, EXCHANGE_BOTH = 3 };
+static const named exchanges[] = {{"auto", EXCHANGE_AUTO},
+                                  {"overlap", EXCHANGE_OVERLAP},
+                                  {"after", EXCHANGE_AFTER},
+                                  {"both", EXCHANGE_BOTH}};
 static const named collisions[] = {
     {"bgk", ACM_COLLISION_BGK},           {"rm", ACM_COLLISION_RM_MRT},
     {"cm", ACM_COLLISION_CM_MRT},         {"acm-li2018", ACM_COLLISION_ACM_LI2018},
@@ -78,12 +87,15 @@ typedef struct bench_args {
     int collision; /* acm_collision; DEFAULT: the library's */
     long copy_mib;
     long samples; /* of a static sphere at the centre; 0: fluid only */
+    int exchange; /* EXCHANGE_* */
+    long check_every; /* ACM_PARAM_DIVERGENCE_INTERVAL */
     const char *csv;
 } bench_args;
 
 /* One slab count's result. */
 typedef struct row {
     int32_t slabs;
+    int overlap;         /* ACM_PARAM_HALO_OVERLAP: EXCHANGE_AFTER, _AUTO or _OVERLAP */
     int32_t n[3];        /* the global grid */
     int ndevices;        /* distinct CUDA devices its slabs run on; 1 on the CPU */
     acm_status status;   /* ACM_OK, or why the row was skipped */
@@ -112,6 +124,11 @@ static void usage(FILE *fp)
             "  --collision bgk|rm|cm|acm-li2018|acm-li2020  (default: the library's)\n"
             "  --copy-mib M             size of each copy-bandwidth buffer (default 512)\n"
             "  --samples N              a static sphere of N IB samples at the centre (default 0)\n"
+            "  --exchange auto|overlap|after|both  ghost planes exchanged as the library chooses,\n"
+            "                           while the step runs, after it (ACM_PARAM_HALO_OVERLAP 1, 2,\n"
+            "                           0), or a row of overlap and one of after (default auto)\n"
+            "  --check-every N          CUDA: steps between divergence checks, each a wait for\n"
+            "                           the device (ACM_PARAM_DIVERGENCE_INTERVAL, default 1)\n"
             "  --csv FILE               the rows as CSV too\n"
             "Exit status: 0 every row measured or unsupported, 1 a row failed, 2 usage error,\n"
             "77 --backend cuda without a GPU.\n",
@@ -188,6 +205,10 @@ static int parse_option(const char *name, const char *value, bench_args *a)
         return cli_long(prog, name, value, 1, 1L << 20, &a->copy_mib);
     if (strcmp(name, "--samples") == 0)
         return cli_long(prog, name, value, 0, 1L << 26, &a->samples);
+    if (strcmp(name, "--check-every") == 0)
+        return cli_long(prog, name, value, 1, 1L << 30, &a->check_every);
+    if (strcmp(name, "--exchange") == 0)
+        return cli_named(name, value, exchanges, COUNT_OF(exchanges), &a->exchange);
     if (strcmp(name, "--csv") == 0) {
         a->csv = value;
         return 0;
@@ -247,7 +268,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
 {
     const bench_args defaults = {{128, 128, 128}, ACM_BACKEND_AUTO, {1, 2, 4}, 3, {0}, 0, 0,
                                  200, 20, ACM_PRECISION_DEFAULT, ACM_COLLISION_DEFAULT, 512,
-                                 0, NULL};
+                                 0, EXCHANGE_AUTO, 1, NULL};
     *a = defaults;
     const int st = cli_parse(prog, argc, argv, take_option, take_flag, usage, a);
     if (st != 0)
@@ -336,9 +357,10 @@ static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
                     d, prop.name, bw[d] / 1e9, a->copy_mib);
         }
 #endif
-    fprintf(fp, "grid     %dx%dx%d %s; %ld timed steps after %ld\n", (int)a->n[0], (int)a->n[1],
-            (int)a->n[2], a->weak ? "per slab (weak scaling)" : "in all (strong scaling)",
-            a->steps, a->warmup);
+    fprintf(fp, "grid     %dx%dx%d %s; %ld timed steps after %ld, a divergence check every %ld\n",
+            (int)a->n[0], (int)a->n[1], (int)a->n[2],
+            a->weak ? "per slab (weak scaling)" : "in all (strong scaling)", a->steps, a->warmup,
+            a->check_every);
     fprintf(fp, a->samples > 0 ? "solid    a static sphere of %ld samples at the centre\n\n"
                                : "solid    none (fluid only)\n\n",
             a->samples);
@@ -386,6 +408,10 @@ static acm_domain *create_domain(const bench_args *a, row *r, const int32_t *dev
     acm_domain *d = NULL;
     r->status = acm_domain_create(&d, &o);
     const double lid[3] = {0.05, 0.0, 0.0};
+    if (r->status == ACM_OK)
+        r->status = acm_domain_set_param(d, ACM_PARAM_HALO_OVERLAP, r->overlap);
+    if (r->status == ACM_OK)
+        r->status = acm_domain_set_param(d, ACM_PARAM_DIVERGENCE_INTERVAL, a->check_every);
     if (r->status == ACM_OK)
         r->status = acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL);
     if (r->status == ACM_OK)
@@ -450,13 +476,20 @@ static acm_status time_steps(acm_domain *d, const bench_args *a, row *r)
     return st;
 }
 
+/* How a row's slabs exchange, for the table: "" for one slab. */
+static const char *exchange_name(const row *r)
+{
+    static const char *const names[3] = {" after", " auto", " overlap"};
+    return r->slabs == 1 ? "" : names[r->overlap];
+}
+
 static void run_row(const bench_args *a, row *r, const double bw[MAX_DEVICES])
 {
     int32_t devs[MAX_SLABS];
     slab_devices(a, r, bw, devs);
-    fprintf(stderr, "%s: %d slab%s, %dx%dx%d: %ld + %ld steps\n", prog, (int)r->slabs,
-            r->slabs == 1 ? "" : "s", (int)r->n[0], (int)r->n[1], (int)r->n[2], a->warmup,
-            a->steps);
+    fprintf(stderr, "%s: %d slab%s%s, %dx%dx%d: %ld + %ld steps\n", prog, (int)r->slabs,
+            r->slabs == 1 ? "" : "s", exchange_name(r), (int)r->n[0], (int)r->n[1],
+            (int)r->n[2], a->warmup, a->steps);
     acm_domain *d = create_domain(a, r, devs);
     if (r->status == ACM_OK && a->samples > 0)
         r->status = add_sphere(d, a, r);
@@ -526,39 +559,43 @@ static const char *number(char *buf, size_t size, const char *format, double v)
 
 static void print_rows(const row *rows, int count, const row *base, const bench_args *a)
 {
-    printf("%5s  %-17s %5s %9s %9s %7s %8s %8s %6s %8s %7s %7s\n", "slabs", "grid", "devs",
-           "ms/step", "MLUPS", "GLUPS", "speed-up", "overhead", "eff.", "B/cell", "GB/s",
-           "of copy");
+    printf("%5s %-8s %-17s %5s %9s %9s %7s %8s %8s %6s %8s %7s %7s\n", "slabs", "exchange",
+           "grid", "devs", "ms/step", "MLUPS", "GLUPS", "speed-up", "overhead", "eff.", "B/cell",
+           "GB/s", "of copy");
     for (const row *r = rows; r < rows + count; ++r) {
         char grid[40];
         snprintf(grid, sizeof grid, "%dx%dx%d", (int)r->n[0], (int)r->n[1], (int)r->n[2]);
+        const char *ex = r->slabs == 1 ? "-" : exchange_name(r) + 1;
         if (r->status != ACM_OK) {
-            printf("%5d  %-17s skipped: %s: %s\n", (int)r->slabs, grid,
+            printf("%5d %-8s %-17s skipped: %s: %s\n", (int)r->slabs, ex, grid,
                    acm_status_string(r->status), r->message);
             continue;
         }
         const figures f = row_figures(r, base, a);
         char speedup[16], overhead[16], efficiency[16];
-        printf("%5d  %-17s %5d %9.3f %9.1f %7.3f %8s %8s %6s %8.1f %7.1f %6.1f%%\n",
-               (int)r->slabs, grid, r->ndevices, f.ms, f.mlups, f.mlups / 1e3,
+        printf("%5d %-8s %-17s %5d %9.3f %9.1f %7.3f %8s %8s %6s %8.1f %7.1f %6.1f%%\n",
+               (int)r->slabs, ex, grid, r->ndevices, f.ms, f.mlups, f.mlups / 1e3,
                number(speedup, sizeof speedup, "%.2fx", f.speedup),
                number(overhead, sizeof overhead, "%+.1f%%", f.overhead),
                number(efficiency, sizeof efficiency, "%.0f%%", f.efficiency), f.mem_per_cell,
                f.gbs, f.of_copy);
     }
     printf("\nspeed-up: MLUPS over 1 slab's; overhead: time per cell update over 1 slab's, "
-           "minus 1\n(the figure that counts while the slabs share one device); eff.: speed-up "
+           "minus 1\n(the figure that counts while the slabs share one device); exchange: "
+           "ghost planes sent\nwhile the rest of the step runs (overlap), after it, or as the "
+           "library chooses (auto);\neff.: speed-up "
            "per device in use;\nB/cell: acm_domain_info.memory_bytes per cell; GB/s: 2 x 27 "
            "populations per cell and step,\nagainst the copy bandwidth of the devices in use.\n");
 }
 
 static void write_csv(FILE *fp, const row *rows, int count, const row *base, const bench_args *a)
 {
-    fprintf(fp, "slabs,nx,ny,nz,backend,devices_in_use,precision,collision,steps,ms_per_step,mlups,"
+    fprintf(fp, "slabs,exchange,nx,ny,nz,backend,devices_in_use,precision,collision,steps,ms_per_step,mlups,"
                 "glups,speedup,overhead_pct,efficiency_pct,bytes_per_cell,gbs,copy_gbs,"
                 "copy_pct,status\n");
     for (const row *r = rows; r < rows + count; ++r) {
-        fprintf(fp, "%d,%d,%d,%d,%s,%d,%s,%s,%ld,", (int)r->slabs, (int)r->n[0], (int)r->n[1],
+        fprintf(fp, "%d,%s,%d,%d,%d,%s,%d,%s,%s,%ld,", (int)r->slabs,
+                r->slabs == 1 ? "" : exchange_name(r) + 1, (int)r->n[0], (int)r->n[1],
                 (int)r->n[2], a->backend == ACM_BACKEND_CPU ? "cpu" : "cuda", r->ndevices,
                 name_of(precisions, COUNT_OF(precisions), (int)r->info.precision),
                 name_of(collisions, COUNT_OF(collisions), (int)r->info.collision), a->steps);
@@ -608,26 +645,32 @@ int main(int argc, char **argv)
     print_header(stdout, &a, argc, argv, bw);
     fflush(stdout);
 
-    row rows[MAX_COUNTS];
+    row rows[MAX_ROWS];
     const row *base = NULL; /* the first 1-slab row: every speed-up is against it */
-    int failed = 0;
+    int failed = 0, nrows = 0;
     for (int k = 0; k < a.nslabs; ++k) {
-        row *r = &rows[k];
-        memset(r, 0, sizeof *r);
-        r->slabs = (int32_t)a.slabs[k];
-        memcpy(r->n, a.n, sizeof r->n);
-        r->n[2] = (int32_t)row_nz(&a, r->slabs);
-        run_row(&a, r, bw);
-        char what[48];
-        snprintf(what, sizeof what, "  %d slabs skipped", (int)r->slabs);
-        cli_failed(prog, r->status, what, r->message);
-        /* a backend that cannot divide yet is what the row reports, not a failure */
-        failed |= r->status != ACM_OK && r->status != ACM_ERR_UNSUPPORTED;
-        base = base == NULL && r->slabs == 1 ? r : base;
+        const int passes = a.exchange == EXCHANGE_BOTH && a.slabs[k] > 1 ? 2 : 1;
+        for (int pass = 0; pass < passes; ++pass) {
+            row *r = &rows[nrows++];
+            memset(r, 0, sizeof *r);
+            r->slabs = (int32_t)a.slabs[k];
+            r->overlap = a.exchange != EXCHANGE_BOTH ? a.exchange
+                         : pass == 0             ? EXCHANGE_OVERLAP
+                                                 : EXCHANGE_AFTER;
+            memcpy(r->n, a.n, sizeof r->n);
+            r->n[2] = (int32_t)row_nz(&a, r->slabs);
+            run_row(&a, r, bw);
+            char what[48];
+            snprintf(what, sizeof what, "  %d slabs skipped", (int)r->slabs);
+            cli_failed(prog, r->status, what, r->message);
+            /* a backend that cannot divide yet is what the row reports, not a failure */
+            failed |= r->status != ACM_OK && r->status != ACM_ERR_UNSUPPORTED;
+            base = base == NULL && r->slabs == 1 ? r : base;
+        }
     }
-    print_rows(rows, a.nslabs, base, &a);
+    print_rows(rows, nrows, base, &a);
     if (csv != NULL) {
-        write_csv(csv, rows, a.nslabs, base, &a);
+        write_csv(csv, rows, nrows, base, &a);
         if (fclose(csv) != 0) {
             fprintf(stderr, "%s: --csv '%s': %s\n", prog, a.csv, strerror(errno));
             return 1;

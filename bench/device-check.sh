@@ -11,7 +11,7 @@
 # allocation-failure loop on the GPU (every 7th call), then the agreement tests.
 # "decomp" (not part of "all") runs docs/multi-gpu.md's one-GPU part: slabs on
 # one device bitwise against one domain, under memcheck, and the decomposition
-# benchmark.
+# benchmark with the exchange overlapped and after the step.
 part=${1:-all}
 case "$part" in all|tests|bench|reliability|decomp) ;;
   *) echo "usage: device-check.sh [all|tests|bench|reliability|decomp]" >&2; exit 2;; esac
@@ -60,7 +60,7 @@ done
 for size in 256x256x256 200x400x200; do
     for samples in 0 1500000; do
         ./bench/acm-bench-decomp --backend cuda --size $size --slabs 1,2,4 --steps 200 \
-            --samples $samples 2>&1 | tee -a "$out/bench-decomp.log"
+            --samples $samples --exchange both 2>&1 | tee -a "$out/bench-decomp.log"
     done
 done
 run_test test-solids 60

@@ -70,6 +70,10 @@ struct cuda_impl {
     size_t probe_bytes;
     cudaStream_t stream;
     cudaEvent_t marker;   /* orders work between this domain's stream and another's */
+    cudaStream_t side;    /* a slab's: the copies into its ghost planes (planes_copy) */
+    cudaEvent_t side_done;
+    bool split;           /* advance_edges stepped the edges of part: advance_rest the rest */
+    acm_step_args part;
     bool own_stream;
     bool broken;          /* a sticky device error: the context is unusable */
     int64_t batch_step;   /* steps since the divergence key was reset */
@@ -240,6 +244,8 @@ static acm_step_args step_args(const acm_domain *d)
     a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
     a.ib_mask = m->ib.n > 0 ? m->ib.mask : NULL;
     a.ib_force = m->ib.force;
+    a.first = 0;
+    a.end = (uint32_t)d->ncells;
     plane_pointers(d, a);
     return a;
 }
@@ -296,6 +302,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     m->own_stream = true;
     CU_TRY(d, cudaEventCreateWithFlags(&m->marker, cudaEventDisableTiming));
+    CU_TRY(d, cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
+    CU_TRY(d, cudaEventCreateWithFlags(&m->side_done, cudaEventDisableTiming));
     m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(dev_alloc(d, &m->f[b], pop_bytes(d), "populations"));
@@ -339,6 +347,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaSetDevice(d->device);
         if (m->stream != NULL)
             cudaStreamSynchronize(m->stream);
+        if (m->side != NULL)
+            cudaStreamSynchronize(m->side);
     }
     ib_release(d, true);
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
@@ -359,6 +369,10 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->host_planes);
     if (m->marker != NULL)
         cudaEventDestroy(m->marker);
+    if (m->side_done != NULL)
+        cudaEventDestroy(m->side_done);
+    if (m->side != NULL)
+        cudaStreamDestroy(m->side);
     if (m->own_stream && m->stream != NULL)
         cudaStreamDestroy(m->stream);
     (void)cudaGetLastError();
@@ -634,12 +648,14 @@ extern "C" acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, i
 
 /* ---- time stepping ------------------------------------------------------------------------ */
 
-static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f)
+/* The inlet/outlet layers' cells of planes [z0, z1) of the new state f. */
+static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, int32_t z0,
+                                int32_t z1)
 {
     cuda_impl *m = IMPL(d);
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->face[face].type))
-            CU_TRY(d, acm_launch_layer(g, f, m->elem, face, m->stream));
+            CU_TRY(d, acm_launch_layer(g, f, m->elem, face, z0, z1, m->stream));
     return ACM_OK;
 }
 
@@ -668,9 +684,24 @@ static acm_status redo_marked(acm_domain *d, const acm_step_args &a, bool pull)
     return ACM_OK;
 }
 
-static acm_status enqueue_fused(acm_domain *d, const acm_step_args &a)
+/* The first cell of plane z, rounded to a word of the redo mask (up or down),
+ * at most ncells. */
+static uint32_t word_cell(const acm_domain *d, int32_t z, bool up)
+{
+    const uint64_t k = (uint64_t)z * (uint64_t)d->nx * (uint64_t)d->ny;
+    const uint64_t w = up ? (k + 31u) / 32u * 32u : k / 32u * 32u;
+    return (uint32_t)(w < (uint64_t)d->ncells ? w : (uint64_t)d->ncells);
+}
+
+/* The fused kernel steps the planes acm__stepped_planes names (a slab's ghost
+ * planes only in place), in whole words of the redo mask. */
+static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
 {
     cuda_impl *m = IMPL(d);
+    int32_t z0, z1;
+    acm__stepped_planes(d, &z0, &z1);
+    a.first = word_cell(d, z0, false);
+    a.end = word_cell(d, z1, true);
     ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
     ACM_TRY(redo_marked(d, a, true));
@@ -706,11 +737,11 @@ static acm_status enqueue_baseline(acm_domain *d, acm_step_args a)
     return redo_marked(d, a, false);
 }
 
-/* Enqueue one step of the domain's kernel structure. */
-static acm_status enqueue_step(acm_domain *d)
+/* The arguments of this step's kernels; the smoke's velocity captured on the way. */
+static acm_status start_step(acm_domain *d, acm_step_args &a)
 {
     cuda_impl *m = IMPL(d);
-    acm_step_args a = step_args(d);
+    a = step_args(d);
     if (m->smoke_capture) { /* the step's start velocity for the smoke (acm_cuda_smoke_velocity) */
         m->smoke_capture = false;
         if (d->kernel != ACM_KERNEL_SPLIT) /* the collision kernel writes it on the way */
@@ -719,6 +750,24 @@ static acm_status enqueue_step(acm_domain *d)
             CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_VELOCITY, m->smoke_u,
                                        (int)sizeof(float), 0, (uint32_t)d->ncells, m->stream));
     }
+    return ACM_OK;
+}
+
+/* After every kernel of the step is enqueued. */
+static void end_step(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    m->ring = 1 - m->ring;
+    m->batch_step++;
+    d->step++;
+}
+
+/* Enqueue one step of the domain's kernel structure. */
+static acm_status enqueue_step(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_step_args a;
+    ACM_TRY(start_step(d, a));
     if (d->kernel == ACM_KERNEL_SPLIT)
         ACM_TRY(enqueue_split(d, a));
     else if (d->kernel == ACM_KERNEL_BASELINE)
@@ -729,11 +778,44 @@ static acm_status enqueue_step(acm_domain *d)
         m->parity = 1 - m->parity;
     else
         m->cur = 1 - m->cur;
-    ACM_TRY(launch_layers(d, grid_of(d), a.dst)); /* the grid of the new state */
-    m->ring = 1 - m->ring;
-    m->batch_step++;
-    d->step++;
+    int32_t z0, z1;
+    acm__stepped_planes(d, &z0, &z1);
+    ACM_TRY(launch_layers(d, grid_of(d), a.dst, z0, z1)); /* the grid of the new state */
+    end_step(d);
     return ACM_OK;
+}
+
+/* ---- a slab's step in two parts (backend.h advance_edges) ----------------------------- */
+
+/* Where a split step of d divides its cells and planes (for the layers): the
+ * edges [cut[0], cut[1]) and [cut[2], cut[3]), the rest [cut[1], cut[2]).
+ * Only the fused kernel with two arrays splits. */
+static bool split_cells(const acm_domain *d, uint32_t cut[4], int32_t planes[4])
+{
+    acm__stepped_planes(d, &planes[0], &planes[3]);
+    acm__edge_planes(d, &planes[1], &planes[2]);
+    if (IMPL(d)->in_place || d->kernel != ACM_KERNEL_FUSED || planes[1] >= planes[2])
+        return false;
+    cut[0] = word_cell(d, planes[0], false);
+    cut[1] = word_cell(d, planes[1], true);
+    cut[2] = word_cell(d, planes[2], false);
+    cut[3] = word_cell(d, planes[3], true);
+    return cut[1] < cut[2];
+}
+
+/* Cells [first, end) of a fused two-array step, then the layers of planes
+ * [z0, z1) (which read only cells of their own plane). */
+static acm_status enqueue_part(acm_domain *d, acm_step_args a, uint32_t first, uint32_t end,
+                               int32_t z0, int32_t z1)
+{
+    cuda_impl *m = IMPL(d);
+    a.first = first;
+    a.end = end;
+    if (first < end) {
+        CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
+        ACM_TRY(redo_marked(d, a, true));
+    }
+    return launch_layers(d, a.g, a.dst, z0, z1);
 }
 
 /* Wait for the enqueued steps; report a divergence or a device fault. When
@@ -793,14 +875,58 @@ static acm_status take_domain_sums(acm_domain *d)
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
+/* What a step needs before its first kernel. */
+static acm_status before_step(acm_domain *d)
 {
     ACM_TRY(enter(d));
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(ensure_tau(d));
     if (d->slab_cells > 0.0 && acm_is_adaptive(d->coll.model))
         ACM_TRY(take_domain_sums(d));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
+{
+    ACM_TRY(before_step(d));
     ACM_TRY(enqueue_step(d));
+    return acm_cuda_check(d, when);
+}
+
+/* The edges of a split step enqueued, then the new state is f[cur] (the rest
+ * writes only other cells of it); or the whole step. */
+extern "C" acm_status acm_cuda_advance_edges(acm_domain *d)
+{
+    ACM_TRY(before_step(d));
+    cuda_impl *m = IMPL(d);
+    uint32_t cut[4];
+    int32_t planes[4];
+    if (!split_cells(d, cut, planes))
+        return enqueue_step(d);
+    acm_step_args a;
+    ACM_TRY(start_step(d, a));
+    ACM_TRY(clear_planes(d));
+    ACM_TRY(enqueue_part(d, a, cut[0], cut[1], planes[0], planes[1]));
+    ACM_TRY(enqueue_part(d, a, cut[2], cut[3], planes[2], planes[3]));
+    m->part = a;
+    m->cur = 1 - m->cur;
+    m->split = true;
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_advance_rest(acm_domain *d, acm_check when)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    if (m->split) {
+        m->split = false;
+        uint32_t cut[4] = {0, 0, 0, 0};
+        int32_t planes[4] = {0, 0, 0, 0};
+        (void)split_cells(d, cut, planes); /* as in advance_edges */
+        ACM_TRY(enqueue_part(d, m->part, cut[1], cut[2], planes[1], planes[2]));
+        ACM_TRY(finish_sums(d));
+        end_step(d);
+    }
     return acm_cuda_check(d, when);
 }
 
@@ -913,8 +1039,9 @@ static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain 
     return st;
 }
 
-/* src's planes into dst's on dst's stream, after src's work so far and before
- * src's next (events, no host wait); across devices by peer access. */
+/* src's planes into dst's on dst's side stream, after both streams' work so
+ * far (a slab's split step: its edges) and alongside what follows (the rest
+ * of the step), with events, no host wait; across devices by peer access. */
 extern "C" acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src,
                                            int32_t src_z, int32_t n)
 {
@@ -927,13 +1054,26 @@ extern "C" acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_d
     CU_TRY(dst, cudaSetDevice(src->device));
     CU_TRY(dst, cudaEventRecord(ms->marker, ms->stream));
     CU_TRY(dst, cudaSetDevice(dst->device));
-    CU_TRY(dst, cudaStreamWaitEvent(md->stream, ms->marker, 0));
+    CU_TRY(dst, cudaStreamWaitEvent(md->side, ms->marker, 0));
+    CU_TRY(dst, cudaEventRecord(md->marker, md->stream));
+    CU_TRY(dst, cudaStreamWaitEvent(md->side, md->marker, 0));
     CU_TRY(dst, acm_launch_copy_stored(grid_of(dst), state_array(md), (uint32_t)dst_z * plane,
                                        grid_of(src), state_array(ms), (uint32_t)src_z * plane,
-                                       (uint32_t)n * plane, md->elem, md->stream));
-    CU_TRY(dst, cudaEventRecord(md->marker, md->stream));
+                                       (uint32_t)n * plane, md->elem, md->side));
+    return ACM_OK;
+}
+
+/* dst's and src's streams wait for the copies into dst so far. */
+extern "C" acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src)
+{
+    ACM_TRY(enter(src));
+    ACM_TRY(enter(dst));
+    cuda_impl *md = IMPL(dst), *ms = IMPL(src);
+    CU_TRY(dst, cudaEventRecord(md->side_done, md->side));
+    CU_TRY(dst, cudaStreamWaitEvent(md->stream, md->side_done, 0));
     CU_TRY(dst, cudaSetDevice(src->device));
-    CU_TRY(dst, cudaStreamWaitEvent(ms->stream, md->marker, 0));
+    CU_TRY(dst, cudaStreamWaitEvent(ms->stream, md->side_done, 0));
+    CU_TRY(dst, cudaSetDevice(dst->device));
     return ACM_OK;
 }
 

@@ -14,6 +14,8 @@ acm_status acm_cuda_domain_init(acm_domain *d);
 void acm_cuda_domain_fini(acm_domain *d);
 acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src);
 acm_status acm_cuda_advance(acm_domain *d, acm_check when);
+acm_status acm_cuda_advance_edges(acm_domain *d);
+acm_status acm_cuda_advance_rest(acm_domain *d, acm_check when);
 acm_status acm_cuda_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
 acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype, const void *src);
 acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
@@ -26,6 +28,7 @@ acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf);
 acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf);
 acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
                                 int32_t n);
+acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src);
 acm_status acm_cuda_ib_attach(acm_domain *d);
 acm_status acm_cuda_ib_forces(acm_domain *d);
 acm_status acm_cuda_ib_fetch(acm_domain *d);

@@ -31,11 +31,11 @@ __device__ __forceinline__ bool acm_face_thread(const acm_gpu_grid &g, int face,
  * after the collision; g.state is the array's state after it (the slots of
  * acm_post_slot). */
 template <typename T>
-__global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face)
+__global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face, int32_t z0, int32_t z1)
 {
     typedef typename acm_io<T>::R R;
     acm_face_cell fc;
-    if (!acm_face_thread(g, face, fc))
+    if (!acm_face_thread(g, face, fc) || fc.c[2] < z0 || fc.c[2] >= z1)
         return;
     const int axis = face / 2, inward = (face & 1) ? -1 : 1;
     const acm_face_bc &bc = g.face[face];
@@ -96,11 +96,11 @@ static dim3 face_grid(const acm_gpu_grid &g, int face)
 }
 
 cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
-                             cudaStream_t s)
+                             int32_t z0, int32_t z1, cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)f, face);
+        acm_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)f, face, z0, z1);
     });
     return cudaGetLastError();
 }

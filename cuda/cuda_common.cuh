@@ -213,6 +213,9 @@ struct acm_step_args {
     const void *ib_force;        /* its force planes (3 of ncells, arithmetic type) */
     float *u_out;                /* or NULL: the velocity (j + F/2)/rho of the state the step
                                     starts from, 3 per cell (smoke particles, docs/smoke.md) */
+    uint32_t first, end;         /* the cells [first, end) a collision launch steps: all of
+                                    them, or one part of a slab's split step (first a
+                                    multiple of 32: the parts share no word of redo) */
 };
 
 /* Linear cell index -> coordinates. */
@@ -658,14 +661,14 @@ __host__ __device__ inline void acm_plane_value(const acm_plane_fixed &f, double
 }
 
 /* Add the cell of each thread (valid: it has one, cell k) to its plane: u2 >= 0
- * to the maximum, with SUMS rho, j and pi to the sums. Every thread of the block
- * calls it. A block within one plane adds once, after a warp reduction (of R,
+ * to the maximum, with SUMS rho, j and pi to the sums. The block's cells are
+ * [first, min(first + blockDim.x, end)). Every thread of the block calls it. A block within one plane adds once, after a warp reduction (of R,
  * the kernel's arithmetic type: one instruction for float) and an exact integer
  * one. Defined after acm_warp_max (below). */
 template <bool SUMS, typename R>
 __device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
-                                              uint32_t k, bool valid, R u2, double rho,
-                                              double j, double pi);
+                                              uint32_t first, uint32_t end, uint32_t k,
+                                              bool valid, R u2, double rho, double j, double pi);
 
 /* v (+)= one set of sums; max_u2 as a maximum when FIRST_MAX. */
 template <bool FIRST_MAX>
@@ -730,12 +733,11 @@ __device__ __forceinline__ double acm_warp_max(double v)
 
 template <bool SUMS, typename R>
 __device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
-                                              uint32_t k, bool valid, R u2, double rho,
-                                              double j, double pi)
+                                              uint32_t first, uint32_t end, uint32_t k,
+                                              bool valid, R u2, double rho, double j, double pi)
 {
     const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
-    const uint32_t first = blockIdx.x * blockDim.x;
-    const uint32_t last = min(first + blockDim.x, g.ncells) - 1u;
+    const uint32_t last = min(first + blockDim.x, end) - 1u;
     long long s[3] = {0, 0, 0};
     if (SUMS && valid) {
         s[0] = __double2ll_rn(rho * ACM_PLANE_SCALE);
@@ -799,7 +801,7 @@ __device__ __forceinline__ void acm_mark_redo(const acm_step_args &a, uint32_t k
                                               bool accumulate)
 {
     const unsigned bits = __ballot_sync(0xffffffffu, redo);
-    if ((threadIdx.x & 31u) == 0 && k < a.g.ncells)
+    if ((threadIdx.x & 31u) == 0 && k < a.end)
         a.redo[k >> 5] = accumulate ? a.redo[k >> 5] | bits : bits;
 }
 

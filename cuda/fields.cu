@@ -267,7 +267,8 @@ __global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restric
     acm_block_sums<true>(s1, partials + blockIdx.x);
     acm_block_sums<false>(s2, partials + gridDim.x + blockIdx.x);
     /* the ACM rules' inputs of the first step, per plane (acm_plane_add) */
-    acm_plane_add<true>(a.planes, a.g, k, live, s1.max_u2, s1.sum_rho, s1.sum_j, s1.sum_pi);
+    acm_plane_add<true>(a.planes, a.g, blockIdx.x * blockDim.x, a.g.ncells, k, live, s1.max_u2,
+                        s1.sum_rho, s1.sum_j, s1.sum_pi);
 }
 
 static const unsigned acm_aux_block = 256;

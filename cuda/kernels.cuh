@@ -99,9 +99,10 @@ cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int
                                   acm_gpu_sums *out, double ncells, cudaStream_t s);
 
 /* boundary_faces.cu: the per-face domain-boundary kernels.
- * Inlet/outlet equilibrium layer of one face, on the post-collision state. */
+ * Inlet/outlet equilibrium layer of one face, on the post-collision state:
+ * its cells in planes [z0, z1). */
 cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
-                             cudaStream_t s);
+                             int32_t z0, int32_t z1, cudaStream_t s);
 /* Half-way bounce-back of one non-periodic face on freshly streamed
  * populations tmp (the paper's per-face wall kernel, split variant). */
 cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *tmp,

@@ -40,11 +40,11 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     const R sigma = (R)acm_io<T>::sigma; /* populations collide as stored (acm_collide) */
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
-    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
     double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
     R u2max = 0;
     bool redo = false;
-    if (k < a.g.ncells) {
+    if (k < a.end) {
         R f[27], o[27], F[3];
         const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
         const auto at = ADDR::at(a.g.l, k);
@@ -121,7 +121,8 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     /* the ACM rules' inputs of the next step, per plane: max |u| (LI2018), also the
      * sums of the means (LI2020) */
     if (acm && PULL)
-        acm_plane_add<li2020>(a.planes, a.g, k, k < a.g.ncells, u2max, rho_sum, j_sum, pi_sum);
+        acm_plane_add<li2020>(a.planes, a.g, k - threadIdx.x, a.end, k, k < a.end, u2max,
+                              rho_sum, j_sum, pi_sum);
 }
 
 /* The pulling kernel of one model and array state: the compile-time CSoA
@@ -141,7 +142,7 @@ static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned b
 template <typename T>
 cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
 {
-    const unsigned grid = acm_blocks(a.g.ncells, block);
+    const unsigned grid = acm_blocks(a.end - a.first, block);
     acm_with_model(a.p.model, [&](auto m) {
         constexpr int M = decltype(m)::value;
         if (!pull)

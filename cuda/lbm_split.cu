@@ -76,7 +76,8 @@ __global__ void acm_macro_kernel(const acm_step_args a, const T *__restrict__ tm
         pi_sum = MODEL == ACM_COLLISION_ACM_LI2020 ? (double)acm_pi_norm(f) : 0.0;
     }
     if (acm_is_adaptive(MODEL)) /* the ACM rules' inputs of the next step, per plane */
-        acm_plane_add<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, a.g, k, k < a.g.ncells, u2max,
+        acm_plane_add<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, a.g, blockIdx.x * blockDim.x,
+                                                         a.g.ncells, k, k < a.g.ncells, u2max,
                                                          rho_sum, j_sum, pi_sum);
 }
 

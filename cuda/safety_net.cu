@@ -8,7 +8,7 @@
  */
 #include "kernels.cuh"
 
-/* One thread per word of 32 cells. PULL: a.src holds the populations before
+/* One thread per word of 32 cells of [a.first, a.end). PULL: a.src holds the populations before
  * streaming (the fused kernel's source, unchanged until the next step; in
  * place the fused kernel left a marked cell's slots alone) and is pulled
  * again; else a.src holds them streamed (split and baseline). */
@@ -16,8 +16,8 @@ template <typename T, bool PULL>
 __global__ void acm_redo_kernel(const acm_step_args a)
 {
     typedef acm_real<T> R;
-    const uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= acm_redo_words(a.g.ncells))
+    const uint32_t w = a.first / 32u + blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= acm_redo_words(a.end))
         return;
     const uint32_t word = a.redo[w];
     for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
@@ -40,7 +40,7 @@ __global__ void acm_redo_kernel(const acm_step_args a)
 cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                             cudaStream_t s)
 {
-    const unsigned grid = acm_blocks(acm_redo_words(a.g.ncells), block);
+    const unsigned grid = acm_blocks(acm_redo_words(a.end) - a.first / 32u, block);
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
         if (pull)

@@ -99,6 +99,7 @@ struct acm_domain {
     double max_speed;
     int64_t threads;
     int64_t divergence_interval;
+    int32_t halo_overlap;        /* ACM_PARAM_HALO_OVERLAP (a decomposed domain's) */
 
     /* state */
     int64_t step;

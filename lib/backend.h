@@ -173,15 +173,49 @@ struct acm_backend_ops {
     acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf);
     /* The same from planes [src_z, src_z + n) of src into [dst_z, dst_z + n) of
      * dst, two domains of this backend and of the same layout in this process,
-     * without a trip through the host; ordered after what both have enqueued
-     * and before what they enqueue next. */
+     * without a trip through the host; after what both have enqueued so far,
+     * and alongside what they enqueue next until planes_join. */
     acm_status (*planes_copy)(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
                               int32_t n);
+    /* What dst and src enqueue from now on waits for the copies into dst
+     * (NULL: planes_copy returns when its copy is done). */
+    acm_status (*planes_join)(acm_domain *dst, acm_domain *src);
+    /* One step in two calls, so that a decomposed domain exchanges the planes
+     * next to its cuts while the rest of the step runs (docs/multi-gpu.md,
+     * "Overlap"). advance_edges steps the planes acm__edge_planes names, then
+     * makes the step's new state the one planes_get, planes_put and planes_copy
+     * address; advance_rest steps the other planes and completes the step as
+     * advance(d, check) would. A backend that cannot split d's step takes it
+     * whole in advance_edges (in-place streaming: its pushes cross between the
+     * parts). Optional, both or neither. */
+    acm_status (*advance_edges)(acm_domain *d);
+    acm_status (*advance_rest)(acm_domain *d, acm_check check);
 
     /* What the domain runs on, for the tuning cache's key ("NVIDIA H200",
      * the CPU's model and thread count). */
     void (*device_name)(acm_domain *d, char *buf, size_t size);
 };
+
+/* The planes [*z0, *z1) a step computes. A slab's ghost planes (d->halo) get
+ * their neighbours' planes after every step (lib/halo.c); with two arrays
+ * nothing reads what a step would write into them first (a pull reaches the
+ * previous state only), so they are not stepped. With in-place streaming
+ * their pushes land in the slab's own planes: they are. */
+static inline void acm__stepped_planes(const acm_domain *d, int32_t *z0, int32_t *z1)
+{
+    const bool pushes = d->streaming == ACM_STREAMING_IN_PLACE;
+    *z0 = pushes ? 0 : d->halo[0];
+    *z1 = d->nz - (pushes ? 0 : d->halo[1]);
+}
+
+/* A slab's split step (advance_edges, two arrays): first the planes its
+ * neighbours copy, [halo[0], *lo) and [*hi, nz - halo[1]), then the rest
+ * [*lo, *hi) (empty when *lo >= *hi). */
+static inline void acm__edge_planes(const acm_domain *d, int32_t *lo, int32_t *hi)
+{
+    *lo = 2 * d->halo[0];
+    *hi = d->nz - 2 * d->halo[1];
+}
 
 extern const struct acm_backend_ops acm_backend_cpu;
 #if ACM_HAVE_CUDA

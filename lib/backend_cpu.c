@@ -95,6 +95,7 @@ typedef struct cpu_impl {
                                initialisation (backend.h plane_sums) */
     acm_row_sums *row_sums; /* per row (y, z) of the last advance, folded in row order */
     const acm_cpu_kernels *kernels;
+    bool split;         /* advance_edges stepped the edges: advance_rest steps the rest */
     cpu_ib ib;
 } cpu_impl;
 
@@ -462,6 +463,20 @@ static acm_status cpu_advance(acm_domain *d, acm_check check)
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
     return FP64(m) ? advance_f64(d, m) : advance_f32(d, m);
+}
+
+static acm_status cpu_advance_edges(acm_domain *d)
+{
+    cpu_impl *m = IMPL(d);
+    ACM_TRY(sync_threads(d, m));
+    return FP64(m) ? advance_edges_f64(d, m) : advance_edges_f32(d, m);
+}
+
+static acm_status cpu_advance_rest(acm_domain *d, acm_check check)
+{
+    (void)check;
+    cpu_impl *m = IMPL(d);
+    return FP64(m) ? advance_rest_f64(d, m) : advance_rest_f32(d, m);
 }
 
 /* ---- immersed boundary ---------------------------------------------------------- */
@@ -921,6 +936,8 @@ const struct acm_backend_ops acm_backend_cpu = {
     .domain_fini = cpu_domain_fini,
     .init_equilibrium = cpu_init_equilibrium,
     .advance = cpu_advance,
+    .advance_edges = cpu_advance_edges,
+    .advance_rest = cpu_advance_rest,
     .prepare = cpu_prepare,
     .ib_attach = cpu_ib_attach,
     .ib_forces = cpu_ib_forces,

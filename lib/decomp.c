@@ -429,13 +429,73 @@ static acm_status prepare_slab(acm_domain *d, acm_domain *s, int32_t p, const vo
     return s->ops->prepare != NULL ? s->ops->prepare(s) : ACM_OK;
 }
 
+static acm_status edges_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    return slab_outcome(d, s, s->ops->advance_edges(s));
+}
+
+static acm_status rest_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    const acm_check when = s->ops->check != NULL ? ACM_CHECK_NONE : *(const acm_check *)ctx;
+    return slab_outcome(d, s, s->ops->advance_rest(s, when));
+}
+
+/* After every slab's step is enqueued or done: its divergence check. */
+static acm_status check_slabs(acm_domain *d, acm_status st, const acm_check *check)
+{
+    if (st == ACM_OK && d->decomp->slab_ops->check != NULL)
+        st = each_slab_pass(d, check_slab, check, false);
+    return st;
+}
+
+/* The step with the exchange behind it (docs/multi-gpu.md, "Overlap"): every
+ * slab steps the planes next to its cuts, the exchange starts, every slab
+ * steps the rest (on a GPU alongside the copies), the exchange completes.
+ * Every slab completes its step, even after another failed. */
+static acm_status step_overlapped(acm_domain *d, const acm_check *check)
+{
+    acm_status st = each_slab_pass(d, edges_slab, NULL, true);
+    const bool exchanging = st == ACM_OK; /* agreed: every process or none */
+    const acm_status begun = exchanging ? acm__halo_exchange_begin(d) : ACM_OK;
+    const acm_status rest = check_slabs(d, each_slab_pass(d, rest_slab, check, false), check);
+    st = st != ACM_OK ? st : rest;
+    const acm_status ended = exchanging ? acm__halo_exchange_end(d, begun) : ACM_OK;
+    return st != ACM_OK ? st : ended; /* a failed exchange leaves the slabs out of step */
+}
+
+/* Whether slabs of this process run on more than one device. */
+static bool spans_devices(const acm_domain *d)
+{
+    const acm_slabs *m = IMPL(d);
+    for (int32_t p = 1; p < m->n; ++p)
+        if (m->slab[p].local && m->slab[p].device != m->slab[0].device)
+            return true;
+    return false;
+}
+
+/* Whether the slabs step in two parts around the exchange
+ * (ACM_PARAM_HALO_OVERLAP): by default where the exchange runs beside the
+ * rest of the step, as messages between processes or copies between devices.
+ * Slabs sharing one device share its memory bandwidth with their copies: the
+ * extra launches only cost there (docs/multi-gpu.md, "Overlap"). */
+static bool overlapped(const acm_domain *d)
+{
+    const acm_decomp *dc = d->decomp;
+    if (d->halo_overlap == 0 || dc->slab_ops->advance_edges == NULL)
+        return false;
+    return d->halo_overlap == 2 || dc->transport != NULL || spans_devices(d);
+}
+
 static acm_status decomp_advance(acm_domain *d, acm_check check)
 {
     ACM_TRY(decomp_reshape(d));
     ACM_TRY(each_slab(d, prepare_slab, NULL)); /* fail, if at all, before any slab steps */
-    acm_status st = each_slab(d, advance_slab, &check);
-    if (st == ACM_OK && d->decomp->slab_ops->check != NULL)
-        st = each_slab_pass(d, check_slab, &check, false);
+    const bool overlap = overlapped(d);
+    acm_status st = overlap ? step_overlapped(d, &check)
+                            : check_slabs(d, each_slab(d, advance_slab, &check), &check);
     const acm_slabs *m = IMPL(d);
     if (st != ACM_OK) {
         bool stepped = false; /* a slab of this process took the step */
@@ -461,7 +521,10 @@ static acm_status decomp_advance(acm_domain *d, acm_check check)
     d->step++;
     d->fallback_last = acm__halo_sum(d, fallbacks);
     d->fallback_total += d->fallback_last;
-    st = settle(d);
+    st = fold_planes(d);
+    if (st == ACM_OK && !overlap)
+        st = acm__halo_exchange(d);
+    account(d);
     if (st != ACM_OK && !d->diverged) { /* stepped, but without the next step's inputs */
         const size_t len = strlen(d->error);
         acm__format(d->error + len, sizeof d->error - len,

@@ -96,6 +96,7 @@ typedef struct acm_slabs {
     acm_plane_sums total;   /* their fold in plane order */
     int32_t depth;          /* ghost planes at every cut (acm_slab.halo: depth or 0) */
     void **ghost;           /* 2 per slab: the ghost planes in transit (lib/halo.c) */
+    bool posted;            /* an exchange is under way (acm__halo_exchange_begin) */
 } acm_slabs;
 
 /* Make d, configured like an ordinary domain of the given backend, a

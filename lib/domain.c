@@ -335,6 +335,7 @@ static acm_status domain_create(acm_domain **out, const acm_domain_options *opts
         d->face[f].type = ACM_BOUNDARY_PERIODIC;
     d->max_speed = o.max_speed == 0.0 ? ACM_DEFAULT_MAX_SPEED : o.max_speed;
     d->divergence_interval = 1;
+    d->halo_overlap = 1;
     d->ops = ops;
 
     if (comm != NULL)
@@ -634,6 +635,10 @@ ACM_API acm_status acm_param_bounds(acm_param param, int64_t *min, int64_t *max)
         *min = 1;
         *max = 16;
         return ACM_OK;
+    case ACM_PARAM_HALO_OVERLAP:
+        *min = 0;
+        *max = 2;
+        return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;
     }
@@ -653,6 +658,8 @@ static acm_status domain_set_param_unguarded(acm_domain *domain, acm_param param
         domain->threads = value;
     else if (param == ACM_PARAM_IB_ITERATIONS)
         domain->ib.iterations = (int32_t)value;
+    else if (param == ACM_PARAM_HALO_OVERLAP)
+        domain->halo_overlap = (int32_t)value;
     else
         domain->divergence_interval = value;
     return ACM_OK;
@@ -668,6 +675,7 @@ static acm_status domain_get_param_unguarded(acm_domain *domain, acm_param param
     case ACM_PARAM_THREADS: *value = domain->threads; return ACM_OK;
     case ACM_PARAM_DIVERGENCE_INTERVAL: *value = domain->divergence_interval; return ACM_OK;
     case ACM_PARAM_IB_ITERATIONS: *value = domain->ib.iterations; return ACM_OK;
+    case ACM_PARAM_HALO_OVERLAP: *value = domain->halo_overlap; return ACM_OK;
     default: return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown parameter %d", (int)param);
     }
 }

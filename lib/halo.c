@@ -91,58 +91,105 @@ void acm__halo_release(acm_decomp *dc)
         dc->transport->release(dc);
 }
 
-acm_status acm__halo_exchange(acm_domain *d)
+/* Ghost planes at end e of slab p copied directly: begin started the copy. */
+static acm_status copy_directly(acm_domain *d, int32_t p, int e)
+{
+    const acm_slabs *m = IMPL(d);
+    const acm_slab *sl = &m->slab[p], *q = &m->slab[neighbour(m, p, e)];
+    return acm__slab_failed(d, p,
+                            d->decomp->slab_ops->planes_copy(sl->sub, target_plane(m, sl, e),
+                                                             q->sub, source_plane(m, q, e),
+                                                             m->depth));
+}
+
+/* Messages to and from other processes: what local slabs send packed. Over
+ * a transport each process steps one slab (acm__decomp_init_mpi): it sends
+ * and receives at most one pair of planes at each end. */
+static acm_status pack(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_halo_msg send[2],
+                       int *nsend)
 {
     acm_slabs *m = IMPL(d);
     const acm_decomp *dc = d->decomp;
-    for (int32_t p = 0; p < m->n; ++p)
-        for (int e = 0; e < 2; ++e)
-            if (m->slab[p].halo[e] > 0 && copied_directly(d, p, e)) {
-                const acm_slab *sl = &m->slab[p], *q = &m->slab[neighbour(m, p, e)];
-                ACM_TRY(acm__slab_failed(d, p,
-                                         dc->slab_ops->planes_copy(sl->sub, target_plane(m, sl, e),
-                                                                   q->sub, source_plane(m, q, e),
-                                                                   m->depth)));
-            }
-    /* over a transport each process steps one slab (acm__decomp_init_mpi): it
-     * sends and receives at most one pair of planes at each end */
-    acm_halo_msg recv[2], send[2];
-    int nrecv = 0, nsend = 0;
-    /* pack what local slabs send */
+    acm_status st = ACM_OK;
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e) {
-            const acm_slab *q = &m->slab[neighbour(m, p, e)];
+            const int32_t nb = neighbour(m, p, e);
+            const acm_slab *q = &m->slab[nb];
             if (!involves_us(d, p, e) || copied_directly(d, p, e))
                 continue;
             void *buf = m->ghost[2 * p + e];
-            const acm_halo_msg msg = {dc->owner[q->local ? p : neighbour(m, p, e)], 2 * p + e,
-                                      buf, transfer_bytes(d)};
-            if (q->local)
-                ACM_TRY(acm__slab_failed(d, neighbour(m, p, e),
-                                         q->sub->ops->planes_get(q->sub, source_plane(m, q, e),
-                                                                 m->depth, buf)));
+            const acm_halo_msg msg = {dc->owner[q->local ? p : nb], 2 * p + e, buf,
+                                      transfer_bytes(d)};
+            if (q->local && st == ACM_OK) /* after a failure the message still goes */
+                st = acm__slab_failed(d, nb, q->sub->ops->planes_get(q->sub, source_plane(m, q, e),
+                                                                     m->depth, buf));
             const bool sending = q->local && !m->slab[p].local, receiving = !q->local;
-            if ((sending && nsend == 2) || (receiving && nrecv == 2))
+            if ((sending && *nsend == 2) || (receiving && *nrecv == 2))
                 return ACM_FAIL(d, ACM_ERR_BAD_STATE,
                                 "more than one slab in a process of a decomposition over ranks");
             if (sending)
-                send[nsend++] = msg;
+                send[(*nsend)++] = msg;
             else if (receiving)
-                recv[nrecv++] = msg;
+                recv[(*nrecv)++] = msg;
         }
-    if (dc->transport != NULL)
-        ACM_TRY(dc->transport->exchange(d, recv, nrecv, send, nsend));
-    /* unpack into the local slabs' ghost planes */
+    return st;
+}
+
+acm_status acm__halo_exchange_begin(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    const acm_decomp *dc = d->decomp;
+    acm_status st = ACM_OK;
+    for (int32_t p = 0; p < m->n && st == ACM_OK; ++p)
+        for (int e = 0; e < 2 && st == ACM_OK; ++e)
+            if (m->slab[p].halo[e] > 0 && copied_directly(d, p, e))
+                st = copy_directly(d, p, e);
+    acm_halo_msg recv[2], send[2];
+    int nrecv = 0, nsend = 0;
+    const acm_status packed = pack(d, recv, &nrecv, send, &nsend);
+    if (packed == ACM_ERR_BAD_STATE)
+        return packed;
+    st = st != ACM_OK ? st : packed;
+    if (dc->transport != NULL) {
+        const acm_status posted = dc->transport->post(d, recv, nrecv, send, nsend);
+        m->posted = true;
+        st = st != ACM_OK ? st : posted;
+    }
+    return st;
+}
+
+acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun)
+{
+    acm_slabs *m = IMPL(d);
+    const acm_decomp *dc = d->decomp;
+    acm_status st = begun;
+    if (m->posted) {
+        m->posted = false;
+        const acm_status waited = dc->transport->wait(d);
+        st = st != ACM_OK ? st : waited;
+    }
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e) {
-            const acm_slab *sl = &m->slab[p];
-            if (sl->local && sl->halo[e] > 0 && !copied_directly(d, p, e))
-                ACM_TRY(acm__slab_failed(d, p,
-                                         sl->sub->ops->planes_put(sl->sub, target_plane(m, sl, e),
-                                                                  m->depth,
-                                                                  m->ghost[2 * p + e])));
+            acm_slab *sl = &m->slab[p];
+            if (!sl->local || sl->halo[e] == 0)
+                continue;
+            acm_status s = ACM_OK;
+            if (!copied_directly(d, p, e)) { /* unpack into the local slab's ghost planes */
+                if (st == ACM_OK)
+                    s = sl->sub->ops->planes_put(sl->sub, target_plane(m, sl, e), m->depth,
+                                                 m->ghost[2 * p + e]);
+            } else if (dc->slab_ops->planes_join != NULL) { /* even after a failure */
+                s = dc->slab_ops->planes_join(sl->sub, m->slab[neighbour(m, p, e)].sub);
+            }
+            if (s != ACM_OK && st == ACM_OK)
+                st = acm__slab_failed(d, p, s);
         }
-    return ACM_OK;
+    return acm__halo_agree(d, st);
+}
+
+acm_status acm__halo_exchange(acm_domain *d)
+{
+    return acm__halo_exchange_end(d, acm__halo_exchange_begin(d));
 }
 
 /* ---- collective pieces -------------------------------------------------------------- */

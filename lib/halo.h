@@ -24,9 +24,11 @@ typedef struct acm_halo_msg {
  * collective: every process of the domain makes it, in the same order. */
 typedef struct acm_halo_transport {
     const char *name;
-    /* Post the receives and the sends, and wait for all of them. */
-    acm_status (*exchange)(acm_domain *d, acm_halo_msg *recv, int nrecv, acm_halo_msg *send,
-                           int nsend);
+    /* Post the receives and the sends (at most 2 each; the buffers stay put
+     * until wait returns), and wait for all of them. */
+    acm_status (*post)(acm_domain *d, const acm_halo_msg *recv, int nrecv,
+                       const acm_halo_msg *send, int nsend);
+    acm_status (*wait)(acm_domain *d);
     /* Every slab's planes [z0, z1) of plane_bytes each, from its owner, into
      * buf (a whole domain's worth) on every process. */
     acm_status (*gather)(acm_domain *d, void *buf, size_t plane_bytes);
@@ -51,7 +53,14 @@ acm_status acm__halo_init(acm_domain *d);
 void acm__halo_fini(acm_slabs *m);
 void acm__halo_release(acm_decomp *dc);
 
-/* Every local slab's ghost planes from its neighbours' planes. */
+/* Every local slab's ghost planes from its neighbours' planes: begin starts
+ * the copies and posts the messages, so that the slabs' work enqueued or done
+ * until end runs alongside (docs/multi-gpu.md, "Overlap"); end completes
+ * them with begin's status and returns every process's agreed outcome. Begin
+ * always posts every message, even after a local failure, so that no process
+ * waits in vain. acm__halo_exchange does both. */
+acm_status acm__halo_exchange_begin(acm_domain *d);
+acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun);
 acm_status acm__halo_exchange(acm_domain *d);
 
 /* The collective pieces of the composite backend (all trivial in one process). */

@@ -18,7 +18,15 @@
 /* How long the exchange waits for a neighbour before it gives up. */
 #define ACM_MPI_WAIT_SECONDS 600.0
 
-static MPI_Comm comm_of(const acm_decomp *dc) { return *(const MPI_Comm *)dc->comm; }
+/* dc->comm: the domain's communicator and the exchange under way. */
+typedef struct mpi_link {
+    MPI_Comm comm;
+    MPI_Request req[4];
+    acm_halo_msg msg[4];
+    int n; /* requests posted */
+} mpi_link;
+
+static MPI_Comm comm_of(const acm_decomp *dc) { return ((const mpi_link *)dc->comm)->comm; }
 
 static double now(void)
 {
@@ -48,22 +56,32 @@ static acm_status wait_all(acm_domain *d, MPI_Request *req, const acm_halo_msg *
     return ACM_OK;
 }
 
-static acm_status mpi_exchange(acm_domain *d, acm_halo_msg *recv, int nrecv, acm_halo_msg *send,
-                               int nsend)
+static acm_status mpi_post(acm_domain *d, const acm_halo_msg *recv, int nrecv,
+                          const acm_halo_msg *send, int nsend)
 {
-    MPI_Request req[4];
-    acm_halo_msg all[4];
-    int n = 0;
-    const MPI_Comm c = comm_of(d->decomp);
-    for (int i = 0; i < nrecv; ++i, ++n) {
-        all[n] = recv[i];
-        MPI_Irecv(recv[i].buf, (int)recv[i].bytes, MPI_BYTE, recv[i].peer, recv[i].tag, c, &req[n]);
+    mpi_link *l = d->decomp->comm;
+    int rc = MPI_SUCCESS;
+    l->n = 0;
+    for (int i = 0; i < nrecv; ++i, ++l->n) {
+        l->msg[l->n] = recv[i];
+        rc |= MPI_Irecv(recv[i].buf, (int)recv[i].bytes, MPI_BYTE, recv[i].peer, recv[i].tag,
+                        l->comm, &l->req[l->n]);
     }
-    for (int i = 0; i < nsend; ++i, ++n) {
-        all[n] = send[i];
-        MPI_Isend(send[i].buf, (int)send[i].bytes, MPI_BYTE, send[i].peer, send[i].tag, c, &req[n]);
+    for (int i = 0; i < nsend; ++i, ++l->n) {
+        l->msg[l->n] = send[i];
+        rc |= MPI_Isend(send[i].buf, (int)send[i].bytes, MPI_BYTE, send[i].peer, send[i].tag,
+                        l->comm, &l->req[l->n]);
     }
-    return wait_all(d, req, all, n);
+    return rc == MPI_SUCCESS ? ACM_OK
+                             : ACM_FAIL(d, ACM_ERR_DEVICE, "MPI could not post the ghost planes");
+}
+
+static acm_status mpi_wait(acm_domain *d)
+{
+    mpi_link *l = d->decomp->comm;
+    const int n = l->n;
+    l->n = 0;
+    return wait_all(d, l->req, l->msg, n);
 }
 
 static acm_status mpi_gather(acm_domain *d, void *buf, size_t plane_bytes)
@@ -131,20 +149,21 @@ static acm_status mpi_broadcast(acm_domain *d, int32_t root, void *buf, size_t b
 
 static void mpi_release(acm_decomp *dc)
 {
-    MPI_Comm *c = dc->comm;
-    if (c == NULL)
+    mpi_link *l = dc->comm;
+    if (l == NULL)
         return;
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (!finalized)
-        MPI_Comm_free(c);
-    acm__free(c);
+        MPI_Comm_free(&l->comm);
+    acm__free(l);
     dc->comm = NULL;
 }
 
 static const acm_halo_transport acm_halo_mpi = {
     .name = "mpi",
-    .exchange = mpi_exchange,
+    .post = mpi_post,
+    .wait = mpi_wait,
     .gather = mpi_gather,
     .agree = mpi_agree,
     .sum = mpi_sum,
@@ -171,10 +190,11 @@ acm_status acm__decomp_init_mpi(acm_domain *d, const struct acm_backend_ops *sla
     MPI_Comm_size(*(const MPI_Comm *)comm, &ranks);
     acm_status st = acm__decomp_setup(d, slab_ops, ranks, NULL);
     acm_decomp *dc = d->decomp;
-    if (st == ACM_OK && (dc->comm = acm__malloc(sizeof(MPI_Comm))) == NULL)
+    mpi_link *l = NULL;
+    if (st == ACM_OK && (l = dc->comm = acm__calloc(1, sizeof *l)) == NULL)
         st = ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the communicator");
     if (st == ACM_OK) {
-        MPI_Comm_dup(*(const MPI_Comm *)comm, dc->comm);
+        MPI_Comm_dup(*(const MPI_Comm *)comm, &l->comm);
         dc->transport = &acm_halo_mpi;
         dc->rank = rank;
         for (int32_t p = 0; p < ranks; ++p)

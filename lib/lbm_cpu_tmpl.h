@@ -239,7 +239,8 @@ static void S(cell_force_total)(const acm_domain *d, const cpu_impl *m, int64_t 
 
 /* ---- per-face equilibrium layers (INLET / OUTLET) --------------------------- */
 
-static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int face)
+static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int face, int32_t z0,
+                           int32_t z1)
 {
     const int axis = face / 2, hi = face & 1;
     const int32_t n[3] = {d->nx, d->ny, d->nz};
@@ -254,6 +255,8 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
             a[axis] = hi ? n[axis] - 2 : 1;
             c[a1] = a[a1] = p;
             c[a2] = a[a2] = q;
+            if (c[2] < z0 || c[2] >= z1)
+                continue;
             R fa[ACM_Q], e[ACM_Q];
             for (int i = 0; i < ACM_Q; ++i) {
                 double t;
@@ -275,12 +278,13 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
     }
 }
 
-/* After the collision, with m describing the new state (cur, parity) in f. */
-static void S(apply_layers)(const acm_domain *d, const cpu_impl *m, R *f)
+/* After the collision, with m describing the new state (cur, parity) in f:
+ * the layers' cells of planes [z0, z1). */
+static void S(apply_layers)(const acm_domain *d, const cpu_impl *m, R *f, int32_t z0, int32_t z1)
 {
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->face[face].type))
-            S(apply_layer)(d, m, f, face);
+            S(apply_layer)(d, m, f, face, z0, z1);
 }
 
 /* ---- row visitor over the physical state -------------------------------- */
@@ -379,11 +383,13 @@ static void S(diagnose)(const acm_domain *d, cpu_impl *m, acm_cpu_sums *out)
 
 /* What one row's collision needs besides the populations. */
 typedef struct S(row_job) {
-    const acm_collide_params *params, *face_params; /* interior cells; cells at a face */
-    const R *force, *force_ib;                     /* per-cell force planes or NULL */
-    R *tau;                                        /* ACM_LI2020 tau* or NULL */
+    acm_collide_params params, face_params; /* interior cells; cells at a face */
+    bool faces;                             /* face_params differ from params */
+    const R *force, *force_ib;              /* per-cell force planes or NULL */
+    R *tau;                                 /* ACM_LI2020 tau* or NULL */
     acm_row_fn kernel;
     double u2_limit;
+    R *dst;                                 /* the array the step writes */
 } S(row_job);
 
 /* Collide cells [x0, x0 + n) of row `row` (populations fin, fout: [27][nx]). */
@@ -426,78 +432,139 @@ static void S(collide_row)(const acm_domain *d, const cpu_impl *m, const S(row_j
                          (y == d->ny - 1 && f[ACM_FACE_Y_MAX].type != ACM_BOUNDARY_PERIODIC) ||
                          (z == 0 && f[ACM_FACE_Z_MIN].type != ACM_BOUNDARY_PERIODIC) ||
                          (z == d->nz - 1 && f[ACM_FACE_Z_MAX].type != ACM_BOUNDARY_PERIODIC);
-    if (at_face || job->face_params == job->params) {
-        S(collide_part)(d, m, job, at_face ? job->face_params : job->params, row, 0, nx, fin,
-                        fout, acc);
+    const acm_collide_params *face = job->faces ? &job->face_params : &job->params;
+    if (at_face || !job->faces) {
+        S(collide_part)(d, m, job, at_face ? face : &job->params, row, 0, nx, fin, fout, acc);
         return;
     }
     const int32_t lo = f[ACM_FACE_X_MIN].type != ACM_BOUNDARY_PERIODIC ? 1 : 0;
     const int32_t hi = f[ACM_FACE_X_MAX].type != ACM_BOUNDARY_PERIODIC && nx - lo > 0 ? 1 : 0;
-    S(collide_part)(d, m, job, job->face_params, row, 0, lo, fin, fout, acc);
-    S(collide_part)(d, m, job, job->params, row, lo, nx - lo - hi, fin, fout, acc);
-    S(collide_part)(d, m, job, job->face_params, row, nx - hi, hi, fin, fout, acc);
+    S(collide_part)(d, m, job, face, row, 0, lo, fin, fout, acc);
+    S(collide_part)(d, m, job, &job->params, row, lo, nx - lo - hi, fin, fout, acc);
+    S(collide_part)(d, m, job, face, row, nx - hi, hi, fin, fout, acc);
+}
+
+/* What every row of this step collides with (the same in both parts of a
+ * split step: d->prev changes only once the step is complete). */
+static void S(row_job_init)(const acm_domain *d, const cpu_impl *m, S(row_job) *job)
+{
+    acm__domain_collide_params(d, &job->params);
+    job->faces = acm__face_collide_params(&job->params, &job->face_params);
+    job->dst = m->in_place ? S(state)(m) : (R *)m->f[1 - m->cur];
+    job->force = (const R *)m->force;
+    job->force_ib = (const R *)m->ib.force;
+    job->tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
+    job->kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
+                                             : m->kernels->collide_row_f64;
+    job->u2_limit = d->max_speed * d->max_speed;
+}
+
+/* Pull-stream and collide the rows of planes [z0, z1) into job->dst, each
+ * row's sums into m->row_sums. */
+static void S(step_planes)(const acm_domain *d, cpu_impl *m, const S(row_job) *job, int32_t z0,
+                           int32_t z1)
+{
+    const int32_t nx = d->nx;
+    const int64_t r0 = (int64_t)z0 * d->ny, r1 = (int64_t)z1 * d->ny;
+    R *dst = job->dst;
+#pragma omp parallel num_threads(m->nthreads) if ((r1 - r0) * nx >= ACM_CPU_PARALLEL_MIN)
+    {
+        int t = acm_thread_id();
+        R *fin = (R *)m->scratch[t];
+        R *fout = fin + (size_t)ACM_Q * (size_t)nx;
+#pragma omp for schedule(static)
+        for (int64_t r = r0; r < r1; ++r) {
+            int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
+            int64_t row = r * nx;
+            acm_row_sums *acc = &m->row_sums[r];
+            acm_row_sums_clear(acc);
+            S(physical_row)(d, m, y, z, fin);
+            S(collide_row)(d, m, job, y, z, fin, fout, acc);
+            if (m->in_place && m->parity == 1)
+                S(push_row)(d, dst, y, z, fout);
+            else
+                for (int i = 0; i < ACM_Q; ++i) /* in place: into the opposite slot */
+                    S(store_range)(dst, d->csoa, row, nx, m->in_place ? acm_opp(i) : i,
+                                   fout + (size_t)i * (size_t)nx);
+        }
+    }
+}
+
+/* Once every row stepped: the sums, the divergence check, the new state and
+ * (unless `layered`: a split step applied them part by part) its face layers. */
+static acm_status S(finish_step)(acm_domain *d, cpu_impl *m, R *dst, bool layered)
+{
+    acm_row_sums total;
+    acm_cpu_fold_rows(d, m, m->planes, &total);
+    if (m->in_place) /* the new state is in place, diverged or not */
+        m->parity = 1 - m->parity;
+    if (total.first_bad >= 0)
+        return acm_cpu_report_divergence(d, m, total.first_bad);
+    if (!m->in_place)
+        m->cur = 1 - m->cur;
+    if (!layered) {
+        int32_t z0, z1;
+        acm__stepped_planes(d, &z0, &z1);
+        S(apply_layers)(d, m, dst, z0, z1);
+    }
+    d->step++;
+    d->fallback_last = total.fallbacks;
+    d->fallback_total += total.fallbacks;
+    acm__prev_from_planes(&d->prev, NULL, m->planes, d->nz - d->halo[0] - d->halo[1],
+                          (double)(d->nz - d->halo[0] - d->halo[1]) * d->nx * d->ny);
+    return ACM_OK;
 }
 
 /* The fluid part of one step: pull-stream, collide with the external and the
  * immersed-boundary force, face layers. */
 static acm_status S(advance)(acm_domain *d, cpu_impl *m)
 {
-    const int32_t nx = d->nx;
-    const int64_t rows = (int64_t)d->ny * d->nz;
-    const double u2_limit = d->max_speed * d->max_speed;
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(acm_cpu_ensure_tau(d, m));
-    {
-        acm_collide_params params, face_params;
-        acm__domain_collide_params(d, &params);
-        const bool faces = acm__face_collide_params(&params, &face_params);
-        R *dst = m->in_place ? S(state)(m) : (R *)m->f[1 - m->cur];
-        S(row_job) job;
-        job.params = &params;
-        job.face_params = faces ? &face_params : &params;
-        job.force = (const R *)m->force;
-        job.force_ib = (const R *)m->ib.force;
-        job.tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
-        job.kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
-                                                : m->kernels->collide_row_f64;
-        job.u2_limit = u2_limit;
-#pragma omp parallel num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
-        {
-            int t = acm_thread_id();
-            R *fin = (R *)m->scratch[t];
-            R *fout = fin + (size_t)ACM_Q * (size_t)nx;
-#pragma omp for schedule(static)
-            for (int64_t r = 0; r < rows; ++r) {
-                int32_t y = (int32_t)(r % d->ny), z = (int32_t)(r / d->ny);
-                int64_t row = r * nx;
-                acm_row_sums *acc = &m->row_sums[r];
-                acm_row_sums_clear(acc);
-                S(physical_row)(d, m, y, z, fin);
-                S(collide_row)(d, m, &job, y, z, fin, fout, acc);
-                if (m->in_place && m->parity == 1)
-                    S(push_row)(d, dst, y, z, fout);
-                else
-                    for (int i = 0; i < ACM_Q; ++i) /* in place: into the opposite slot */
-                        S(store_range)(dst, d->csoa, row, nx, m->in_place ? acm_opp(i) : i,
-                                       fout + (size_t)i * (size_t)nx);
-            }
-        }
-        acm_row_sums total;
-        acm_cpu_fold_rows(d, m, m->planes, &total);
-        if (m->in_place) /* the new state is in place, diverged or not */
-            m->parity = 1 - m->parity;
-        if (total.first_bad >= 0)
-            return acm_cpu_report_divergence(d, m, total.first_bad);
-        if (!m->in_place)
-            m->cur = 1 - m->cur;
-        S(apply_layers)(d, m, dst);
-        d->step++;
-        d->fallback_last = total.fallbacks;
-        d->fallback_total += total.fallbacks;
-        acm__prev_from_planes(&d->prev, NULL, m->planes, d->nz - d->halo[0] - d->halo[1],
-                              (double)(d->nz - d->halo[0] - d->halo[1]) * d->nx * d->ny);
-    }
+    S(row_job) job;
+    S(row_job_init)(d, m, &job);
+    int32_t z0, z1;
+    acm__stepped_planes(d, &z0, &z1);
+    S(step_planes)(d, m, &job, z0, z1);
+    return S(finish_step)(d, m, job.dst, false);
+}
+
+/* A slab's step in two parts (backend.h advance_edges): the planes its
+ * neighbours copy, with their layers, then f[cur] is the new state;
+ * advance_rest steps the others. Whole when it cannot be split. */
+static acm_status S(advance_edges)(acm_domain *d, cpu_impl *m)
+{
+    int32_t lo, hi, z0, z1;
+    acm__edge_planes(d, &lo, &hi);
+    acm__stepped_planes(d, &z0, &z1);
+    m->split = !m->in_place && lo < hi;
+    if (!m->split)
+        return S(advance)(d, m);
+    if (d->coll.model == ACM_COLLISION_ACM_LI2020)
+        ACM_TRY(acm_cpu_ensure_tau(d, m));
+    S(row_job) job;
+    S(row_job_init)(d, m, &job);
+    S(step_planes)(d, m, &job, z0, lo);
+    S(step_planes)(d, m, &job, hi, z1);
+    S(apply_layers)(d, m, job.dst, z0, lo);
+    S(apply_layers)(d, m, job.dst, hi, z1);
+    m->cur = 1 - m->cur;
     return ACM_OK;
+}
+
+static acm_status S(advance_rest)(acm_domain *d, cpu_impl *m)
+{
+    if (!m->split)
+        return ACM_OK;
+    m->split = false;
+    int32_t lo, hi;
+    acm__edge_planes(d, &lo, &hi);
+    m->cur = 1 - m->cur; /* back to the state before the step, which the rows read */
+    S(row_job) job;
+    S(row_job_init)(d, m, &job);
+    S(step_planes)(d, m, &job, lo, hi);
+    S(apply_layers)(d, m, job.dst, lo, hi);
+    return S(finish_step)(d, m, job.dst, true);
 }
 
 /* ---- initialisation and fields ---------------------------------------------------- */

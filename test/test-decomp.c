@@ -11,10 +11,12 @@
 
 #include "decomp-scenes.h"
 
-/* c's scene undivided and in slabs, with add_solids' solids or without. */
-static void run_pair(const run_cfg *c, bool solids)
+/* c's scene undivided and in slabs, with add_solids' solids or without; the
+ * slabs exchange while they step, or after (ACM_PARAM_HALO_OVERLAP). */
+static void run_pair(const run_cfg *c, bool solids, int overlap)
 {
     acm_domain *one = make(c, 0), *split = make(c, c->subdomains);
+    ACM_CK_OK(split, acm_domain_set_param(split, ACM_PARAM_HALO_OVERLAP, overlap));
     expect_same(one, split, c, "after initialisation");
     acm_solid *s1[NSOLIDS], *s2[NSOLIDS];
     if (solids) {
@@ -36,7 +38,10 @@ static void run_pair(const run_cfg *c, bool solids)
     acm_domain_destroy(split);
 }
 
-/* Every model, both streaming schemes, FP64 and FP32, 2 and 3 slabs. */
+/* Every model, both streaming schemes, FP64 and FP32, 2 and 3 slabs; a third
+ * of them exchanging after the whole step, a third while it runs (with two
+ * arrays), a third as the default has it (after: slabs in one process on one
+ * device; over MPI: test-mpi). */
 static void run_pairs(enum scene sc, bool solids)
 {
     for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
@@ -44,7 +49,7 @@ static void run_pairs(enum scene sc, bool solids)
             for (int p = 0; p < 2; ++p) {
                 const run_cfg c = {models[m], p ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
                                    (acm_streaming)s, sc, 2 + (int)((m + s + p) % 2)};
-                run_pair(&c, solids);
+                run_pair(&c, solids, (int)((m + p + (size_t)sc) % 3));
             }
 }
 
@@ -321,8 +326,17 @@ START_TEST(bad_options_are_refused)
     ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_OUT_OF_RANGE);
     ck_assert_ptr_nonnull(strstr(err, "devices[1]"));
     ck_assert_ptr_null(d);
-    /* a version-1 caller knows nothing of subdomains: an undivided domain */
+    /* the overlap is where it helps by default; 0, 1 or 2 */
     o.devices = NULL;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
+    int64_t overlap = -1;
+    ACM_CK_OK(d, acm_domain_get_param(d, ACM_PARAM_HALO_OVERLAP, &overlap));
+    ck_assert_int_eq(overlap, 1);
+    ck_assert_int_eq(acm_domain_set_param(d, ACM_PARAM_HALO_OVERLAP, 3), ACM_ERR_OUT_OF_RANGE);
+    ACM_CK_OK(d, acm_domain_get_param(d, ACM_PARAM_HALO_OVERLAP, &overlap));
+    ck_assert_int_eq(overlap, 1);
+    acm_domain_destroy(d);
+    /* a version-1 caller knows nothing of subdomains: an undivided domain */
     o.version = 1;
     ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
     acm_domain_destroy(d);

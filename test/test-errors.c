@@ -694,7 +694,7 @@ START_TEST(domain_enums)
     const int bad_type[] = {-1, 4, 1000};
     const int bad_field[] = {-1, 0, 5};
     const int bad_dtype[] = {-1, 0, 3};
-    const int bad_param[] = {-1, 0, 4};
+    const int bad_param[] = {-1, 0, ACM_PARAM_HALO_OVERLAP + 1};
     double *buf = acm_test_alloc(27 * NCELLS * sizeof(double));
     for (int i = 0; i < 3; ++i) {
         acm_boundary type = (acm_boundary)77;

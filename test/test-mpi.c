@@ -35,7 +35,9 @@ static acm_domain *create_mpi(acm_domain_options *o, const void *ctx)
     return d;
 }
 
-/* _i: scene. Every model, both streaming schemes, FP64 (and FP32 for BGK). */
+/* _i: scene. Every model, both streaming schemes, FP64 (and FP32 for BGK);
+ * the ranks exchange their ghost planes while they step (ACM_PARAM_HALO_OVERLAP
+ * 1, the default, and 2; with two arrays), or after the step (0). */
 START_TEST(bitwise_as_one_domain)
 {
     for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
@@ -46,6 +48,8 @@ START_TEST(bitwise_as_one_domain)
                 const run_cfg c = {models[m], p ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
                                    (acm_streaming)s, (enum scene)_i, ranks};
                 acm_domain *one = make(&c, 0), *split = scene_make(&c, create_mpi, NULL);
+                ACM_CK_OK(split, acm_domain_set_param(split, ACM_PARAM_HALO_OVERLAP,
+                                                      (int64_t)((m + (size_t)_i) % 3)));
                 ACM_CK_OK(one, acm_step(one, STEPS));
                 ACM_CK_OK(split, acm_step(split, STEPS));
                 expect_same(one, split, &c, "after the steps");

@@ -86,7 +86,16 @@ typedef enum acm_param {
     /** Multi-direct-forcing iterations m of the immersed boundary (spec 8.5), in
      *  [1, 16]: each one interpolates and spreads once more and divides the slip
      *  at the surface by about 10. Default 1. */
-    ACM_PARAM_IB_ITERATIONS = 3
+    ACM_PARAM_IB_ITERATIONS = 3,
+    /** A domain over several slabs (@ref acm_domain_options.subdomains, acm_mpi.h):
+     *  whether a step computes the planes next to the cuts first and exchanges them
+     *  while the rest of the step runs. 0: never, the exchange follows the whole step;
+     *  1 (the default): where the exchange can run beside the step, over MPI ranks or
+     *  between slabs on different GPUs (slabs sharing one GPU only lose by it); 2:
+     *  always. The results are bitwise the same. The step splits with two-array
+     *  streaming (on CUDA with the fused kernel), otherwise it stays whole. Since 1.5;
+     *  ignored by an undivided domain. */
+    ACM_PARAM_HALO_OVERLAP = 4
 } acm_param;
 
 /* ---------------------------------------------------------------------- */
