@@ -4,14 +4,15 @@
  *
  * A decomposed domain keeps its handle (configuration, counters, solids,
  * smoke) and hands the fluid to slabs along z. Each slab is an ordinary
- * backend domain of its planes plus ACM_HALO_PLANES ghost planes at each cut
- * (and at both ends when z is periodic); its faces are the domain's, but for
+ * backend domain of its planes plus ghost planes at each cut (ghost_depth;
+ * and at both ends when z is periodic); its faces are the domain's, but for
  * a resting wall at an end with ghosts, which only the outer ghost plane
- * sees. A step is: every slab steps (ghosts included: the first ghost plane
- * pulls only planes that hold exact copies, so it is stepped exactly); the
- * planes' reductions are folded in global plane order into the ACM rules'
+ * sees. A step is: every slab steps (in place its ghosts too: the first ghost
+ * plane pulls only planes that hold exact copies, so it is stepped exactly);
+ * the planes' reductions are folded in global plane order into the ACM rules'
  * inputs of the next step; the ghost planes are refreshed from the
- * neighbours' planes (lib/halo.c). The kernels do not know they run on a
+ * neighbours' planes (lib/halo.c), beside the rest of the step where that
+ * pays (ACM_PARAM_HALO_OVERLAP). The kernels do not know they run on a
  * slab.
  *
  * Immersed solids: the handle keeps the solids; each slab steps with proxies
@@ -61,10 +62,11 @@ static bool z_periodic(const acm_domain *d)
     return d->face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
 }
 
-/* Ghost planes at a cut with d's solids and iterations (decomp.h). */
+/* Ghost planes at a cut with d's streaming, solids and iterations (decomp.h). */
 static int32_t ghost_depth(const acm_domain *d)
 {
-    return ACM_HALO_PLANES + (d->nsolids > 0 ? d->ib.iterations : 0);
+    const int32_t fluid = d->streaming == ACM_STREAMING_IN_PLACE ? ACM_HALO_PLANES : 1;
+    return fluid + (d->nsolids > 0 ? d->ib.iterations : 0);
 }
 
 /* Ghost planes slab p needs below and above with d's z faces. */
@@ -752,7 +754,8 @@ static acm_status attach_slab(acm_domain *d, acm_domain *s, int32_t p, const voi
     return slab_select(d, s, false);
 }
 
-/* What the slabs cannot do yet with d's solids, or that they are too thin. */
+/* Whether the slabs can step d's solids: a backend with the IB ops, slabs
+ * thick enough for the iterations. */
 static acm_status check_solids(acm_domain *d)
 {
     if (d->nsolids == 0)
@@ -762,10 +765,6 @@ static acm_status check_solids(acm_domain *d)
         ops->ib_end == NULL)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "the %s backend cannot run immersed solids on slabs", ops->name);
-    if (d->ib.spread == ACM_IB_SPREAD_GATHER)
-        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
-                        "the gather spread of the immersed boundary does not run on slabs yet "
-                        "(use the scatter layout)");
     const acm_decomp *dc = d->decomp;
     const int32_t depth = ghost_depth(d);
     for (int32_t p = 0; p < dc->nslabs; ++p) {

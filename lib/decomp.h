@@ -14,10 +14,12 @@
 
 ACM_BEGIN_DECLS
 
-/* Ghost planes at a cut: the second lets a slab step its first ghost plane
- * exactly (its pull reaches one plane further), so the real planes next to
- * the cut pull and receive exactly what one undivided domain would give them,
- * whatever the streaming scheme. */
+/* Ghost planes at a cut with in-place streaming: the second lets a slab step
+ * its first ghost plane exactly (its pull reaches one plane further), whose
+ * pushes land in the slab's planes, so the real planes next to the cut pull
+ * and receive exactly what one undivided domain would give them. With two
+ * arrays one is enough: a pull reaches one plane across the cut, and ghost
+ * planes are not stepped (backend.h acm__stepped_planes). */
 #define ACM_HALO_PLANES 2
 
 /* With immersed solids, one ghost plane more per multi-direct-forcing

@@ -3,7 +3,8 @@
  * (lib/halo.h). SPDX-License-Identifier: Apache-2.0
  *
  * After every step, the ghost planes at each end of a slab (m->depth of them:
- * 2, and one more per multi-direct-forcing iteration with solids) get as many
+ * 1 with two arrays, 2 in place, and one more per multi-direct-forcing
+ * iteration with solids) get as many
  * planes of the neighbour they copy: the neighbour's first planes above a
  * slab, its last below. All 27 populations move, as stored, so the ghost
  * planes are what the neighbour holds whatever the streaming scheme; a

@@ -129,8 +129,10 @@ ACM_HD void acm_ib_penalty(double alpha, double rho, const double ub[3], const d
  * floor(X) lies in it. The box is e[0] x e[1] x e[2] cells from o: along a
  * periodic axis o is wrapped into [0, n) and e <= n (offsets wrap too); along
  * the others o may be -1 (bases just outside the grid) and nothing is wrapped.
- * Regions are those of a whole domain (lo = 0, whole = n): a decomposed
- * domain's slabs scatter. */
+ * Regions are boxes of the whole domain (n: acm_ib_grid.whole): a slab of a
+ * decomposed domain walks the undivided domain's region and keeps the nodes
+ * on its planes, so that each of its cells sums the same samples in the same
+ * order. */
 typedef struct acm_ib_region {
     int64_t o[3], e[3];
     uint64_t cells; /* e[0] e[1] e[2] */
@@ -142,7 +144,7 @@ ACM_HD acm_ib_region acm_ib_solid_region(const acm_ib_grid *g, const double xc[3
     acm_ib_region rg;
     rg.cells = 1;
     for (int a = 0; a < 3; ++a) {
-        const int64_t n = g->n[a];
+        const int64_t n = g->whole[a];
         int64_t lo = (int64_t)floor(xc[a] - r_max), hi = (int64_t)floor(xc[a] + r_max) + 1;
         if (g->periodic[a]) {
             const int64_t e = hi - lo + 1;
@@ -164,7 +166,8 @@ ACM_HD uint64_t acm_ib_region_bound(const acm_ib_grid *g, double r_max)
 {
     uint64_t cells = 1;
     for (int a = 0; a < 3; ++a) {
-        const int64_t e = (int64_t)floor(2.0 * r_max) + 3, cap = g->n[a] + (g->periodic[a] ? 0 : 2);
+        const int64_t e = (int64_t)floor(2.0 * r_max) + 3,
+                      cap = g->whole[a] + (g->periodic[a] ? 0 : 2);
         cells *= (uint64_t)(e < cap ? e : cap);
     }
     return cells;
@@ -178,7 +181,7 @@ ACM_HD int acm_ib_region_slot(const acm_ib_grid *g, const acm_ib_region *rg, con
     for (int a = 0; a < 3; ++a) {
         int64_t off = b[a] - rg->o[a];
         if (g->periodic[a])
-            off = ((off % g->n[a]) + g->n[a]) % g->n[a];
+            off = ((off % g->whole[a]) + g->whole[a]) % g->whole[a];
         if (off < 0 || off >= rg->e[a])
             return 0;
         s += (uint64_t)off * stride;
@@ -197,22 +200,28 @@ ACM_HD void acm_ib_base(const double X[3], int64_t b[3])
 
 /* Region cell r as a node: its grid cell in *node and the distinct slots of the
  * base cells whose stencils hold it (node - {0,1}^3) in nb; returns how many
- * (0 when the cell lies outside the grid). */
+ * (0 when the cell lies outside the grid: outside the whole domain, or on a
+ * slab outside its planes). */
 ACM_HD int acm_ib_region_node(const acm_ib_grid *g, const acm_ib_region *rg, uint64_t r,
                               uint64_t *node, uint32_t nb[ACM_IB_NODES])
 {
-    int64_t p[3];
+    int64_t p[3], q[3];
     uint64_t rest = r;
     for (int a = 0; a < 3; ++a) {
-        const int64_t off = (int64_t)(rest % (uint64_t)rg->e[a]);
+        const int64_t off = (int64_t)(rest % (uint64_t)rg->e[a]), w = g->whole[a];
         rest /= (uint64_t)rg->e[a];
         p[a] = rg->o[a] + off;
         if (g->periodic[a])
-            p[a] %= g->n[a];
-        else if (p[a] < 0 || p[a] >= g->n[a])
+            p[a] %= w;
+        else if (p[a] < 0 || p[a] >= w)
+            return 0;
+        q[a] = p[a] - g->lo[a]; /* this grid's */
+        if (g->periodic[a] && q[a] < 0)
+            q[a] += w;
+        if (q[a] < 0 || q[a] >= g->n[a])
             return 0;
     }
-    *node = (uint64_t)p[0] + (uint64_t)g->n[0] * ((uint64_t)p[1] + (uint64_t)g->n[1] * (uint64_t)p[2]);
+    *node = (uint64_t)q[0] + (uint64_t)g->n[0] * ((uint64_t)q[1] + (uint64_t)g->n[1] * (uint64_t)q[2]);
     int count = 0;
     for (int c = 0; c < ACM_IB_NODES; ++c) {
         const int64_t b[3] = {p[0] - (c & 1), p[1] - ((c >> 1) & 1), p[2] - (c >> 2)};

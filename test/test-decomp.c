@@ -61,6 +61,36 @@ END_TEST
 START_TEST(solids_across_the_cuts) { run_pairs((enum scene)_i, true); }
 END_TEST
 
+/* The gather spread (ACM_IB_SPREAD_GATHER): each slab walks the undivided
+ * domain's region of a solid and keeps the cells on its planes. Two models,
+ * both streaming schemes, FP64 and FP32, the periodic and the walled scene. */
+START_TEST(gather_spread_across_the_cuts)
+{
+    const acm_collision which[2] = {ACM_COLLISION_CM_MRT, ACM_COLLISION_ACM_LI2020};
+    for (int m = 0; m < 2; ++m)
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
+            for (int sc = SCENE_PERIODIC; sc <= SCENE_LID; ++sc) {
+                const run_cfg c = {which[m], (m + s) % 2 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
+                                   (acm_streaming)s, (enum scene)sc, 2 + (m + sc) % 2};
+                acm_domain *both[2] = {make(&c, 0), make(&c, c.subdomains)};
+                acm_solid *solids[2][NSOLIDS];
+                acm_layout *l = acm_test_layout(ACM_LAYOUT_IB_SPREAD, ACM_IB_SPREAD_GATHER);
+                ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, c.streaming), ACM_OK);
+                for (int k = 0; k < 2; ++k) {
+                    ACM_CK_OK(both[k], acm_domain_set_layout(both[k], l));
+                    add_solids(both[k], c.scene, solids[k]);
+                    ACM_CK_OK(both[k], acm_step(both[k], SOLID_STEPS));
+                }
+                acm_layout_destroy(l);
+                const double tol = solids_tol(&c);
+                expect_close(both[0], both[1], &c, tol, "with the gather spread");
+                expect_same_solids(solids[0], solids[1], tol, "with the gather spread");
+                acm_domain_destroy(both[0]);
+                acm_domain_destroy(both[1]);
+            }
+}
+END_TEST
+
 /* A sphere falls 18 planes through a tall domain of 3 slabs, so far that each
  * slab must choose anew which of its samples it keeps (ACM_SLAB_SAMPLE_MARGIN);
  * in the order of sampling, so that no Morton-block re-sort does it for them. */
@@ -343,9 +373,9 @@ START_TEST(bad_options_are_refused)
 }
 END_TEST
 
-/* What slabs cannot do with solids yet (the gather spread), or are too thin
- * for, is refused with a message, and the domain goes on (CUDA
- * interoperability: test-cuda, split_domain_refuses_interop). */
+/* Slabs too thin for the solids' iterations are refused with a message, and
+ * the domain goes on (CUDA interoperability: test-cuda,
+ * split_domain_refuses_interop). */
 START_TEST(solids_the_slabs_refuse)
 {
     const run_cfg c = {ACM_COLLISION_BGK, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
@@ -353,16 +383,13 @@ START_TEST(solids_the_slabs_refuse)
     acm_domain *d = make(&c, 3);
     acm_test_sphere sp = acm_test_sphere_default(1.5, 3.0, 3.0, 6.0);
     acm_solid *s = acm_test_add_sphere(d, &sp);
-    /* 13 planes in 3 slabs of 4 or 5; 3 iterations need 5 ghost planes, and as many own */
-    ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 3));
+    /* 13 planes in 3 slabs of 4 or 5; with two arrays 4 iterations need 5 ghost
+     * planes, and as many own */
+    ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 4));
     ACM_CK_FAIL(d, acm_step(d, 1), ACM_ERR_OUT_OF_RANGE);
     ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "needs at least 5"));
     ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_IB_ITERATIONS, 1));
     ACM_CK_OK(d, acm_step(d, 2));
-    acm_layout *l = acm_test_layout(ACM_LAYOUT_IB_SPREAD, ACM_IB_SPREAD_GATHER);
-    ACM_CK_FAIL(d, acm_domain_set_layout(d, l), ACM_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "gather"));
-    acm_layout_destroy(l);
     acm_solid_destroy(s);
     ACM_CK_OK(d, acm_step(d, 2));
     acm_domain_destroy(d);
@@ -399,6 +426,7 @@ TEST_SUITE(decomp_suite)
     suite_add_tcase(s, tc);
     TCase *ts = acm_tcase("solids", 300); /* also under compute-sanitizer: device-check.sh */
     tcase_add_test(ts, solids_through_state_changes);
+    tcase_add_test(ts, gather_spread_across_the_cuts);
     tcase_add_test(ts, slabs_follow_a_travelling_solid);
     suite_add_tcase(s, ts);
     TCase *te = acm_tcase("errors", 60);

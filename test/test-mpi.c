@@ -164,7 +164,7 @@ END_TEST
  * every rank on one device: bench/device-check.sh decomp). */
 START_TEST(allocation_failure_on_one_rank)
 {
-    acm_domain_options o = acm_test_options(64, 64, 96, 0.05, ACM_COLLISION_BGK,
+    acm_domain_options o = acm_test_options(64, 64, 192, 0.05, ACM_COLLISION_BGK,
                                             ACM_PRECISION_FP64);
     char err[256] = "";
     o.error_buffer = err;
