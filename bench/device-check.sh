@@ -64,6 +64,13 @@ for size in 256x256x256 200x400x200; do
     done
 done
 run_test test-solids 60
+# with more than one GPU: the scenes with slab k on GPU k mod n
+ngpu=$(nvidia-smi -L | wc -l)
+if [ "$ngpu" -gt 1 ]; then
+    ACM_TEST_DEVICES=$(seq -s, 0 $((ngpu - 1))) timeout 200 ./test/test-decomp \
+        > "$out/test-decomp-$ngpu-gpus.log" 2>&1
+    echo "test-decomp on $ngpu GPUs: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/test-decomp-$ngpu-gpus.log")"
+fi
 exit 0
 fi
 if [ "$part" != bench ]; then

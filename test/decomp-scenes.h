@@ -83,9 +83,22 @@ typedef struct run_cfg {
 /* How a scene's domain is made from its options: undivided, in slabs, over MPI. */
 typedef acm_domain *(*scene_create_fn)(acm_domain_options *o, const void *ctx);
 
+/* ACM_TEST_DEVICES=0,1,...: slab k on the k-th listed CUDA device (modulo the
+ * list), so that the scenes run across several GPUs (bench/device-check.sh). */
 static acm_domain *create_local(acm_domain_options *o, const void *ctx)
 {
     o->subdomains = *(const int *)ctx;
+    int32_t listed[8], devices[64];
+    int n = 0;
+    for (const char *e = getenv("ACM_TEST_DEVICES"); e != NULL && *e != '\0' && n < 8;) {
+        char *end = NULL;
+        listed[n++] = (int32_t)strtol(e, &end, 10);
+        e = *end == ',' ? end + 1 : NULL;
+    }
+    for (int k = 0; n > 0 && k < o->subdomains && k < 64; ++k)
+        devices[k] = listed[k % n];
+    if (n > 0 && o->subdomains > 1 && o->subdomains <= 64)
+        o->devices = devices;
     return acm_test_domain(o);
 }
 
