@@ -12,7 +12,7 @@
  *                    [--devices 0,1,...] [--weak] [--steps N] [--warmup N]
  *                    [--precision fp32|fp64|fp16] [--collision NAME] [--copy-mib M]
  *                    [--samples N] [--exchange auto|overlap|after|both] [--check-every N]
- *                    [--csv FILE]
+ *                    [--mpi] [--csv FILE]
  *
  * --samples puts a static sphere of N immersed-boundary samples (radius a
  * sixth of the smallest side) at the centre of the grid, across the middle
@@ -24,6 +24,12 @@
  * the time per cell update over that of 1 slab, minus 1. A backend that
  * cannot divide a domain (ACM_ERR_UNSUPPORTED) has its rows skipped with the
  * library's message; the others still run.
+ *
+ * --mpi (under mpiexec, the library and this program built with MPI): a row
+ * of k slabs is one domain over ranks [0, k) (acm_mpi.h), rank r on CUDA
+ * device --devices[r % count], while the other ranks wait; 1 slab is an
+ * undivided domain on rank 0. Ranks on one host and device share it, as
+ * slabs do without --mpi. Rank 0 prints.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>  /* errno */
@@ -43,7 +49,8 @@
 #include "bench_gpu_common.h" /* bench_copy_bandwidth */
 #endif
 
-#include "cli.h" /* cli_long, cli_dims, cli_backend, cli_failed */
+#include "bench_mpi.h" /* bench_group: the ranks of --mpi */
+#include "cli.h"       /* cli_long, cli_dims, cli_backend, cli_failed */
 
 #define MAX_COUNTS 16        /* entries of --slabs */
 #define MAX_ROWS (2 * MAX_COUNTS) /* --exchange both: two rows a slab count */
@@ -90,6 +97,7 @@ typedef struct bench_args {
     int exchange; /* EXCHANGE_* */
     long check_every; /* ACM_PARAM_DIVERGENCE_INTERVAL */
     const char *csv;
+    int mpi; /* --mpi: a row of k slabs over k MPI ranks */
 } bench_args;
 
 /* One slab count's result. */
@@ -129,6 +137,8 @@ static void usage(FILE *fp)
             "                           0), or a row of overlap and one of after (default auto)\n"
             "  --check-every N          CUDA: steps between divergence checks, each a wait for\n"
             "                           the device (ACM_PARAM_DIVERGENCE_INTERVAL, default 1)\n"
+            "  --mpi                    under mpiexec: k slabs over ranks [0, k), rank r on\n"
+            "                           --devices[r %% count]; 1 slab on rank 0 alone\n"
             "  --csv FILE               the rows as CSV too\n"
             "Exit status: 0 every row measured or unsupported, 1 a row failed, 2 usage error,\n"
             "77 --backend cuda without a GPU.\n",
@@ -258,9 +268,12 @@ static int take_option(const char *name, const char *value, void *a)
 
 static int take_flag(const char *name, void *a)
 {
-    if (strcmp(name, "--weak") != 0)
+    if (strcmp(name, "--weak") == 0)
+        ((bench_args *)a)->weak = 1;
+    else if (strcmp(name, "--mpi") == 0)
+        ((bench_args *)a)->mpi = 1;
+    else
         return 0;
-    ((bench_args *)a)->weak = 1;
     return 1;
 }
 
@@ -268,7 +281,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
 {
     const bench_args defaults = {{128, 128, 128}, ACM_BACKEND_AUTO, {1, 2, 4}, 3, {0}, 0, 0,
                                  200, 20, ACM_PRECISION_DEFAULT, ACM_COLLISION_DEFAULT, 512,
-                                 0, EXCHANGE_AUTO, 1, NULL};
+                                 0, EXCHANGE_AUTO, 1, NULL, 0};
     *a = defaults;
     const int st = cli_parse(prog, argc, argv, take_option, take_flag, usage, a);
     if (st != 0)
@@ -278,29 +291,65 @@ static int parse_args(int argc, char **argv, bench_args *a)
 
 /* ---- the machine --------------------------------------------------------------------------- */
 
-/* Copy bandwidth of each device the rows use: bw[d] for CUDA ordinal d, or
- * bw[0] for the host. */
-static int measure_bandwidth(const bench_args *a, double bw[MAX_DEVICES])
+/* The copy bandwidth of one device in bytes per second (the host's on the
+ * CPU, with every thread); negative without memory for the test. */
+static double measure_one(const bench_args *a, int device)
 {
     const size_t bytes = (size_t)a->copy_mib << 20;
+    double bw = -1.0;
     if (a->backend == ACM_BACKEND_CPU) {
         int threads = 1;
 #ifdef _OPENMP
         threads = omp_get_max_threads();
 #endif
-        bw[0] = 1e9 * bench_host_copy_bandwidth(bytes, threads);
-        if (bw[0] < 0.0)
-            fprintf(stderr, "%s: no memory for 2 x %ld MiB of copy test\n", prog, a->copy_mib);
-        return bw[0] < 0.0 ? -1 : 0;
+        bw = 1e9 * bench_host_copy_bandwidth(bytes, threads);
     }
 #if ACM_HAVE_CUDA
+    else
+        bw = bench_copy_bandwidth(device, bytes);
+#else
+    (void)device;
+#endif
+    if (bw < 0.0)
+        fprintf(stderr, "%s: no memory for 2 x %ld MiB of copy test\n", prog, a->copy_mib);
+    return bw;
+}
+
+/* Copy bandwidth of each device the rows use: bw[d] for CUDA ordinal d, or
+ * bw[0] for the host. */
+static int measure_bandwidth(const bench_args *a, double bw[MAX_DEVICES])
+{
+    if (a->backend == ACM_BACKEND_CPU)
+        return (bw[0] = measure_one(a, 0)) < 0.0 ? -1 : 0;
     for (int k = 0; k < (a->ndevices > 0 ? a->ndevices : 1); ++k) {
         const int d = a->ndevices > 0 ? (int)a->devices[k] : 0;
-        if (bw[d] == 0.0)
-            bw[d] = bench_copy_bandwidth(d, bytes);
+        if (bw[d] == 0.0 && (bw[d] = measure_one(a, d)) < 0.0)
+            return -1;
     }
-#endif
     return 0;
+}
+
+/* --mpi: the CUDA ordinal rank r runs on. */
+static int rank_device(const bench_args *a, int r)
+{
+    return a->ndevices > 0 ? (int)a->devices[r % a->ndevices] : 0;
+}
+
+/* --mpi: every rank's host, device and copy bandwidth into all[size], the
+ * ranks measuring in turn (those sharing a device must not overlap). */
+static int measure_places(const bench_args *a, const bench_group *g, bench_place *all)
+{
+    const int dev = rank_device(a, g->rank);
+    double bw = 0.0;
+    for (int r = 0; r < g->size; ++r) {
+        if (r == g->rank)
+            bw = measure_one(a, dev);
+        bench_group_turn(g);
+    }
+    bench_place mine;
+    bench_place_here(&mine, a->backend == ACM_BACKEND_CUDA, dev, bw);
+    bench_group_places(g, &mine, all);
+    return bench_group_min(g, bw >= 0.0) ? 0 : -1;
 }
 
 /* The CUDA ordinals named by --devices that this machine lacks: a message
@@ -325,8 +374,19 @@ static int check_devices(const bench_args *a)
 
 /* The header: the program, library and date (UTC); the exact command line;
  * the devices with their copy bandwidth; what every row shares. */
+static void print_places(FILE *fp, const bench_args *a, const bench_group *g,
+                         const bench_place *places)
+{
+    fprintf(fp, "ranks    %d MPI processes; a row of k slabs runs on ranks 0..k-1\n", g->size);
+    for (int r = 0; r < g->size; ++r)
+        if (!bench_place_seen(places, r))
+            fprintf(fp, "device   rank %d: %s (%s); copy %.0f GB/s (2 x %ld MiB)\n", r,
+                    places[r].name, places[r].key, places[r].bw / 1e9, a->copy_mib);
+}
+
 static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
-                         const double bw[MAX_DEVICES])
+                         const double bw[MAX_DEVICES], const bench_group *g,
+                         const bench_place *places)
 {
     char date[64] = "unknown";
     const time_t now = time(NULL);
@@ -338,7 +398,9 @@ static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
         fprintf(fp, strcspn(argv[k], " \t'\"\\$*?;&|<>()") == strlen(argv[k]) ? " %s" : " '%s'",
                 argv[k]);
     fprintf(fp, "\n");
-    if (a->backend == ACM_BACKEND_CPU) {
+    if (g->mpi)
+        print_places(fp, a, g, places);
+    else if (a->backend == ACM_BACKEND_CPU) {
         char model[256];
         bench_cpu_model(model, sizeof model);
         int threads = 1;
@@ -349,7 +411,7 @@ static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
                 model, threads, bw[0] / 1e9, a->copy_mib);
     }
 #if ACM_HAVE_CUDA
-    for (int d = 0; a->backend == ACM_BACKEND_CUDA && d < MAX_DEVICES; ++d)
+    for (int d = 0; !g->mpi && a->backend == ACM_BACKEND_CUDA && d < MAX_DEVICES; ++d)
         if (bw[d] > 0.0) {
             struct cudaDeviceProp prop;
             cudaGetDeviceProperties(&prop, d);
@@ -387,8 +449,21 @@ static void slab_devices(const bench_args *a, row *r, const double bw[MAX_DEVICE
     }
 }
 
+/* --mpi: the row's distinct devices, ranks [0, k), and their copy bandwidth. */
+static void rank_places(const bench_place *places, row *r)
+{
+    r->ndevices = 0;
+    r->copy_bw = 0.0;
+    for (int32_t k = 0; k < r->slabs; ++k)
+        if (!bench_place_seen(places, k)) {
+            ++r->ndevices;
+            r->copy_bw += places[k].bw;
+        }
+}
+
 /* acm-bench-gpu's flow: x and z periodic, walls across y, a lid along x. */
-static acm_domain *create_domain(const bench_args *a, row *r, const int32_t *devs)
+static acm_domain *create_domain(const bench_args *a, row *r, const int32_t *devs,
+                                 const bench_group *g)
 {
     acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
     o.nx = r->n[0];
@@ -398,15 +473,19 @@ static acm_domain *create_domain(const bench_args *a, row *r, const int32_t *dev
     o.collision = (acm_collision)a->collision;
     o.precision = (acm_precision)a->precision;
     o.backend = a->backend;
-    o.subdomains = r->slabs;
+    o.subdomains = g->mpi ? 1 : r->slabs; /* over MPI: a slab per rank of the row */
     /* NULL leaves the library's default, one device, in the rows without --devices */
-    o.devices = a->backend == ACM_BACKEND_CUDA && a->ndevices > 0 && r->slabs > 1 ? devs : NULL;
-    o.device = a->backend == ACM_BACKEND_CUDA && a->ndevices > 0 ? devs[0] : -1;
+    o.devices = a->backend == ACM_BACKEND_CUDA && a->ndevices > 0 && r->slabs > 1 && !g->mpi
+                    ? devs
+                    : NULL;
+    o.device = a->backend == ACM_BACKEND_CUDA && a->ndevices > 0
+                   ? (g->mpi ? rank_device(a, g->rank) : devs[0])
+                   : -1;
     o.initial_velocity[0] = 0.05;
     o.error_buffer = r->message;
     o.error_buffer_size = sizeof r->message;
     acm_domain *d = NULL;
-    r->status = acm_domain_create(&d, &o);
+    r->status = bench_group_create(g, &d, &o);
     const double lid[3] = {0.05, 0.0, 0.0};
     if (r->status == ACM_OK)
         r->status = acm_domain_set_param(d, ACM_PARAM_HALO_OVERLAP, r->overlap);
@@ -456,11 +535,13 @@ static acm_status add_sphere(acm_domain *d, const bench_args *a, const row *r)
 /* The warm-up, then the timed steps: in about ten calls when they should take
  * long, with a line on stderr after each, else in one. acm_step returns with
  * the steps done, so the clock around it times them. */
-static acm_status time_steps(acm_domain *d, const bench_args *a, row *r)
+static acm_status time_steps(acm_domain *d, const bench_args *a, row *r, const bench_group *g)
 {
     double t0 = bench_now();
     acm_status st = acm_step(d, a->warmup);
-    const double per_step = a->warmup > 0 ? (bench_now() - t0) / (double)a->warmup : 0.0;
+    /* the slowest rank's: every rank of an MPI row steps in the same chunks */
+    const double per_step = bench_group_row_fold(
+        g, a->warmup > 0 ? (bench_now() - t0) / (double)a->warmup : 0.0, 1);
     const long chunk = per_step * (double)a->steps > PROGRESS_SECONDS ? (a->steps + 9) / 10
                                                                       : a->steps;
     r->seconds = 0.0;
@@ -469,7 +550,7 @@ static acm_status time_steps(acm_domain *d, const bench_args *a, row *r)
         t0 = bench_now();
         st = acm_step(d, k);
         r->seconds += bench_now() - t0;
-        if (chunk < a->steps)
+        if (chunk < a->steps && g->rank == 0)
             fprintf(stderr, "%s:   %d slabs: %ld of %ld steps\n", prog, (int)r->slabs, done + k,
                     a->steps);
     }
@@ -483,25 +564,30 @@ static const char *exchange_name(const row *r)
     return r->slabs == 1 ? "" : names[r->overlap];
 }
 
-static void run_row(const bench_args *a, row *r, const double bw[MAX_DEVICES])
+static void run_row(const bench_args *a, row *r, const double bw[MAX_DEVICES],
+                    const bench_group *g, const bench_place *places)
 {
     int32_t devs[MAX_SLABS];
-    slab_devices(a, r, bw, devs);
-    fprintf(stderr, "%s: %d slab%s%s, %dx%dx%d: %ld + %ld steps\n", prog, (int)r->slabs,
+    if (g->mpi)
+        rank_places(places, r);
+    else
+        slab_devices(a, r, bw, devs);
+    if (g->rank == 0)
+        fprintf(stderr, "%s: %d slab%s%s, %dx%dx%d: %ld + %ld steps\n", prog, (int)r->slabs,
             r->slabs == 1 ? "" : "s", exchange_name(r), (int)r->n[0], (int)r->n[1],
             (int)r->n[2], a->warmup, a->steps);
-    acm_domain *d = create_domain(a, r, devs);
+    acm_domain *d = create_domain(a, r, devs, g);
     if (r->status == ACM_OK && a->samples > 0)
         r->status = add_sphere(d, a, r);
     if (r->status == ACM_OK)
-        r->status = time_steps(d, a, r);
+        r->status = time_steps(d, a, r, g);
     memset(&r->info, 0, sizeof r->info);
     r->info.version = ACM_DOMAIN_INFO_VERSION;
     if (r->status == ACM_OK)
         r->status = acm_domain_get_info(d, &r->info);
     if (r->status != ACM_OK && d != NULL) /* create's message is in r->message already */
         snprintf(r->message, sizeof r->message, "%s", acm_domain_last_error(d));
-    r->memory_bytes = (double)r->info.memory_bytes;
+    r->memory_bytes = bench_group_row_fold(g, (double)r->info.memory_bytes, 0); /* every rank's */
     acm_domain_destroy(d);
 }
 
@@ -618,6 +704,82 @@ static void write_csv(FILE *fp, const row *rows, int count, const row *base, con
 
 /* ---- main ---------------------------------------------------------------------------------- */
 
+/* --mpi: every slab count within the ranks; 0, or -1 with a message. */
+static int check_ranks(const bench_args *a, const bench_group *g)
+{
+    for (int k = 0; g->mpi && k < a->nslabs; ++k)
+        if (a->slabs[k] > g->size) {
+            if (g->rank == 0)
+                fprintf(stderr, "%s: --mpi --slabs %ld: only %d ranks (mpiexec -n)\n", prog,
+                        a->slabs[k], g->size);
+            return -1;
+        }
+    return 0;
+}
+
+/* Every row, the table and the CSV; the exit status. */
+static int run(const bench_args *a, bench_group *g, int argc, char **argv)
+{
+    if (check_ranks(a, g) != 0 || bench_group_min(g, check_devices(a) == 0) == 0)
+        return 2;
+    FILE *csv = NULL;
+    if (a->csv != NULL && g->rank == 0 && (csv = fopen(a->csv, "w")) == NULL)
+        fprintf(stderr, "%s: --csv '%s': %s\n", prog, a->csv, strerror(errno));
+    if (bench_group_min(g, a->csv == NULL || g->rank != 0 || csv != NULL) == 0)
+        return 2;
+    double bw[MAX_DEVICES] = {0};
+    bench_place *places = calloc((size_t)g->size, sizeof *places);
+    const int measured = places != NULL && (g->mpi ? measure_places(a, g, places)
+                                                   : measure_bandwidth(a, bw)) == 0;
+    if (!measured) {
+        free(places);
+        if (csv != NULL)
+            fclose(csv);
+        return 1;
+    }
+    if (g->rank == 0)
+        print_header(stdout, a, argc, argv, bw, g, places);
+    fflush(stdout);
+
+    row rows[MAX_ROWS];
+    const row *base = NULL; /* the first 1-slab row: every speed-up is against it */
+    int failed = 0, nrows = 0;
+    for (int k = 0; k < a->nslabs; ++k) {
+        const int passes = a->exchange == EXCHANGE_BOTH && a->slabs[k] > 1 ? 2 : 1;
+        for (int pass = 0; pass < passes; ++pass) {
+            row *r = &rows[nrows++];
+            memset(r, 0, sizeof *r);
+            r->slabs = (int32_t)a->slabs[k];
+            r->overlap = a->exchange != EXCHANGE_BOTH ? a->exchange
+                         : pass == 0              ? EXCHANGE_OVERLAP
+                                                  : EXCHANGE_AFTER;
+            memcpy(r->n, a->n, sizeof r->n);
+            r->n[2] = (int32_t)row_nz(a, r->slabs);
+            if (bench_group_row_begin(g, r->slabs))
+                run_row(a, r, bw, g, places);
+            bench_group_row_end(g);
+            char what[48];
+            snprintf(what, sizeof what, "  %d slabs skipped", (int)r->slabs);
+            if (g->rank == 0)
+                cli_failed(prog, r->status, what, r->message);
+            /* a backend that cannot divide yet is what the row reports, not a failure */
+            failed |= r->status != ACM_OK && r->status != ACM_ERR_UNSUPPORTED;
+            base = base == NULL && r->slabs == 1 ? r : base;
+        }
+    }
+    free(places);
+    if (g->rank == 0)
+        print_rows(rows, nrows, base, a);
+    if (csv != NULL) {
+        write_csv(csv, rows, nrows, base, a);
+        if (fclose(csv) != 0) {
+            fprintf(stderr, "%s: --csv '%s': %s\n", prog, a->csv, strerror(errno));
+            failed = 1;
+        }
+    }
+    return bench_group_min(g, !failed) ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
     bench_args a;
@@ -632,49 +794,10 @@ int main(int argc, char **argv)
         return 77;
 #endif
     }
-    if (check_devices(&a) != 0)
+    bench_group g;
+    if (bench_group_init(&g, a.mpi, &argc, &argv, prog) != 0)
         return 2;
-    FILE *csv = a.csv != NULL ? fopen(a.csv, "w") : NULL;
-    if (a.csv != NULL && csv == NULL) {
-        fprintf(stderr, "%s: --csv '%s': %s\n", prog, a.csv, strerror(errno));
-        return 2;
-    }
-    double bw[MAX_DEVICES] = {0};
-    if (measure_bandwidth(&a, bw) != 0)
-        return 1;
-    print_header(stdout, &a, argc, argv, bw);
-    fflush(stdout);
-
-    row rows[MAX_ROWS];
-    const row *base = NULL; /* the first 1-slab row: every speed-up is against it */
-    int failed = 0, nrows = 0;
-    for (int k = 0; k < a.nslabs; ++k) {
-        const int passes = a.exchange == EXCHANGE_BOTH && a.slabs[k] > 1 ? 2 : 1;
-        for (int pass = 0; pass < passes; ++pass) {
-            row *r = &rows[nrows++];
-            memset(r, 0, sizeof *r);
-            r->slabs = (int32_t)a.slabs[k];
-            r->overlap = a.exchange != EXCHANGE_BOTH ? a.exchange
-                         : pass == 0             ? EXCHANGE_OVERLAP
-                                                 : EXCHANGE_AFTER;
-            memcpy(r->n, a.n, sizeof r->n);
-            r->n[2] = (int32_t)row_nz(&a, r->slabs);
-            run_row(&a, r, bw);
-            char what[48];
-            snprintf(what, sizeof what, "  %d slabs skipped", (int)r->slabs);
-            cli_failed(prog, r->status, what, r->message);
-            /* a backend that cannot divide yet is what the row reports, not a failure */
-            failed |= r->status != ACM_OK && r->status != ACM_ERR_UNSUPPORTED;
-            base = base == NULL && r->slabs == 1 ? r : base;
-        }
-    }
-    print_rows(rows, nrows, base, &a);
-    if (csv != NULL) {
-        write_csv(csv, rows, nrows, base, &a);
-        if (fclose(csv) != 0) {
-            fprintf(stderr, "%s: --csv '%s': %s\n", prog, a.csv, strerror(errno));
-            return 1;
-        }
-    }
-    return failed;
+    const int st = run(&a, &g, argc, argv);
+    bench_group_fini(&g);
+    return st;
 }

@@ -57,6 +57,17 @@ for n in 2 3; do
         mpiexec -n $n --oversubscribe ./test/test-mpi > "$out/test-mpi-$n.log" 2>&1
     echo "test-mpi -n $n: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/test-mpi-$n.log")"
 done
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpiexec -n 2 --oversubscribe \
+    compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 ./test/test-mpi \
+    > "$out/memcheck-mpi.log" 2>&1 # its allocation-failure case fails cudaMalloc on purpose
+echo "memcheck (test-mpi -n 2): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-mpi.log" | tr '\n' ' ')"
+# the benchmark over MPI ranks, one slab each (pinned, asynchronous staging of
+# the planes they send), ranks on GPU r mod n
+ngpu=$(nvidia-smi -L | wc -l)
+OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 \
+    mpiexec -n 4 --oversubscribe ./bench/acm-bench-decomp --mpi --backend cuda \
+    --devices "$(seq -s, 0 $((ngpu - 1)))" --size 256x256x256 --slabs 1,2,4 --steps 200 \
+    --exchange both 2>&1 | tee -a "$out/bench-decomp-mpi.log"
 for size in 256x256x256 200x400x200; do
     for samples in 0 1500000; do
         ./bench/acm-bench-decomp --backend cuda --size $size --slabs 1,2,4 --steps 200 \
@@ -65,7 +76,6 @@ for size in 256x256x256 200x400x200; do
 done
 run_test test-solids 60
 # with more than one GPU: the scenes with slab k on GPU k mod n
-ngpu=$(nvidia-smi -L | wc -l)
 if [ "$ngpu" -gt 1 ]; then
     ACM_TEST_DEVICES=$(seq -s, 0 $((ngpu - 1))) timeout 200 ./test/test-decomp \
         > "$out/test-decomp-$ngpu-gpus.log" 2>&1

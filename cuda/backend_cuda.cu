@@ -968,10 +968,12 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
 
 /* Stored values of planes [z0, z0 + n) from the state into host memory out,
  * or (out NULL) from host memory in into the state, through the staging
- * buffer in chunks of whole cells. */
-static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out)
+ * buffer in chunks of whole cells, on stream s; with `wait` each chunk is
+ * done before the next is enqueued (the host buffer may be pageable), else
+ * the stream orders them (page-locked memory, planes_host_alloc). */
+static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out,
+                                 cudaStream_t s, bool wait)
 {
-    ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     const acm_gpu_grid g = grid_of(d);
     const size_t per_cell = (size_t)ACM_Q * acm__precision_bytes(d->precision);
@@ -984,25 +986,66 @@ static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *
         const size_t at = (size_t)c * per_cell;
         if (put)
             CU_TRY(d, cudaMemcpyAsync(m->staging, (const char *)in + at, (size_t)k * per_cell,
-                                      cudaMemcpyHostToDevice, m->stream));
+                                      cudaMemcpyHostToDevice, s));
         CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false, m->staging, put,
-                                         first + c, k, m->stream));
+                                         first + c, k, s));
         if (!put)
             CU_TRY(d, cudaMemcpyAsync((char *)out + at, m->staging, (size_t)k * per_cell,
-                                      cudaMemcpyDeviceToHost, m->stream));
-        CU_TRY(d, cudaStreamSynchronize(m->stream)); /* staging is reused */
+                                      cudaMemcpyDeviceToHost, s));
+        if (wait)
+            CU_TRY(d, cudaStreamSynchronize(s)); /* staging is reused */
     }
     return ACM_OK;
 }
 
+static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out)
+{
+    ACM_TRY(enter(d));
+    return enqueue_planes(d, z0, n, in, out, IMPL(d)->stream, true);
+}
+
+/* On the side stream, after what the main stream holds (a split step: its
+ * edges) and alongside what it is given next (the rest); done at
+ * planes_wait. The side stream has the staging buffer until then. */
 extern "C" acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf)
 {
-    return move_planes(d, z0, n, NULL, buf);
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, cudaEventRecord(m->marker, m->stream));
+    CU_TRY(d, cudaStreamWaitEvent(m->side, m->marker, 0));
+    ACM_TRY(enqueue_planes(d, z0, n, NULL, buf, m->side, false));
+    CU_TRY(d, cudaEventRecord(m->side_done, m->side));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_planes_wait(acm_domain *d)
+{
+    ACM_TRY(enter(d));
+    CU_TRY(d, cudaEventSynchronize(IMPL(d)->side_done));
+    return ACM_OK;
 }
 
 extern "C" acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf)
 {
     return move_planes(d, z0, n, buf, NULL);
+}
+
+/* Page-locked: the copies above run at the link's speed, and asynchronously. */
+extern "C" void *acm_cuda_planes_host_alloc(acm_domain *d, size_t bytes)
+{
+    void *p = NULL;
+    if (cudaSetDevice(d->device) != cudaSuccess ||
+        cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+extern "C" void acm_cuda_planes_host_free(void *p)
+{
+    if (p != NULL)
+        cudaFreeHost(p);
 }
 
 /* Whether dst's device reads src's memory directly (peer access, enabled here). */

@@ -26,6 +26,9 @@ acm_status acm_cuda_prepare(acm_domain *d);
 acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out);
 acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf);
 acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf);
+acm_status acm_cuda_planes_wait(acm_domain *d);
+void *acm_cuda_planes_host_alloc(acm_domain *d, size_t bytes);
+void acm_cuda_planes_host_free(void *p);
 acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
                                 int32_t n);
 acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src);

@@ -168,9 +168,16 @@ struct acm_backend_ops {
     /* The stored populations of planes [z0, z0 + n), every slot as stored (the
      * storage type, acm__precision_bytes each), cell-major in canonical order:
      * element (k - z0 nx ny) * 27 + i for cell k and slot i, into host memory
-     * (the MPI transport's messages). The other way for planes_put. */
+     * (the MPI transport's messages), after what d has enqueued so far; buf
+     * holds them when planes_wait returns (NULL: when planes_get does). The
+     * other way for planes_put, done when it returns. */
     acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, void *buf);
+    acm_status (*planes_wait)(acm_domain *d);
     acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf);
+    /* Host memory for planes_get and planes_put that the backend moves fastest
+     * (page-locked on a GPU), and its release (NULL: acm__malloc, acm__free). */
+    void *(*planes_host_alloc)(acm_domain *d, size_t bytes);
+    void (*planes_host_free)(void *p);
     /* The same from planes [src_z, src_z + n) of src into [dst_z, dst_z + n) of
      * dst, two domains of this backend and of the same layout in this process,
      * without a trip through the host; after what both have enqueued so far,

@@ -391,11 +391,22 @@ static acm_status init_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     return st;
 }
 
+/* The equilibrium of src in every slab (no reshape). */
+static acm_status init_slabs(acm_domain *d, const acm_init_source *src)
+{
+    acm_decomp *dc = d->decomp;
+    dc->uniform = false;
+    ACM_TRY(each_slab(d, init_slab, src));
+    ACM_TRY(settle(d));
+    dc->uniform = src->rho == NULL && src->u == NULL;
+    dc->init = *src;
+    return ACM_OK;
+}
+
 static acm_status decomp_init_equilibrium(acm_domain *d, const acm_init_source *src)
 {
     ACM_TRY(decomp_reshape(d));
-    ACM_TRY(each_slab(d, init_slab, src));
-    return settle(d);
+    return init_slabs(d, src);
 }
 
 /* A slab's divergence as the domain's. */
@@ -494,6 +505,7 @@ static bool overlapped(const acm_domain *d)
 static acm_status decomp_advance(acm_domain *d, acm_check check)
 {
     ACM_TRY(decomp_reshape(d));
+    d->decomp->uniform = false;
     ACM_TRY(each_slab(d, prepare_slab, NULL)); /* fail, if at all, before any slab steps */
     const bool overlap = overlapped(d);
     acm_status st = overlap ? step_overlapped(d, &check)
@@ -589,6 +601,7 @@ static acm_status decomp_set_field(acm_domain *d, acm_field field, acm_dtype dty
                                    const void *src)
 {
     ACM_TRY(decomp_reshape(d));
+    d->decomp->uniform = false;
     const field_job j = {field, dtype, NULL, src};
     ACM_TRY(each_slab(d, set_slab_field, &j));
     return field == ACM_FIELD_POPULATIONS ? settle(d) : ACM_OK;
@@ -1145,6 +1158,7 @@ static acm_status load_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
 
 static acm_status decomp_state_load(acm_domain *d, const acm_state *st)
 {
+    d->decomp->uniform = false;
     ACM_TRY(each_slab(d, load_slab, st));
     ACM_TRY(settle(d));
     if (st->prev_backend == d->backend) /* the saved inputs, not those of the loaded state */
@@ -1199,20 +1213,33 @@ static acm_status decomp_reshape(acm_domain *d)
     /* z changed between periodic and not, or solids came or went or changed
      * their iterations: the slabs' ghost planes with them. The
      * new slabs are made and loaded before the old ones go, so that running out
-     * of memory leaves the domain as it was (and the next call tries again). */
+     * of memory leaves the domain as it was (and the next call tries again).
+     * The state goes through the host in double precision (27 x 8 bytes a
+     * cell) unless the slabs still hold a uniform equilibrium and no per-cell
+     * force field, the usual case of solids added before the first step: that
+     * is made anew. */
+    const bool uniform = d->decomp->uniform && !d->has_force_field;
+    const acm_init_source init = d->decomp->init;
     acm_state st;
-    ACM_TRY(save_state(d, &st));
+    memset(&st, 0, sizeof st);
+    if (!uniform)
+        ACM_TRY(save_state(d, &st));
+    else /* the ACM rules' inputs go on as a state's would (decomp_state_load) */
+        save_prev(d, &st);
     acm_slabs *old = IMPL(d);
     d->impl = NULL;
     acm_status s = slabs_init(d);
     if (s == ACM_OK && d->nsolids > 0) /* the slabs' backends load IB planes into storage */
         s = each_slab(d, attach_slab, NULL);
     if (s == ACM_OK)
-        s = decomp_state_load(d, &st);
+        s = uniform ? init_slabs(d, &init) : decomp_state_load(d, &st);
+    if (s == ACM_OK && uniform)
+        load_prev(d, &st);
     acm__state_free(&st);
     if (s != ACM_OK) {
         slabs_free(d);
         d->impl = old;
+        d->decomp->uniform = uniform;
         account(d);
         return s;
     }

@@ -79,6 +79,11 @@ typedef struct acm_decomp {
      * them; the free bodies' velocity changes (6 per solid) */
     double *ib_planes, *ib_mine, *ib_dvdw;
     int32_t ib_nsolids; /* what they hold */
+    /* true while the slabs hold the uniform equilibrium of `init` (no step,
+     * field or loaded state since): a reshape then makes it anew in the new
+     * slabs instead of moving the state through the host */
+    bool uniform;
+    acm_init_source init;
 } acm_decomp;
 
 /* One slab of the domain and, where this process steps it, its domain. */
@@ -98,6 +103,7 @@ typedef struct acm_slabs {
     acm_plane_sums total;   /* their fold in plane order */
     int32_t depth;          /* ghost planes at every cut (acm_slab.halo: depth or 0) */
     void **ghost;           /* 2 per slab: the ghost planes in transit (lib/halo.c) */
+    void (*ghost_free)(void *p); /* their release (NULL: acm__free) */
     bool posted;            /* an exchange is under way (acm__halo_exchange_begin) */
 } acm_slabs;
 

@@ -61,6 +61,20 @@ static bool copied_directly(const acm_domain *d, int32_t p, int e)
            m->slab[neighbour(m, p, e)].local;
 }
 
+/* A host buffer for the planes at end e of slab p, of the backend of the
+ * local slab of the two (page-locked on a GPU). */
+static void *ghost_alloc(acm_domain *d, int32_t p, int e)
+{
+    acm_slabs *m = IMPL(d);
+    const struct acm_backend_ops *ops = d->decomp->slab_ops;
+    if (ops->planes_host_alloc == NULL)
+        return acm__malloc(transfer_bytes(d));
+    const acm_slab *sl = &m->slab[p];
+    acm_domain *local = sl->local ? sl->sub : m->slab[neighbour(m, p, e)].sub;
+    m->ghost_free = ops->planes_host_free;
+    return ops->planes_host_alloc(local, transfer_bytes(d));
+}
+
 acm_status acm__halo_init(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
@@ -70,7 +84,7 @@ acm_status acm__halo_init(acm_domain *d)
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e)
             if (involves_us(d, p, e) && !copied_directly(d, p, e) &&
-                (m->ghost[2 * p + e] = acm__malloc(transfer_bytes(d))) == NULL)
+                (m->ghost[2 * p + e] = ghost_alloc(d, p, e)) == NULL)
                 return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
                                 "cannot allocate %.3g MB for the ghost planes of slab %d",
                                 (double)transfer_bytes(d) / 1e6, (int)p);
@@ -80,8 +94,12 @@ acm_status acm__halo_init(acm_domain *d)
 void acm__halo_fini(acm_slabs *m)
 {
     if (m->ghost != NULL)
-        for (int32_t g = 0; g < 2 * m->n; ++g)
-            acm__free(m->ghost[g]);
+        for (int32_t g = 0; g < 2 * m->n; ++g) {
+            if (m->ghost_free != NULL)
+                m->ghost_free(m->ghost[g]);
+            else
+                acm__free(m->ghost[g]);
+        }
     acm__free(m->ghost);
     m->ghost = NULL;
 }
@@ -103,27 +121,23 @@ static acm_status copy_directly(acm_domain *d, int32_t p, int e)
                                                              m->depth));
 }
 
-/* Messages to and from other processes: what local slabs send packed. Over
- * a transport each process steps one slab (acm__decomp_init_mpi): it sends
- * and receives at most one pair of planes at each end. */
-static acm_status pack(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_halo_msg send[2],
-                       int *nsend)
+/* Messages to and from other processes. Over a transport each process
+ * steps one slab (acm__decomp_init_mpi): it sends and receives at most one
+ * pair of planes at each end. */
+static acm_status messages(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_halo_msg send[2],
+                           int *nsend)
 {
     acm_slabs *m = IMPL(d);
     const acm_decomp *dc = d->decomp;
-    acm_status st = ACM_OK;
+    *nrecv = *nsend = 0;
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e) {
             const int32_t nb = neighbour(m, p, e);
             const acm_slab *q = &m->slab[nb];
             if (!involves_us(d, p, e) || copied_directly(d, p, e))
                 continue;
-            void *buf = m->ghost[2 * p + e];
-            const acm_halo_msg msg = {dc->owner[q->local ? p : nb], 2 * p + e, buf,
+            const acm_halo_msg msg = {dc->owner[q->local ? p : nb], 2 * p + e, m->ghost[2 * p + e],
                                       transfer_bytes(d)};
-            if (q->local && st == ACM_OK) /* after a failure the message still goes */
-                st = acm__slab_failed(d, nb, q->sub->ops->planes_get(q->sub, source_plane(m, q, e),
-                                                                     m->depth, buf));
             const bool sending = q->local && !m->slab[p].local, receiving = !q->local;
             if ((sending && *nsend == 2) || (receiving && *nrecv == 2))
                 return ACM_FAIL(d, ACM_ERR_BAD_STATE,
@@ -133,9 +147,37 @@ static acm_status pack(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_halo
             else if (receiving)
                 recv[(*nrecv)++] = msg;
         }
+    return ACM_OK;
+}
+
+/* The planes local slabs pass through the host, into their buffers: started
+ * (when `start`) or waited for. */
+static acm_status host_planes(acm_domain *d, bool start)
+{
+    acm_slabs *m = IMPL(d);
+    const struct acm_backend_ops *ops = d->decomp->slab_ops;
+    acm_status st = ACM_OK;
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e) {
+            const int32_t nb = neighbour(m, p, e);
+            const acm_slab *q = &m->slab[nb];
+            if (!involves_us(d, p, e) || copied_directly(d, p, e) || !q->local || st != ACM_OK)
+                continue;
+            acm_status s = ACM_OK;
+            if (start)
+                s = ops->planes_get(q->sub, source_plane(m, q, e), m->depth, m->ghost[2 * p + e]);
+            else if (ops->planes_wait != NULL)
+                s = ops->planes_wait(q->sub);
+            st = acm__slab_failed(d, nb, s);
+        }
     return st;
 }
 
+/* Begin copies between local slabs, starts the copies of the planes that
+ * leave the process into host buffers, posts the receives; end waits for
+ * those copies, posts the sends, waits, unpacks. Every message is posted
+ * even after a local failure (its contents then do not matter: end agrees
+ * on the failure). */
 acm_status acm__halo_exchange_begin(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
@@ -147,12 +189,12 @@ acm_status acm__halo_exchange_begin(acm_domain *d)
                 st = copy_directly(d, p, e);
     acm_halo_msg recv[2], send[2];
     int nrecv = 0, nsend = 0;
-    const acm_status packed = pack(d, recv, &nrecv, send, &nsend);
-    if (packed == ACM_ERR_BAD_STATE)
-        return packed;
-    st = st != ACM_OK ? st : packed;
+    const acm_status listed = messages(d, recv, &nrecv, send, &nsend);
+    if (listed != ACM_OK)
+        return listed;
+    st = st != ACM_OK ? st : host_planes(d, true);
     if (dc->transport != NULL) {
-        const acm_status posted = dc->transport->post(d, recv, nrecv, send, nsend);
+        const acm_status posted = dc->transport->post(d, recv, nrecv, NULL, 0);
         m->posted = true;
         st = st != ACM_OK ? st : posted;
     }
@@ -164,10 +206,16 @@ acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun)
     acm_slabs *m = IMPL(d);
     const acm_decomp *dc = d->decomp;
     acm_status st = begun;
+    const acm_status got = host_planes(d, false);
+    st = st != ACM_OK ? st : got;
     if (m->posted) {
         m->posted = false;
+        acm_halo_msg recv[2], send[2];
+        int nrecv = 0, nsend = 0;
+        const acm_status listed = messages(d, recv, &nrecv, send, &nsend); /* as in begin */
+        const acm_status posted = dc->transport->post(d, NULL, 0, send, nsend);
         const acm_status waited = dc->transport->wait(d);
-        st = st != ACM_OK ? st : waited;
+        st = st != ACM_OK ? st : listed != ACM_OK ? listed : posted != ACM_OK ? posted : waited;
     }
     for (int32_t p = 0; p < m->n; ++p)
         for (int e = 0; e < 2; ++e) {

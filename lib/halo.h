@@ -24,8 +24,9 @@ typedef struct acm_halo_msg {
  * collective: every process of the domain makes it, in the same order. */
 typedef struct acm_halo_transport {
     const char *name;
-    /* Post the receives and the sends (at most 2 each; the buffers stay put
-     * until wait returns), and wait for all of them. */
+    /* Post receives and sends (at most 2 each between two waits, in one
+     * call or more; the buffers stay put until wait returns), and wait for
+     * all of them. */
     acm_status (*post)(acm_domain *d, const acm_halo_msg *recv, int nrecv,
                        const acm_halo_msg *send, int nsend);
     acm_status (*wait)(acm_domain *d);
@@ -54,11 +55,12 @@ void acm__halo_fini(acm_slabs *m);
 void acm__halo_release(acm_decomp *dc);
 
 /* Every local slab's ghost planes from its neighbours' planes: begin starts
- * the copies and posts the messages, so that the slabs' work enqueued or done
- * until end runs alongside (docs/multi-gpu.md, "Overlap"); end completes
- * them with begin's status and returns every process's agreed outcome. Begin
- * always posts every message, even after a local failure, so that no process
- * waits in vain. acm__halo_exchange does both. */
+ * the copies (into host buffers for other processes) and posts the receives,
+ * so that the slabs' work enqueued or done until end runs alongside
+ * (docs/multi-gpu.md, "Overlap"); end posts the sends once their copies are
+ * done, completes everything with begin's status and returns every process's
+ * agreed outcome. Every message is posted, even after a local failure, so
+ * that no process waits in vain. acm__halo_exchange does both. */
 acm_status acm__halo_exchange_begin(acm_domain *d);
 acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun);
 acm_status acm__halo_exchange(acm_domain *d);

@@ -15,14 +15,17 @@
 #include "backend.h"
 #include "halo.h"
 
+/* Messages of one exchange: a receive and a send at each end. */
+#define ACM_MPI_MESSAGES 4
+
 /* How long the exchange waits for a neighbour before it gives up. */
 #define ACM_MPI_WAIT_SECONDS 600.0
 
 /* dc->comm: the domain's communicator and the exchange under way. */
 typedef struct mpi_link {
     MPI_Comm comm;
-    MPI_Request req[4];
-    acm_halo_msg msg[4];
+    MPI_Request req[ACM_MPI_MESSAGES];
+    acm_halo_msg msg[ACM_MPI_MESSAGES];
     int n; /* requests posted */
 } mpi_link;
 
@@ -60,8 +63,10 @@ static acm_status mpi_post(acm_domain *d, const acm_halo_msg *recv, int nrecv,
                           const acm_halo_msg *send, int nsend)
 {
     mpi_link *l = d->decomp->comm;
+    if (l->n + nrecv + nsend > ACM_MPI_MESSAGES)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "more than %d ghost plane messages posted",
+                        ACM_MPI_MESSAGES);
     int rc = MPI_SUCCESS;
-    l->n = 0;
     for (int i = 0; i < nrecv; ++i, ++l->n) {
         l->msg[l->n] = recv[i];
         rc |= MPI_Irecv(recv[i].buf, (int)recv[i].bytes, MPI_BYTE, recv[i].peer, recv[i].tag,

@@ -186,6 +186,42 @@ START_TEST(solids_through_state_changes)
         ACM_CK_OK(both[k], acm_step(both[k], 3));
     }
     expect_close(one, split, &c, tol, "after the last solid went");
+    /* Solids added to a uniform state without a force field: the new slabs
+     * make that state anew (decomp_reshape), the one of the last call, not
+     * the options'. Added after a step, they take the stepped state over. */
+    const double u0[3] = {0.01, -0.02, 0.005};
+    for (int k = 0; k < 2; ++k) {
+        ACM_CK_OK(both[k], acm_domain_set_field(both[k], ACM_FIELD_FORCE, ACM_DTYPE_FLOAT64,
+                                                NULL, 0));
+        ACM_CK_OK(both[k], acm_domain_init_uniform(both[k], 1.02, u0));
+        add_solids(both[k], c.scene, s[k]);
+        ACM_CK_OK(both[k], acm_step(both[k], 3));
+    }
+    expect_close(one, split, &c, tol, "solids added to a uniform state");
+    for (int k = 0; k < 2; ++k) {
+        for (int i = 0; i < NSOLIDS; ++i)
+            acm_solid_destroy(s[k][i]);
+        ACM_CK_OK(both[k], acm_domain_init_uniform(both[k], 0.99, u0));
+        ACM_CK_OK(both[k], acm_step(both[k], 2));
+        add_solids(both[k], c.scene, s[k]);
+        ACM_CK_OK(both[k], acm_step(both[k], 3));
+    }
+    expect_close(one, split, &c, tol, "solids added after a step from a uniform state");
+    /* with a force field the slabs' state goes through the host: the field too */
+    const size_t n = (size_t)NX * NY * NZ;
+    double *u = acm_test_alloc(3 * n * sizeof(double)), *force = acm_test_alloc(3 * n * sizeof(double));
+    fill_fields(u, force);
+    for (int k = 0; k < 2; ++k) {
+        ACM_CK_OK(both[k], acm_domain_set_field(both[k], ACM_FIELD_FORCE, ACM_DTYPE_FLOAT64,
+                                                force, 3 * n * sizeof(double)));
+        ACM_CK_OK(both[k], acm_domain_init_uniform(both[k], 1.0, u0));
+        for (int i = 0; i < NSOLIDS; ++i)
+            acm_solid_destroy(s[k][i]);
+        ACM_CK_OK(both[k], acm_step(both[k], 3));
+    }
+    expect_close(one, split, &c, tol, "the last solid gone from a uniform state with a force field");
+    free(u);
+    free(force);
     acm_layout_destroy(l);
     acm_domain_destroy(one);
     acm_domain_destroy(split);
