@@ -80,6 +80,11 @@ if [ "$ngpu" -gt 1 ]; then
     ACM_TEST_DEVICES=$(seq -s, 0 $((ngpu - 1))) timeout 200 ./test/test-decomp \
         > "$out/test-decomp-$ngpu-gpus.log" 2>&1
     echo "test-decomp on $ngpu GPUs: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/test-decomp-$ngpu-gpus.log")"
+    # over MPI, a GPU per rank: the ghost planes by NCCL (one "Init COMPLETE" per member)
+    OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_DEBUG=INFO timeout 240 \
+        mpiexec -n "$ngpu" sh -c 'CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_RANK exec ./test/test-mpi' \
+        > "$out/test-mpi-nccl.log" 2>&1
+    echo "test-mpi -n $ngpu, a GPU each: exit $? -- $(grep -E '^[0-9]+%: Checks' "$out/test-mpi-nccl.log" | head -n 1) -- NCCL members made: $(grep -c 'Init COMPLETE' "$out/test-mpi-nccl.log")"
 fi
 exit 0
 fi

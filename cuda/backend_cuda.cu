@@ -4,12 +4,17 @@
  * into lib/ through the extern "C" functions declared in cuda/backend_cuda.h.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <stdio.h>  /* snprintf */
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* memcpy */
+#include <unistd.h> /* gethostname */
 
 #include "alloc.h"
 #include "backend_cuda.h"
 #include "decomp.h" /* acm_decomp */
+#if ACM_HAVE_NCCL
+#include "halo_nccl.h"
+#endif
 #include "kernels.cuh"
 #include "smoke.h"
 #include "solid.h"
@@ -1047,6 +1052,103 @@ extern "C" void acm_cuda_planes_host_free(void *p)
     if (p != NULL)
         cudaFreeHost(p);
 }
+
+#if ACM_HAVE_NCCL
+/* ---- ghost planes between ranks by NCCL (cuda/halo_nccl.cu) ------------------------------- */
+
+extern "C" acm_status acm_cuda_peer_id(acm_domain *d, void *id)
+{
+    char err[ACM_ERROR_SIZE];
+    if (acm_nccl_make_id(id, ACM_PEER_ID_BYTES, err, sizeof err) != 0)
+        return ACM_FAIL(d, ACM_ERR_DEVICE, "%s", err);
+    return ACM_OK;
+}
+
+/* The host and the PCI bus id: CUDA ordinals differ between processes. */
+extern "C" void acm_cuda_peer_device(acm_domain *d, char *key, size_t size)
+{
+    char host[64] = "", bus[32] = "";
+    gethostname(host, sizeof host - 1);
+    if (cudaDeviceGetPCIBusId(bus, (int)sizeof bus, d->device) != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(bus, sizeof bus, "device %d", (int)d->device);
+    }
+    snprintf(key, size, "%.63s/%.31s", host, bus);
+}
+
+extern "C" acm_status acm_cuda_peer_open(acm_domain *d, const void *id, int rank, int nranks,
+                                         size_t bytes, void **peer)
+{
+    ACM_TRY(enter(d));
+    char err[ACM_ERROR_SIZE];
+    acm_nccl *c = NULL;
+    if (acm_nccl_open(&c, id, rank, nranks, d->device, bytes, err, sizeof err) != 0)
+        return ACM_FAIL(d, ACM_ERR_DEVICE, "%s", err);
+    *peer = c;
+    return ACM_OK;
+}
+
+/* On the side stream after what the main stream holds (a split step: its
+ * edges), beside the rest: the planes to send packed into their buffers, one
+ * NCCL group, the planes received unpacked into the ghost planes (which the
+ * rest of a step does not touch); peer_wait joins the main stream to it. */
+extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const acm_peer_msg *msg,
+                                             int n)
+{
+    ACM_TRY(enter(d));
+    if (n > ACM_NCCL_MESSAGES)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "%d NCCL messages in one exchange", n);
+    cuda_impl *m = IMPL(d);
+    acm_nccl *c = (acm_nccl *)peer;
+    const acm_gpu_grid g = grid_of(d);
+    const uint32_t plane = (uint32_t)d->nx * (uint32_t)d->ny;
+    acm_nccl_msg group[ACM_NCCL_MESSAGES];
+    /* the group is issued even after a failure here, so that no peer waits
+     * for it in vain (its contents then do not matter: the step fails) */
+    cudaError_t e = cudaEventRecord(m->marker, m->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamWaitEvent(m->side, m->marker, 0);
+    for (int i = 0; i < n; ++i) {
+        group[i].rank = msg[i].rank;
+        group[i].buffer = i;
+        group[i].send = msg[i].send;
+        if (msg[i].send && e == cudaSuccess)
+            e = acm_launch_move_stored(g, state_array(m), m->elem, false, acm_nccl_buffer(c, i),
+                                       false, (uint32_t)msg[i].z0 * plane,
+                                       (uint32_t)msg[i].n * plane, m->side);
+    }
+    char err[ACM_ERROR_SIZE];
+    const int grouped = acm_nccl_exchange(c, group, n, m->side, err, sizeof err);
+    if (e != cudaSuccess)
+        return cuda_fail(d, e, "packing the ghost planes for NCCL");
+    if (grouped != 0)
+        return ACM_FAIL(d, ACM_ERR_DEVICE, "%s", err);
+    for (int i = 0; i < n; ++i)
+        if (!msg[i].send)
+            CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false,
+                                             acm_nccl_buffer(c, i), true,
+                                             (uint32_t)msg[i].z0 * plane,
+                                             (uint32_t)msg[i].n * plane, m->side));
+    CU_TRY(d, cudaEventRecord(m->side_done, m->side));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_peer_wait(acm_domain *d, void *peer, double seconds)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    char err[ACM_ERROR_SIZE];
+    if (acm_nccl_wait((acm_nccl *)peer, m->side_done, seconds, err, sizeof err) != 0)
+        return ACM_FAIL(d, ACM_ERR_DEVICE, "%s", err);
+    CU_TRY(d, cudaStreamWaitEvent(m->stream, m->side_done, 0));
+    return ACM_OK;
+}
+
+extern "C" void acm_cuda_peer_close(void *peer, bool abort)
+{
+    acm_nccl_close((acm_nccl *)peer, abort);
+}
+#endif
 
 /* Whether dst's device reads src's memory directly (peer access, enabled here). */
 static bool peer_reachable(acm_domain *dst, acm_domain *src)

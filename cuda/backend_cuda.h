@@ -29,6 +29,15 @@ acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void 
 acm_status acm_cuda_planes_wait(acm_domain *d);
 void *acm_cuda_planes_host_alloc(acm_domain *d, size_t bytes);
 void acm_cuda_planes_host_free(void *p);
+#if ACM_HAVE_NCCL
+acm_status acm_cuda_peer_id(acm_domain *d, void *id);
+void acm_cuda_peer_device(acm_domain *d, char *key, size_t size);
+acm_status acm_cuda_peer_open(acm_domain *d, const void *id, int rank, int nranks, size_t bytes,
+                              void **peer);
+acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const acm_peer_msg *msg, int n);
+acm_status acm_cuda_peer_wait(acm_domain *d, void *peer, double seconds);
+void acm_cuda_peer_close(void *peer, bool abort);
+#endif
 acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
                                 int32_t n);
 acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src);

@@ -28,6 +28,19 @@ typedef enum acm_check {
     ACM_CHECK_NOW = 2   /* this step (the last of an acm_step() call) */
 } acm_check;
 
+/* Bytes of a peer communicator's id (peer_id; NCCL's takes 128), and the
+ * most messages of one exchange (a send and a receive at each end). */
+#define ACM_PEER_ID_BYTES 256
+#define ACM_PEER_MESSAGES 4
+
+/* One message of a peer exchange: planes [z0, z0 + n) of the slab (its own
+ * planes to send, or ghost planes to fill) to or from process `rank`. */
+typedef struct acm_peer_msg {
+    int32_t rank;
+    int32_t z0, n;
+    bool send;
+} acm_peer_msg;
+
 struct acm_backend_ops {
     const char *name;   /* "cpu", "cuda" */
     acm_backend kind;
@@ -178,6 +191,23 @@ struct acm_backend_ops {
      * (page-locked on a GPU), and its release (NULL: acm__malloc, acm__free). */
     void *(*planes_host_alloc)(acm_domain *d, size_t bytes);
     void (*planes_host_free)(void *p);
+    /* Ghost planes between processes without the host (NCCL between GPUs; all
+     * NULL: through host memory and the transport). peer_id: a new
+     * communicator's id (ACM_PEER_ID_BYTES), on one process; peer_open: this
+     * process's member (collective), for messages of `bytes`; peer_exchange:
+     * the messages enqueued after what d has enqueued so far and alongside
+     * what follows, every process listing those between two ranks in one
+     * order; peer_wait: done within `seconds` (what d enqueues next sees the
+     * ghost planes), or the failure; peer_close: the member released (abort:
+     * without waiting for the other processes); peer_device: what names d's
+     * device across processes (NCCL takes one process a device). */
+    acm_status (*peer_id)(acm_domain *d, void *id);
+    void (*peer_device)(acm_domain *d, char *key, size_t size);
+    acm_status (*peer_open)(acm_domain *d, const void *id, int rank, int nranks, size_t bytes,
+                            void **peer);
+    acm_status (*peer_exchange)(acm_domain *d, void *peer, const acm_peer_msg *msg, int n);
+    acm_status (*peer_wait)(acm_domain *d, void *peer, double seconds);
+    void (*peer_close)(void *peer, bool abort);
     /* The same from planes [src_z, src_z + n) of src into [dst_z, dst_z + n) of
      * dst, two domains of this backend and of the same layout in this process,
      * without a trip through the host; after what both have enqueued so far,

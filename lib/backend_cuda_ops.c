@@ -28,6 +28,14 @@ const struct acm_backend_ops acm_backend_cuda = {
     .planes_wait = acm_cuda_planes_wait,
     .planes_host_alloc = acm_cuda_planes_host_alloc,
     .planes_host_free = acm_cuda_planes_host_free,
+#if ACM_HAVE_NCCL
+    .peer_id = acm_cuda_peer_id,
+    .peer_device = acm_cuda_peer_device,
+    .peer_open = acm_cuda_peer_open,
+    .peer_exchange = acm_cuda_peer_exchange,
+    .peer_wait = acm_cuda_peer_wait,
+    .peer_close = acm_cuda_peer_close,
+#endif
     .planes_copy = acm_cuda_planes_copy,
     .planes_join = acm_cuda_planes_join,
     .ib_attach = acm_cuda_ib_attach,

@@ -204,7 +204,7 @@ static acm_status slab_init(acm_domain *d, acm_slab *sl, int32_t p)
     return ACM_OK;
 }
 
-static acm_status slabs_init(acm_domain *d)
+static acm_status slabs_make(acm_domain *d)
 {
     const acm_decomp *dc = d->decomp;
     acm_slabs *m = acm__calloc(1, sizeof *m);
@@ -228,6 +228,15 @@ static acm_status slabs_init(acm_domain *d)
             ACM_TRY(slab_init(d, sl, p));
     }
     return acm__halo_init(d);
+}
+
+/* The slab table and the local slabs, made on every process or failed on
+ * all; then the peer communicator of their ghost planes, if any. */
+static acm_status slabs_init(acm_domain *d)
+{
+    ACM_TRY(acm__halo_agree(d, slabs_make(d)));
+    acm__halo_connect(d);
+    return ACM_OK;
 }
 
 /* The slab holding global plane z. */

@@ -104,6 +104,8 @@ typedef struct acm_slabs {
     int32_t depth;          /* ghost planes at every cut (acm_slab.halo: depth or 0) */
     void **ghost;           /* 2 per slab: the ghost planes in transit (lib/halo.c) */
     void (*ghost_free)(void *p); /* their release (NULL: acm__free) */
+    void *peer; /* over MPI: the slabs' own communicator for them (NCCL), or NULL */
+    void (*peer_close)(void *peer, bool abort);
     bool posted;            /* an exchange is under way (acm__halo_exchange_begin) */
 } acm_slabs;
 

@@ -91,8 +91,18 @@ acm_status acm__halo_init(acm_domain *d)
     return ACM_OK;
 }
 
+void acm__halo_connect(acm_domain *d)
+{
+    const acm_decomp *dc = d->decomp;
+    if (dc->transport != NULL && dc->transport->connect != NULL)
+        dc->transport->connect(d);
+}
+
 void acm__halo_fini(acm_slabs *m)
 {
+    if (m->peer != NULL)
+        m->peer_close(m->peer, false);
+    m->peer = NULL;
     if (m->ghost != NULL)
         for (int32_t g = 0; g < 2 * m->n; ++g) {
             if (m->ghost_free != NULL)
@@ -173,6 +183,56 @@ static acm_status host_planes(acm_domain *d, bool start)
     return st;
 }
 
+/* The process's messages as the planes they carry, for a peer exchange:
+ * slabs and ends ascending, the same order on every process. */
+static int peer_messages(acm_domain *d, acm_peer_msg msg[ACM_PEER_MESSAGES], acm_domain **local)
+{
+    acm_slabs *m = IMPL(d);
+    const acm_decomp *dc = d->decomp;
+    int n = 0;
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e) {
+            const int32_t nb = neighbour(m, p, e);
+            const acm_slab *sl = &m->slab[p], *q = &m->slab[nb];
+            if (!involves_us(d, p, e) || copied_directly(d, p, e) || n == ACM_PEER_MESSAGES)
+                continue;
+            const acm_peer_msg send = {dc->owner[p], source_plane(m, q, e), m->depth, true};
+            const acm_peer_msg recv = {dc->owner[nb], target_plane(m, sl, e), m->depth, false};
+            if (q->local && !sl->local)
+                msg[n++] = send;
+            else if (!q->local)
+                msg[n++] = recv;
+            *local = q->local ? q->sub : sl->sub;
+        }
+    return n;
+}
+
+/* Over a peer communicator (m->peer): the exchange enqueued; waited for. */
+static acm_status peer_begin(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    acm_peer_msg msg[ACM_PEER_MESSAGES];
+    acm_domain *local = NULL;
+    const int n = peer_messages(d, msg, &local);
+    m->posted = true;
+    return n == 0 ? ACM_OK
+                  : acm__slab_failed(d, (int32_t)d->decomp->rank,
+                                     d->decomp->slab_ops->peer_exchange(local, m->peer, msg, n));
+}
+
+static acm_status peer_end(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    acm_peer_msg msg[ACM_PEER_MESSAGES];
+    acm_domain *local = NULL;
+    m->posted = false;
+    if (peer_messages(d, msg, &local) == 0)
+        return ACM_OK;
+    return acm__slab_failed(d, (int32_t)d->decomp->rank,
+                            d->decomp->slab_ops->peer_wait(local, m->peer,
+                                                           ACM_HALO_WAIT_SECONDS));
+}
+
 /* Begin copies between local slabs, starts the copies of the planes that
  * leave the process into host buffers, posts the receives; end waits for
  * those copies, posts the sends, waits, unpacks. Every message is posted
@@ -187,6 +247,10 @@ acm_status acm__halo_exchange_begin(acm_domain *d)
         for (int e = 0; e < 2 && st == ACM_OK; ++e)
             if (m->slab[p].halo[e] > 0 && copied_directly(d, p, e))
                 st = copy_directly(d, p, e);
+    if (m->peer != NULL) {
+        const acm_status sent = peer_begin(d);
+        return st != ACM_OK ? st : sent;
+    }
     acm_halo_msg recv[2], send[2];
     int nrecv = 0, nsend = 0;
     const acm_status listed = messages(d, recv, &nrecv, send, &nsend);
@@ -206,9 +270,10 @@ acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun)
     acm_slabs *m = IMPL(d);
     const acm_decomp *dc = d->decomp;
     acm_status st = begun;
-    const acm_status got = host_planes(d, false);
+    const bool peer = m->peer != NULL;
+    const acm_status got = peer ? (m->posted ? peer_end(d) : ACM_OK) : host_planes(d, false);
     st = st != ACM_OK ? st : got;
-    if (m->posted) {
+    if (m->posted && !peer) {
         m->posted = false;
         acm_halo_msg recv[2], send[2];
         int nrecv = 0, nsend = 0;
@@ -224,7 +289,7 @@ acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun)
                 continue;
             acm_status s = ACM_OK;
             if (!copied_directly(d, p, e)) { /* unpack into the local slab's ghost planes */
-                if (st == ACM_OK)
+                if (st == ACM_OK && !peer) /* a peer exchange unpacked them */
                     s = sl->sub->ops->planes_put(sl->sub, target_plane(m, sl, e), m->depth,
                                                  m->ghost[2 * p + e]);
             } else if (dc->slab_ops->planes_join != NULL) { /* even after a failure */
@@ -233,7 +298,12 @@ acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun)
             if (s != ACM_OK && st == ACM_OK)
                 st = acm__slab_failed(d, p, s);
         }
-    return acm__halo_agree(d, st);
+    st = acm__halo_agree(d, st);
+    if (st != ACM_OK && peer) { /* every process: the ghost planes go through the host now */
+        m->peer_close(m->peer, true);
+        m->peer = NULL;
+    }
+    return st;
 }
 
 acm_status acm__halo_exchange(acm_domain *d)

@@ -12,6 +12,9 @@
 
 ACM_BEGIN_DECLS
 
+/* How long an exchange waits for another process before it gives up. */
+#define ACM_HALO_WAIT_SECONDS 600.0
+
 /* Bytes to or from another process. */
 typedef struct acm_halo_msg {
     int32_t peer; /* its rank */
@@ -40,6 +43,10 @@ typedef struct acm_halo_transport {
     acm_status (*sum)(acm_domain *d, double *v, int n, double *max);
     /* bytes of buf from rank root to all. */
     acm_status (*broadcast)(acm_domain *d, int32_t root, void *buf, size_t bytes);
+    /* Optional: the slabs' peer communicator (acm_slabs.peer) where their
+     * backend has one and every process opens it; else none (the ghost
+     * planes go through the host). */
+    void (*connect)(acm_domain *d);
     /* Release dc->comm. */
     void (*release)(acm_decomp *dc);
 } acm_halo_transport;
@@ -51,6 +58,9 @@ static inline bool acm__halo_is_local(const acm_decomp *dc, int32_t p)
 
 /* The buffers of the exchange (after the local slabs are made); their release. */
 acm_status acm__halo_init(acm_domain *d);
+/* After every process made its slabs (collective): their peer communicator
+ * (acm_halo_transport.connect), where there can be one. */
+void acm__halo_connect(acm_domain *d);
 void acm__halo_fini(acm_slabs *m);
 void acm__halo_release(acm_decomp *dc);
 

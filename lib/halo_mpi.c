@@ -18,9 +18,6 @@
 /* Messages of one exchange: a receive and a send at each end. */
 #define ACM_MPI_MESSAGES 4
 
-/* How long the exchange waits for a neighbour before it gives up. */
-#define ACM_MPI_WAIT_SECONDS 600.0
-
 /* dc->comm: the domain's communicator and the exchange under way. */
 typedef struct mpi_link {
     MPI_Comm comm;
@@ -38,7 +35,7 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Wait for n requests, within ACM_MPI_WAIT_SECONDS; the late peers named. */
+/* Wait for n requests, within ACM_HALO_WAIT_SECONDS; the late peers named. */
 static acm_status wait_all(acm_domain *d, MPI_Request *req, const acm_halo_msg *msg, int n)
 {
     const double start = now();
@@ -46,14 +43,14 @@ static acm_status wait_all(acm_domain *d, MPI_Request *req, const acm_halo_msg *
     while (!done) {
         if (MPI_Testall(n, req, &done, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
             return ACM_FAIL(d, ACM_ERR_DEVICE, "MPI_Testall failed in the ghost plane exchange");
-        if (!done && now() - start > ACM_MPI_WAIT_SECONDS) {
+        if (!done && now() - start > ACM_HALO_WAIT_SECONDS) {
             for (int i = 0; i < n; ++i)
                 if (req[i] != MPI_REQUEST_NULL)
                     MPI_Cancel(&req[i]);
             return ACM_FAIL(d, ACM_ERR_DEVICE,
                             "rank %d: no ghost planes from rank %d within %.0f s",
                             (int)d->decomp->rank, n > 0 ? (int)msg[0].peer : -1,
-                            ACM_MPI_WAIT_SECONDS);
+                            ACM_HALO_WAIT_SECONDS);
         }
     }
     return ACM_OK;
@@ -152,6 +149,65 @@ static acm_status mpi_broadcast(acm_domain *d, int32_t root, void *buf, size_t b
                : ACM_FAIL(d, ACM_ERR_DEVICE, "MPI_Bcast failed");
 }
 
+/* Whether every rank's ok is true. */
+static bool all_ranks(MPI_Comm c, bool ok)
+{
+    int v = ok;
+    MPI_Allreduce(MPI_IN_PLACE, &v, 1, MPI_INT, MPI_MIN, c);
+    return v != 0;
+}
+
+/* Whether two ranks' slabs share a device (NCCL refuses them, slowly). */
+static bool devices_shared(acm_domain *sub, const struct acm_backend_ops *ops, MPI_Comm c,
+                           int ranks)
+{
+    enum { KEY = 96 };
+    char *keys = acm__calloc((size_t)ranks + 1, KEY);
+    if (keys == NULL)
+        return true; /* no peer communicator then */
+    ops->peer_device(sub, keys + (size_t)ranks * KEY, KEY);
+    MPI_Allgather(keys + (size_t)ranks * KEY, KEY, MPI_CHAR, keys, KEY, MPI_CHAR, c);
+    bool shared = false;
+    for (int i = 0; i < ranks && !shared; ++i)
+        for (int j = 0; j < i && !shared; ++j)
+            shared = strncmp(keys + (size_t)i * KEY, keys + (size_t)j * KEY, KEY) == 0;
+    acm__free(keys);
+    return shared;
+}
+
+/* NCCL (or another backend's peer communicator) for the GPU slabs' ghost
+ * planes: rank 0 makes the id, every rank opens its member. Where two ranks
+ * share a device, or any rank cannot open its member, none keeps one and the
+ * planes go through the host (the reason of a failed open stays in the local
+ * slab's error). */
+static void mpi_connect(acm_domain *d)
+{
+    acm_slabs *m = d->impl;
+    const acm_decomp *dc = d->decomp;
+    const struct acm_backend_ops *ops = dc->slab_ops;
+    acm_domain *sub = m->slab[dc->rank].sub;
+    const MPI_Comm c = comm_of(dc);
+    if (ops->peer_open == NULL || m->n < 2 || !m->slab[dc->rank].local ||
+        !all_ranks(c, !devices_shared(sub, ops, c, (int)dc->nslabs)))
+        return;
+    unsigned char id[ACM_PEER_ID_BYTES] = {0};
+    if (!all_ranks(c, dc->rank != 0 || ops->peer_id(sub, id) == ACM_OK))
+        return;
+    MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, c);
+    const size_t bytes = (size_t)m->depth * (size_t)d->nx * (size_t)d->ny * ACM_Q *
+                         acm__precision_bytes(d->precision);
+    void *peer = NULL;
+    const bool opened = ops->peer_open(sub, id, (int)dc->rank, (int)dc->nslabs, bytes, &peer) ==
+                        ACM_OK;
+    if (!all_ranks(c, opened)) {
+        if (peer != NULL)
+            ops->peer_close(peer, true);
+        return;
+    }
+    m->peer = peer;
+    m->peer_close = ops->peer_close;
+}
+
 static void mpi_release(acm_decomp *dc)
 {
     mpi_link *l = dc->comm;
@@ -173,6 +229,7 @@ static const acm_halo_transport acm_halo_mpi = {
     .agree = mpi_agree,
     .sum = mpi_sum,
     .broadcast = mpi_broadcast,
+    .connect = mpi_connect,
     .release = mpi_release,
 };
 
