@@ -61,6 +61,14 @@ OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 timeout 300 mpiexec -n
     compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 ./test/test-mpi \
     > "$out/memcheck-mpi.log" 2>&1 # its allocation-failure case fails cudaMalloc on purpose
 echo "memcheck (test-mpi -n 2): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-mpi.log" | tr '\n' ' ')"
+# NCCL's exchange on this GPU: a communicator of one rank sending planes to itself (built
+# with -Dnccl); NCCL's own probes of kernels for other GPUs are API errors, not ours
+if [ -x ./test/test-nccl ]; then
+    run_test test-nccl 120
+    timeout 200 compute-sanitizer --tool memcheck --report-api-errors no --error-exitcode 9 \
+        ./test/test-nccl > "$out/memcheck-nccl.log" 2>&1
+    echo "memcheck (test-nccl): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$out/memcheck-nccl.log" | tr '\n' ' ')"
+fi
 # the benchmark over MPI ranks, one slab each (pinned, asynchronous staging of
 # the planes they send), ranks on GPU r mod n
 ngpu=$(nvidia-smi -L | wc -l)

@@ -10,7 +10,9 @@
  * planes are what the neighbour holds whatever the streaming scheme; a
  * transfer is depth x 27 x nx x ny stored values. Between slabs of this process the backend
  * copies them directly (planes_copy: device to device on a GPU); to and from
- * other processes they go through host buffers and the transport.
+ * other processes they go through host buffers and the transport, or
+ * between GPUs through the slabs' peer communicator (NCCL) where every
+ * process could open one.
  */
 #include <string.h> /* memcpy */
 
@@ -131,32 +133,61 @@ static acm_status copy_directly(acm_domain *d, int32_t p, int e)
                                                              m->depth));
 }
 
-/* Messages to and from other processes. Over a transport each process
- * steps one slab (acm__decomp_init_mpi): it sends and receives at most one
- * pair of planes at each end. */
+/* A crossing of ghost planes between this process and another: those at end
+ * e of slab p, sent (p's neighbour is ours, p is not) or received (p is
+ * ours, its neighbour not), from or to process `rank`. */
+typedef struct halo_route {
+    int32_t p;
+    int e;
+    int32_t rank;
+    bool send;
+} halo_route;
+
+/* This process's crossings, slabs and ends ascending: the same order on
+ * every process, which is how a peer communicator pairs them. Over a
+ * transport each process steps one slab (acm__decomp_init_mpi): at most one
+ * send and one receive at each end. */
+static acm_status routes(acm_domain *d, halo_route r[ACM_PEER_MESSAGES], int *n)
+{
+    acm_slabs *m = IMPL(d);
+    const acm_decomp *dc = d->decomp;
+    int sends = 0, recvs = 0;
+    *n = 0;
+    for (int32_t p = 0; p < m->n; ++p)
+        for (int e = 0; e < 2; ++e) {
+            const int32_t nb = neighbour(m, p, e);
+            const bool ours = m->slab[p].local, theirs_ours = m->slab[nb].local;
+            if (!involves_us(d, p, e) || copied_directly(d, p, e) || (ours && theirs_ours))
+                continue;
+            const bool send = theirs_ours;
+            if ((send && sends == 2) || (!send && recvs == 2))
+                return ACM_FAIL(d, ACM_ERR_BAD_STATE,
+                                "more than one slab in a process of a decomposition over ranks");
+            sends += send;
+            recvs += !send;
+            const halo_route route = {p, e, dc->owner[send ? p : nb], send};
+            r[(*n)++] = route;
+        }
+    return ACM_OK;
+}
+
+/* The crossings as messages of host buffers (the transport's). */
 static acm_status messages(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_halo_msg send[2],
                            int *nsend)
 {
     acm_slabs *m = IMPL(d);
-    const acm_decomp *dc = d->decomp;
+    halo_route r[ACM_PEER_MESSAGES];
+    int n = 0;
     *nrecv = *nsend = 0;
-    for (int32_t p = 0; p < m->n; ++p)
-        for (int e = 0; e < 2; ++e) {
-            const int32_t nb = neighbour(m, p, e);
-            const acm_slab *q = &m->slab[nb];
-            if (!involves_us(d, p, e) || copied_directly(d, p, e))
-                continue;
-            const acm_halo_msg msg = {dc->owner[q->local ? p : nb], 2 * p + e, m->ghost[2 * p + e],
-                                      transfer_bytes(d)};
-            const bool sending = q->local && !m->slab[p].local, receiving = !q->local;
-            if ((sending && *nsend == 2) || (receiving && *nrecv == 2))
-                return ACM_FAIL(d, ACM_ERR_BAD_STATE,
-                                "more than one slab in a process of a decomposition over ranks");
-            if (sending)
-                send[(*nsend)++] = msg;
-            else if (receiving)
-                recv[(*nrecv)++] = msg;
-        }
+    ACM_TRY(routes(d, r, &n));
+    for (int i = 0; i < n; ++i) {
+        const int g = 2 * r[i].p + r[i].e;
+        const acm_halo_msg msg = {r[i].rank, g, m->ghost[g], transfer_bytes(d)};
+        if (r[i].send)
+            send[(*nsend)++] = msg;
+        else
+            recv[(*nrecv)++] = msg;
+    }
     return ACM_OK;
 }
 
@@ -183,27 +214,22 @@ static acm_status host_planes(acm_domain *d, bool start)
     return st;
 }
 
-/* The process's messages as the planes they carry, for a peer exchange:
- * slabs and ends ascending, the same order on every process. */
+/* The crossings as the planes they carry (a peer exchange), and the local
+ * slab that sends and receives them. */
 static int peer_messages(acm_domain *d, acm_peer_msg msg[ACM_PEER_MESSAGES], acm_domain **local)
 {
     acm_slabs *m = IMPL(d);
-    const acm_decomp *dc = d->decomp;
+    halo_route r[ACM_PEER_MESSAGES];
     int n = 0;
-    for (int32_t p = 0; p < m->n; ++p)
-        for (int e = 0; e < 2; ++e) {
-            const int32_t nb = neighbour(m, p, e);
-            const acm_slab *sl = &m->slab[p], *q = &m->slab[nb];
-            if (!involves_us(d, p, e) || copied_directly(d, p, e) || n == ACM_PEER_MESSAGES)
-                continue;
-            const acm_peer_msg send = {dc->owner[p], source_plane(m, q, e), m->depth, true};
-            const acm_peer_msg recv = {dc->owner[nb], target_plane(m, sl, e), m->depth, false};
-            if (q->local && !sl->local)
-                msg[n++] = send;
-            else if (!q->local)
-                msg[n++] = recv;
-            *local = q->local ? q->sub : sl->sub;
-        }
+    if (routes(d, r, &n) != ACM_OK) /* not with a peer communicator: one slab a process */
+        return 0;
+    for (int i = 0; i < n; ++i) {
+        const acm_slab *sl = &m->slab[r[i].p], *q = &m->slab[neighbour(m, r[i].p, r[i].e)];
+        const acm_peer_msg send = {r[i].rank, source_plane(m, q, r[i].e), m->depth, true};
+        const acm_peer_msg recv = {r[i].rank, target_plane(m, sl, r[i].e), m->depth, false};
+        msg[i] = r[i].send ? send : recv;
+        *local = r[i].send ? q->sub : sl->sub;
+    }
     return n;
 }
 
@@ -235,9 +261,10 @@ static acm_status peer_end(acm_domain *d)
 
 /* Begin copies between local slabs, starts the copies of the planes that
  * leave the process into host buffers, posts the receives; end waits for
- * those copies, posts the sends, waits, unpacks. Every message is posted
- * even after a local failure (its contents then do not matter: end agrees
- * on the failure). */
+ * those copies, posts the sends, waits, unpacks. With a peer communicator
+ * begin enqueues one exchange of the slab's planes instead and end waits
+ * for it. Every message is posted even after a local failure (its contents
+ * then do not matter: end agrees on the failure). */
 acm_status acm__halo_exchange_begin(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);

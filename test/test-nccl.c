@@ -1,0 +1,117 @@
+/*
+ * libacmlbm tests -- the NCCL exchange of GPU slabs (cuda/halo_nccl.cu,
+ * docs/multi-gpu.md) on one GPU: a communicator of one rank whose member
+ * sends planes of a domain to itself and receives them into other planes,
+ * through the CUDA backend's peer ops as lib/halo.c drives them. NCCL pairs
+ * a rank's sends and receives in the order they are issued; the case of 4
+ * messages checks that order. Ranks on GPUs of their own run test-mpi
+ * (bench/device-check.sh decomp on a machine with several).
+ * Linked with the library's objects: the peer ops are private.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "test-common.h"
+
+#include "acm_private.h" /* acm_domain.ops */
+#include "backend.h"     /* acm_backend_ops, acm_peer_msg */
+
+enum { NX = 16, NY = 12, NZ = 10 };
+
+/* A CUDA domain whose planes differ: u varies with z. */
+static acm_domain *make_domain(void)
+{
+    acm_domain_options o =
+        acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA;
+    acm_domain *d = NULL;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
+    const size_t n = (size_t)NX * NY * NZ;
+    double *u = acm_test_alloc(3 * n * sizeof(double));
+    for (size_t k = 0; k < n; ++k) {
+        const double z = (double)(k / (NX * NY)), x = (double)(k % NX);
+        u[3 * k] = 0.01 * z + 0.001 * x;
+        u[3 * k + 1] = -0.005 * z;
+        u[3 * k + 2] = 0.002 * (z - 4.0);
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, n));
+    free(u);
+    return d;
+}
+
+static const size_t plane_bytes = (size_t)NX * NY * ACM_Q * sizeof(float);
+
+/* Every plane's stored values, as planes_get gives them. */
+static unsigned char *stored(acm_domain *d)
+{
+    unsigned char *b = acm_test_alloc(NZ * plane_bytes);
+    ACM_CK_OK(d, d->ops->planes_get(d, 0, NZ, b));
+    ACM_CK_OK(d, d->ops->planes_wait(d));
+    return b;
+}
+
+/* One exchange of msg over a communicator of this process alone, planes of
+ * `per` each; the stored values before and after. */
+static void exchange(acm_domain *d, const acm_peer_msg *msg, int n, int per,
+                     unsigned char **before, unsigned char **after)
+{
+    const struct acm_backend_ops *ops = d->ops;
+    ck_assert_msg(ops->peer_open != NULL, "the CUDA backend has no peer ops");
+    unsigned char id[ACM_PEER_ID_BYTES] = {0};
+    ACM_CK_OK(d, ops->peer_id(d, id));
+    void *peer = NULL;
+    ACM_CK_OK(d, ops->peer_open(d, id, 0, 1, (size_t)per * plane_bytes, &peer));
+    *before = stored(d);
+    ACM_CK_OK(d, ops->peer_exchange(d, peer, msg, n));
+    ACM_CK_OK(d, ops->peer_wait(d, peer, 60.0));
+    *after = stored(d);
+    ops->peer_close(peer, false);
+}
+
+/* Plane `to` after is plane `from` before, bitwise. */
+static void expect_plane(const unsigned char *before, const unsigned char *after, int from, int to)
+{
+    ck_assert_msg(memcmp(after + (size_t)to * plane_bytes, before + (size_t)from * plane_bytes,
+                         plane_bytes) == 0,
+                  "plane %d does not hold plane %d's values", to, from);
+}
+
+START_TEST(planes_reach_their_ghosts)
+{
+    acm_domain *d = make_domain();
+    const acm_peer_msg msg[2] = {{0, 1, 2, true}, {0, 6, 2, false}};
+    unsigned char *before, *after;
+    exchange(d, msg, 2, 2, &before, &after);
+    for (int z = 0; z < NZ; ++z)
+        expect_plane(before, after, z >= 6 && z < 8 ? z - 5 : z, z);
+    ck_assert_int_ne(memcmp(before + plane_bytes, before + 6 * plane_bytes, plane_bytes), 0);
+    free(before);
+    free(after);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* Sends and receives between two ranks pair in the order they are listed
+ * (lib/halo.c lists them by slab and end on every rank). */
+START_TEST(four_messages_pair_in_order)
+{
+    acm_domain *d = make_domain();
+    const acm_peer_msg msg[4] = {
+        {0, 0, 1, true}, {0, 7, 1, false}, {0, 2, 1, true}, {0, 9, 1, false}};
+    unsigned char *before, *after;
+    exchange(d, msg, 4, 1, &before, &after);
+    for (int z = 0; z < NZ; ++z)
+        expect_plane(before, after, z == 7 ? 0 : z == 9 ? 2 : z, z);
+    free(before);
+    free(after);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+TEST_SUITE(nccl_suite)
+{
+    Suite *s = suite_create("nccl");
+    TCase *tc = acm_tcase("self", 120);
+    tcase_add_test(tc, planes_reach_their_ghosts);
+    tcase_add_test(tc, four_messages_pair_in_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
