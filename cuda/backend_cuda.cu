@@ -63,6 +63,7 @@ struct cuda_impl {
     acm_gpu_sums *partials;
     acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
     acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
+    bool planes_sent;     /* the last step enqueued that copy */
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
     unsigned long long *host_counters; /* pinned copy */
@@ -393,6 +394,7 @@ static acm_status diagnose(acm_domain *d)
     cuda_impl *m = IMPL(d);
     acm_step_args a = step_args(d);
     unsigned n = 0;
+    m->planes_sent = false; /* the planes now hold the current state's sums */
     CU_TRY(d, cudaMemsetAsync(m->planes, 0, planes_bytes(d), m->stream));
     CU_TRY(d, acm_launch_diagnostics(a, state_array(m), m->elem, m->partials, &n, m->stream));
     CU_TRY(d, acm_launch_sum_partials(m->partials, n, m->sums + 2, true, (double)d->ncells,
@@ -758,13 +760,27 @@ static acm_status start_step(acm_domain *d, acm_step_args &a)
     return ACM_OK;
 }
 
+/* A slab's plane sums on their way to the host (acm_cuda_plane_sums): its
+ * handle folds them after every step of an adaptive model, so the copy goes
+ * with the step and the step's wait (its divergence check) covers it. */
+static acm_status send_planes(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    const int32_t lo = d->halo[0], n = d->nz - d->halo[0] - d->halo[1];
+    CU_TRY(d, cudaMemcpyAsync(m->host_planes, m->planes + lo, (size_t)n * sizeof *m->host_planes,
+                              cudaMemcpyDeviceToHost, m->stream));
+    m->planes_sent = true;
+    return ACM_OK;
+}
+
 /* After every kernel of the step is enqueued. */
-static void end_step(acm_domain *d)
+static acm_status end_step(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     m->ring = 1 - m->ring;
     m->batch_step++;
     d->step++;
+    return d->slab_cells > 0 && acm_is_adaptive(d->coll.model) ? send_planes(d) : ACM_OK;
 }
 
 /* Enqueue one step of the domain's kernel structure. */
@@ -786,8 +802,7 @@ static acm_status enqueue_step(acm_domain *d)
     int32_t z0, z1;
     acm__stepped_planes(d, &z0, &z1);
     ACM_TRY(launch_layers(d, grid_of(d), a.dst, z0, z1)); /* the grid of the new state */
-    end_step(d);
-    return ACM_OK;
+    return end_step(d);
 }
 
 /* ---- a slab's step in two parts (backend.h advance_edges) ----------------------------- */
@@ -930,7 +945,7 @@ extern "C" acm_status acm_cuda_advance_rest(acm_domain *d, acm_check when)
         (void)split_cells(d, cut, planes); /* as in advance_edges */
         ACM_TRY(enqueue_part(d, m->part, cut[1], cut[2], planes[1], planes[2]));
         ACM_TRY(finish_sums(d));
-        end_step(d);
+        ACM_TRY(end_step(d));
     }
     return acm_cuda_check(d, when);
 }
@@ -959,9 +974,10 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
-    const int32_t lo = d->halo[0], n = d->nz - d->halo[0] - d->halo[1];
-    CU_TRY(d, cudaMemcpyAsync(m->host_planes, m->planes + lo, (size_t)n * sizeof *m->host_planes,
-                              cudaMemcpyDeviceToHost, m->stream));
+    const int32_t n = d->nz - d->halo[0] - d->halo[1];
+    if (!m->planes_sent) /* not after a step: an initialisation, a load */
+        ACM_TRY(send_planes(d));
+    m->planes_sent = false;
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     for (int32_t z = 0; z < n; ++z) {
         double v[4];
