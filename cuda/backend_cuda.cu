@@ -987,17 +987,17 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
     return ACM_OK;
 }
 
-/* Stored values of planes [z0, z0 + n) from the state into host memory out,
- * or (out NULL) from host memory in into the state, through the staging
+/* Stored values of planes [z0, z0 + n) (the slots of acm_moves(dz, i)) from
+ * the state into host memory out, or (out NULL) from host memory in into the state, through the staging
  * buffer in chunks of whole cells, on stream s; with `wait` each chunk is
  * done before the next is enqueued (the host buffer may be pageable), else
  * the stream orders them (page-locked memory, planes_host_alloc). */
-static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out,
-                                 cudaStream_t s, bool wait)
+static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, int dz, const void *in,
+                                 void *out, cudaStream_t s, bool wait)
 {
     cuda_impl *m = IMPL(d);
     const acm_gpu_grid g = grid_of(d);
-    const size_t per_cell = (size_t)ACM_Q * acm__precision_bytes(d->precision);
+    const size_t per_cell = (size_t)acm_moved_count(dz) * acm__precision_bytes(d->precision);
     const uint32_t first = (uint32_t)z0 * (uint32_t)d->nx * (uint32_t)d->ny;
     const uint32_t count = (uint32_t)n * (uint32_t)d->nx * (uint32_t)d->ny;
     const bool put = out == NULL;
@@ -1008,7 +1008,7 @@ static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, const voi
         if (put)
             CU_TRY(d, cudaMemcpyAsync(m->staging, (const char *)in + at, (size_t)k * per_cell,
                                       cudaMemcpyHostToDevice, s));
-        CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false, m->staging, put,
+        CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false, m->staging, put, dz,
                                          first + c, k, s));
         if (!put)
             CU_TRY(d, cudaMemcpyAsync((char *)out + at, m->staging, (size_t)k * per_cell,
@@ -1019,22 +1019,23 @@ static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, const voi
     return ACM_OK;
 }
 
-static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, const void *in, void *out)
+static acm_status move_planes(acm_domain *d, int32_t z0, int32_t n, int dz, const void *in,
+                              void *out)
 {
     ACM_TRY(enter(d));
-    return enqueue_planes(d, z0, n, in, out, IMPL(d)->stream, true);
+    return enqueue_planes(d, z0, n, dz, in, out, IMPL(d)->stream, true);
 }
 
 /* On the side stream, after what the main stream holds (a split step: its
  * edges) and alongside what it is given next (the rest); done at
  * planes_wait. The side stream has the staging buffer until then. */
-extern "C" acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf)
+extern "C" acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     CU_TRY(d, cudaEventRecord(m->marker, m->stream));
     CU_TRY(d, cudaStreamWaitEvent(m->side, m->marker, 0));
-    ACM_TRY(enqueue_planes(d, z0, n, NULL, buf, m->side, false));
+    ACM_TRY(enqueue_planes(d, z0, n, dz, NULL, buf, m->side, false));
     CU_TRY(d, cudaEventRecord(m->side_done, m->side));
     return ACM_OK;
 }
@@ -1046,9 +1047,10 @@ extern "C" acm_status acm_cuda_planes_wait(acm_domain *d)
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf)
+extern "C" acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, int dz,
+                                          const void *buf)
 {
-    return move_planes(d, z0, n, buf, NULL);
+    return move_planes(d, z0, n, dz, buf, NULL);
 }
 
 /* Page-locked: the copies above run at the link's speed, and asynchronously. */
@@ -1128,9 +1130,11 @@ extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const ac
         group[i].rank = msg[i].rank;
         group[i].buffer = i;
         group[i].send = msg[i].send;
+        group[i].bytes = (size_t)msg[i].n * plane * (size_t)acm_moved_count(msg[i].dz) *
+                         acm__precision_bytes(d->precision);
         if (msg[i].send && e == cudaSuccess)
             e = acm_launch_move_stored(g, state_array(m), m->elem, false, acm_nccl_buffer(c, i),
-                                       false, (uint32_t)msg[i].z0 * plane,
+                                       false, msg[i].dz, (uint32_t)msg[i].z0 * plane,
                                        (uint32_t)msg[i].n * plane, m->side);
     }
     char err[ACM_ERROR_SIZE];
@@ -1142,7 +1146,7 @@ extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const ac
     for (int i = 0; i < n; ++i)
         if (!msg[i].send)
             CU_TRY(d, acm_launch_move_stored(g, state_array(m), m->elem, false,
-                                             acm_nccl_buffer(c, i), true,
+                                             acm_nccl_buffer(c, i), true, msg[i].dz,
                                              (uint32_t)msg[i].z0 * plane,
                                              (uint32_t)msg[i].n * plane, m->side));
     CU_TRY(d, cudaEventRecord(m->side_done, m->side));
@@ -1184,18 +1188,18 @@ static bool peer_reachable(acm_domain *dst, acm_domain *src)
 
 /* Through the host, for devices that cannot reach each other. */
 static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain *src,
-                                     int32_t src_z, int32_t n)
+                                     int32_t src_z, int32_t n, int dz)
 {
-    const size_t bytes = (size_t)n * (size_t)src->nx * (size_t)src->ny * ACM_Q *
-                         acm__precision_bytes(src->precision);
+    const size_t bytes = (size_t)n * (size_t)src->nx * (size_t)src->ny *
+                         (size_t)acm_moved_count(dz) * acm__precision_bytes(src->precision);
     void *host = acm__malloc(bytes);
     if (host == NULL)
         return ACM_FAIL(dst, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for ghost planes", bytes);
-    acm_status st = move_planes(src, src_z, n, NULL, host);
+    acm_status st = move_planes(src, src_z, n, dz, NULL, host);
     if (st != ACM_OK)
         acm__format(dst->error, sizeof dst->error, "%s", src->error);
     else
-        st = move_planes(dst, dst_z, n, host, NULL);
+        st = move_planes(dst, dst_z, n, dz, host, NULL);
     acm__free(host);
     return st;
 }
@@ -1204,12 +1208,12 @@ static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain 
  * far (a slab's split step: its edges) and alongside what follows (the rest
  * of the step), with events, no host wait; across devices by peer access. */
 extern "C" acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src,
-                                           int32_t src_z, int32_t n)
+                                           int32_t src_z, int32_t n, int dz)
 {
     ACM_TRY(enter(src));
     ACM_TRY(enter(dst));
     if (!peer_reachable(dst, src))
-        return planes_copy_staged(dst, dst_z, src, src_z, n);
+        return planes_copy_staged(dst, dst_z, src, src_z, n, dz);
     cuda_impl *md = IMPL(dst), *ms = IMPL(src);
     const uint32_t plane = (uint32_t)src->nx * (uint32_t)src->ny;
     CU_TRY(dst, cudaSetDevice(src->device));
@@ -1220,7 +1224,7 @@ extern "C" acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_d
     CU_TRY(dst, cudaStreamWaitEvent(md->side, md->marker, 0));
     CU_TRY(dst, acm_launch_copy_stored(grid_of(dst), state_array(md), (uint32_t)dst_z * plane,
                                        grid_of(src), state_array(ms), (uint32_t)src_z * plane,
-                                       (uint32_t)n * plane, md->elem, md->side));
+                                       (uint32_t)n * plane, dz, md->elem, md->side));
     return ACM_OK;
 }
 
@@ -1751,7 +1755,7 @@ static acm_status park(acm_domain *d, acm_state *st)
         (void)cudaGetLastError();
         return ACM_FAIL(d, ACM_ERR_DEVICE_MEMORY, "no device memory to park the state");
     }
-    CU_TRY(d, acm_launch_move_stored(grid_of(d), state_array(m), m->elem, swap, k->f, false, 0,
+    CU_TRY(d, acm_launch_move_stored(grid_of(d), state_array(m), m->elem, swap, k->f, false, 0, 0,
                                      (uint32_t)d->ncells, m->stream));
     ACM_TRY(park_copy(d, m->force, 3 * plane_bytes(d), &k->force));
     ACM_TRY(park_copy(d, m->tau, plane_bytes(d), &k->tau));
@@ -1818,7 +1822,7 @@ static acm_status load_populations(acm_domain *d, const acm_state *st)
     void *dst = physical ? physical_target(m) : state_array(m);
     if (st->parked != NULL)
         CU_TRY(d, acm_launch_move_stored(g, dst, m->elem, swap, ((cuda_parked *)st->parked)->f,
-                                         true, 0, (uint32_t)d->ncells, m->stream));
+                                         true, 0, 0, (uint32_t)d->ncells, m->stream));
     else
         ACM_TRY(upload_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f,
                               [&](int, uint32_t k0, uint32_t n) {

@@ -24,8 +24,8 @@ acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);
 acm_status acm_cuda_check(acm_domain *d, acm_check when);
 acm_status acm_cuda_prepare(acm_domain *d);
 acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out);
-acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf);
-acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf);
+acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf);
+acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, int dz, const void *buf);
 acm_status acm_cuda_planes_wait(acm_domain *d);
 void *acm_cuda_planes_host_alloc(acm_domain *d, size_t bytes);
 void acm_cuda_planes_host_free(void *p);
@@ -39,7 +39,7 @@ acm_status acm_cuda_peer_wait(acm_domain *d, void *peer, double seconds);
 void acm_cuda_peer_close(void *peer, bool abort);
 #endif
 acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
-                                int32_t n);
+                                int32_t n, int dz);
 acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src);
 acm_status acm_cuda_ib_attach(acm_domain *d);
 acm_status acm_cuda_ib_forces(acm_domain *d);

@@ -172,14 +172,17 @@ __global__ void acm_set_stored_kernel(const acm_gpu_grid g, T *arr, bool swap, c
  * (lib/decomp.h); bitwise in every storage type. */
 template <typename T>
 __global__ void acm_move_stored_kernel(const acm_gpu_grid g, T *arr, T *canon, bool swap,
-                                       bool to_arr, uint32_t k0, uint32_t count)
+                                       bool to_arr, int dz, uint32_t k0, uint32_t count)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
-    for (int i = 0; i < 27; ++i) {
+    const int per = acm_moved_count(dz);
+    for (int i = 0, j = 0; i < 27; ++i) {
+        if (!acm_moves(dz, i))
+            continue;
         const uint64_t slot = acm_idx(g, k0 + t, swap ? acm_opp(i) : i);
-        const size_t c = (size_t)t * 27 + i;
+        const size_t c = (size_t)t * per + j++;
         if (to_arr)
             arr[slot] = canon[c];
         else
@@ -193,13 +196,14 @@ __global__ void acm_move_stored_kernel(const acm_gpu_grid g, T *arr, T *canon, b
 template <typename T>
 __global__ void acm_copy_stored_kernel(const acm_gpu_grid gd, T *dst, uint32_t d0,
                                        const acm_gpu_grid gs, const T *src, uint32_t s0,
-                                       uint32_t count)
+                                       uint32_t count, int dz)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
     for (int i = 0; i < 27; ++i)
-        dst[acm_idx(gd, d0 + t, i)] = src[acm_idx(gs, s0 + t, i)];
+        if (acm_moves(dz, i))
+            dst[acm_idx(gd, d0 + t, i)] = src[acm_idx(gs, s0 + t, i)];
 }
 
 /* comp planes from interleaved values (comp per cell). */
@@ -335,25 +339,25 @@ cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gp
 }
 
 cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
-                                   void *canon, bool to_arr, uint32_t k0, uint32_t count,
+                                   void *canon, bool to_arr, int dz, uint32_t k0, uint32_t count,
                                    cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
         acm_move_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
-            g, (T *)arr, (T *)canon, swap, to_arr, k0, count);
+            g, (T *)arr, (T *)canon, swap, to_arr, dz, k0, count);
     });
     return cudaGetLastError();
 }
 
 cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d0,
                                    const acm_gpu_grid &gs, const void *src, uint32_t s0,
-                                   uint32_t count, acm_gpu_elem elem, cudaStream_t s)
+                                   uint32_t count, int dz, acm_gpu_elem elem, cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
         acm_copy_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
-            gd, (T *)dst, d0, gs, (const T *)src, s0, count);
+            gd, (T *)dst, d0, gs, (const T *)src, s0, count, dz);
     });
     return cudaGetLastError();
 }

@@ -100,11 +100,17 @@ void *acm_nccl_buffer(const acm_nccl *c, int k) { return c->buf[k]; }
 int acm_nccl_exchange(acm_nccl *c, const acm_nccl_msg *msg, int n, cudaStream_t s, char *err,
                       size_t err_size)
 {
+    for (int i = 0; i < n; ++i)
+        if (msg[i].bytes > c->bytes) {
+            snprintf(err, err_size, "NCCL: a message of %zu bytes, buffers of %zu", msg[i].bytes,
+                     c->bytes);
+            return -1;
+        }
     ncclResult_t r = ncclGroupStart();
     for (int i = 0; i < n && r == ncclSuccess; ++i)
-        r = msg[i].send ? ncclSend(c->buf[msg[i].buffer], c->bytes, ncclUint8, msg[i].rank,
+        r = msg[i].send ? ncclSend(c->buf[msg[i].buffer], msg[i].bytes, ncclUint8, msg[i].rank,
                                    c->comm, s)
-                        : ncclRecv(c->buf[msg[i].buffer], c->bytes, ncclUint8, msg[i].rank,
+                        : ncclRecv(c->buf[msg[i].buffer], msg[i].bytes, ncclUint8, msg[i].rank,
                                    c->comm, s);
     const ncclResult_t g = ncclGroupEnd(); /* a started group always ends */
     r = r != ncclSuccess ? r : g;

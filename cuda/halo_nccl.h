@@ -17,11 +17,12 @@ typedef struct acm_nccl acm_nccl;
 
 #define ACM_NCCL_MESSAGES 4 /* a send and a receive at each end of a slab (ACM_PEER_MESSAGES) */
 
-/* One message of an exchange: buffer k to or from `rank`. */
+/* One message of an exchange: the first `bytes` of buffer k to or from `rank`. */
 typedef struct acm_nccl_msg {
     int rank;
     int buffer;
     int send;
+    size_t bytes;
 } acm_nccl_msg;
 
 /* Each returns 0, or -1 with a message in err. */
@@ -29,7 +30,7 @@ int acm_nccl_make_id(void *id, size_t size, char *err, size_t err_size);
 int acm_nccl_open(acm_nccl **out, const void *id, int rank, int nranks, int device, size_t bytes,
                   char *err, size_t err_size);
 void *acm_nccl_buffer(const acm_nccl *c, int k);
-/* The messages as one group on stream s (bytes each). */
+/* The messages as one group on stream s (at most the bytes opened with each). */
 int acm_nccl_exchange(acm_nccl *c, const acm_nccl_msg *msg, int n, cudaStream_t s, char *err,
                       size_t err_size);
 /* Until `done` (recorded after the group) completes, within `seconds`, or

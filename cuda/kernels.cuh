@@ -164,16 +164,17 @@ cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gp
 cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
                                   const double *src, uint32_t k0, uint32_t count, cudaStream_t s);
 /* The stored values of cells [k0, k0 + count) as they are, between arr and a
- * canonical buffer of the same type (27 per cell): to_arr moves them into arr,
- * else out. */
+ * canonical buffer of the same type (the slots of acm_moves(dz, i) per cell,
+ * 27 with dz 0): to_arr moves them into arr, else out. */
 cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
-                                   void *canon, bool to_arr, uint32_t k0, uint32_t count,
+                                   void *canon, bool to_arr, int dz, uint32_t k0, uint32_t count,
                                    cudaStream_t s);
-/* count cells' stored values from src (cells from s0, grid gs) into dst
- * (cells from d0, grid gd), both of type elem and the same CSoA group. */
+/* count cells' stored values (the slots of acm_moves(dz, i)) from src
+ * (cells from s0, grid gs) into dst (cells from d0, grid gd), both of type
+ * elem and the same CSoA group. */
 cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d0,
                                    const acm_gpu_grid &gs, const void *src, uint32_t s0,
-                                   uint32_t count, acm_gpu_elem elem, cudaStream_t s);
+                                   uint32_t count, int dz, acm_gpu_elem elem, cudaStream_t s);
 /* fields.cu: the velocity at count points (3 each), trilinear between cell
  * centres (lib/smoke_math.h), into out (3 each). */
 cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,

@@ -34,11 +34,13 @@ typedef enum acm_check {
 #define ACM_PEER_MESSAGES 4
 
 /* One message of a peer exchange: planes [z0, z0 + n) of the slab (its own
- * planes to send, or ghost planes to fill) to or from process `rank`. */
+ * planes to send, or ghost planes to fill) to or from process `rank`, the
+ * slots of acm_moves(dz, i). */
 typedef struct acm_peer_msg {
     int32_t rank;
     int32_t z0, n;
     bool send;
+    int dz;
 } acm_peer_msg;
 
 struct acm_backend_ops {
@@ -183,10 +185,11 @@ struct acm_backend_ops {
      * element (k - z0 nx ny) * 27 + i for cell k and slot i, into host memory
      * (the MPI transport's messages), after what d has enqueued so far; buf
      * holds them when planes_wait returns (NULL: when planes_get does). The
-     * other way for planes_put, done when it returns. */
-    acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, void *buf);
+     * other way for planes_put, done when it returns. dz 0 moves every slot;
+     * +1 or -1 only the 9 of acm_moves(dz, i), packed in slot order. */
+    acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf);
     acm_status (*planes_wait)(acm_domain *d);
-    acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, const void *buf);
+    acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, int dz, const void *buf);
     /* Host memory for planes_get and planes_put that the backend moves fastest
      * (page-locked on a GPU), and its release (NULL: acm__malloc, acm__free). */
     void *(*planes_host_alloc)(acm_domain *d, size_t bytes);
@@ -213,7 +216,7 @@ struct acm_backend_ops {
      * without a trip through the host; after what both have enqueued so far,
      * and alongside what they enqueue next until planes_join. */
     acm_status (*planes_copy)(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
-                              int32_t n);
+                              int32_t n, int dz);
     /* What dst and src enqueue from now on waits for the copies into dst
      * (NULL: planes_copy returns when its copy is done). */
     acm_status (*planes_join)(acm_domain *dst, acm_domain *src);

@@ -796,19 +796,23 @@ static acm_status cpu_plane_sums(acm_domain *d, acm_plane_sums *out)
 /* The array holding the state between steps: f[0] in place, else f[cur]. */
 static char *cpu_state_bytes(const cpu_impl *m) { return (char *)m->f[m->in_place ? 0 : m->cur]; }
 
-/* The stored values of planes [z0, z0 + n): from `in` into the state when in
- * is not NULL, else from the state into `out` (backend.h planes_get/put). */
-static void cpu_planes_move(acm_domain *d, int32_t z0, int32_t n, const char *in, char *out)
+/* The stored values of planes [z0, z0 + n), the slots of acm_moves(dz, i):
+ * from `in` into the state when in is not NULL, else from the state into
+ * `out` (backend.h planes_get/put). */
+static void cpu_planes_move(acm_domain *d, int32_t z0, int32_t n, int dz, const char *in,
+                            char *out)
 {
     const cpu_impl *m = IMPL(d);
     char *f = cpu_state_bytes(m);
-    const size_t e = m->elem;
+    const size_t e = m->elem, per = (size_t)acm_moved_count(dz);
     const int64_t first = (int64_t)z0 * d->nx * d->ny, count = (int64_t)n * d->nx * d->ny;
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (count >= ACM_CPU_PARALLEL_MIN)
     for (int64_t c = 0; c < count; ++c)
-        for (int i = 0; i < ACM_Q; ++i) {
+        for (int i = 0, j = 0; i < ACM_Q; ++i) {
+            if (!acm_moves(dz, i))
+                continue;
             char *slot = f + e * acm_csoa_index(d->csoa, (uint64_t)(first + c), (uint32_t)i);
-            const size_t at = e * ((size_t)c * ACM_Q + (size_t)i);
+            const size_t at = e * ((size_t)c * per + (size_t)j++);
             if (in != NULL)
                 memcpy(slot, in + at, e);
             else
@@ -816,20 +820,20 @@ static void cpu_planes_move(acm_domain *d, int32_t z0, int32_t n, const char *in
         }
 }
 
-static acm_status cpu_planes_get(acm_domain *d, int32_t z0, int32_t n, void *buf)
+static acm_status cpu_planes_get(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf)
 {
-    cpu_planes_move(d, z0, n, NULL, buf);
+    cpu_planes_move(d, z0, n, dz, NULL, buf);
     return ACM_OK;
 }
 
-static acm_status cpu_planes_put(acm_domain *d, int32_t z0, int32_t n, const void *buf)
+static acm_status cpu_planes_put(acm_domain *d, int32_t z0, int32_t n, int dz, const void *buf)
 {
-    cpu_planes_move(d, z0, n, buf, NULL);
+    cpu_planes_move(d, z0, n, dz, buf, NULL);
     return ACM_OK;
 }
 
 static acm_status cpu_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src,
-                                  int32_t src_z, int32_t n)
+                                  int32_t src_z, int32_t n, int dz)
 {
     const cpu_impl *ms = IMPL(src);
     const char *from = cpu_state_bytes(ms);
@@ -840,8 +844,10 @@ static acm_status cpu_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *sr
 #pragma omp parallel for schedule(static) num_threads(ms->nthreads) if (count >= ACM_CPU_PARALLEL_MIN)
     for (int64_t c = 0; c < count; ++c)
         for (int i = 0; i < ACM_Q; ++i)
-            memcpy(to + e * acm_csoa_index(dst->csoa, (uint64_t)(d0 + c), (uint32_t)i),
-                   from + e * acm_csoa_index(src->csoa, (uint64_t)(s0 + c), (uint32_t)i), e);
+            if (acm_moves(dz, i))
+                memcpy(to + e * acm_csoa_index(dst->csoa, (uint64_t)(d0 + c), (uint32_t)i),
+                       from + e * acm_csoa_index(src->csoa, (uint64_t)(s0 + c), (uint32_t)i),
+                       e);
     return ACM_OK;
 }
 

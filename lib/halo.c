@@ -6,9 +6,11 @@
  * 1 with two arrays, 2 in place, and one more per multi-direct-forcing
  * iteration with solids) get as many
  * planes of the neighbour they copy: the neighbour's first planes above a
- * slab, its last below. All 27 populations move, as stored, so the ghost
- * planes are what the neighbour holds whatever the streaming scheme; a
- * transfer is depth x 27 x nx x ny stored values. Between slabs of this process the backend
+ * slab, its last below. The populations move as stored: all 27, so that
+ * the ghost planes are what the neighbour holds whatever the streaming
+ * scheme, or with one ghost plane only the 9 the slab pulls from it
+ * (ghost_dz); a transfer is depth x 27 (or 9) x nx x ny stored values.
+ * Between slabs of this process the backend
  * copies them directly (planes_copy: device to device on a GPU); to and from
  * other processes they go through host buffers and the transport, or
  * between GPUs through the slabs' peer communicator (NCCL) where every
@@ -41,10 +43,21 @@ static int32_t target_plane(const acm_slabs *m, const acm_slab *p, int e)
     return e == 0 ? 0 : p->halo[0] + (p->z1 - p->z0) + p->halo[1] - m->depth;
 }
 
-static size_t transfer_bytes(const acm_domain *d)
+/* The populations the ghost planes at end e need (acm_moves). One ghost
+ * plane (two arrays, no solids) is read by nothing but the pulls of the
+ * slab's first plane across the cut: the 9 populations moving into the slab,
+ * c_z = +1 below it and -1 above. More are stepped or interpolated (in
+ * place, solids): all 27. */
+static int ghost_dz(const acm_slabs *m, int e)
 {
-    return (size_t)IMPL(d)->depth * (size_t)d->nx * (size_t)d->ny * ACM_Q *
-           acm__precision_bytes(d->precision);
+    return m->depth == 1 ? (e == 0 ? 1 : -1) : 0;
+}
+
+/* Bytes of the ghost planes at end e (dz: ghost_dz), or of the most any end takes (dz 0). */
+static size_t transfer_bytes(const acm_domain *d, int dz)
+{
+    return (size_t)IMPL(d)->depth * (size_t)d->nx * (size_t)d->ny *
+           (size_t)acm_moved_count(dz) * acm__precision_bytes(d->precision);
 }
 
 /* Whether the ghost planes at end e of slab p pass through this process. */
@@ -70,11 +83,11 @@ static void *ghost_alloc(acm_domain *d, int32_t p, int e)
     acm_slabs *m = IMPL(d);
     const struct acm_backend_ops *ops = d->decomp->slab_ops;
     if (ops->planes_host_alloc == NULL)
-        return acm__malloc(transfer_bytes(d));
+        return acm__malloc(transfer_bytes(d, ghost_dz(m, e)));
     const acm_slab *sl = &m->slab[p];
     acm_domain *local = sl->local ? sl->sub : m->slab[neighbour(m, p, e)].sub;
     m->ghost_free = ops->planes_host_free;
-    return ops->planes_host_alloc(local, transfer_bytes(d));
+    return ops->planes_host_alloc(local, transfer_bytes(d, ghost_dz(m, e)));
 }
 
 acm_status acm__halo_init(acm_domain *d)
@@ -89,7 +102,7 @@ acm_status acm__halo_init(acm_domain *d)
                 (m->ghost[2 * p + e] = ghost_alloc(d, p, e)) == NULL)
                 return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
                                 "cannot allocate %.3g MB for the ghost planes of slab %d",
-                                (double)transfer_bytes(d) / 1e6, (int)p);
+                                (double)transfer_bytes(d, 0) / 1e6, (int)p);
     return ACM_OK;
 }
 
@@ -130,7 +143,7 @@ static acm_status copy_directly(acm_domain *d, int32_t p, int e)
     return acm__slab_failed(d, p,
                             d->decomp->slab_ops->planes_copy(sl->sub, target_plane(m, sl, e),
                                                              q->sub, source_plane(m, q, e),
-                                                             m->depth));
+                                                             m->depth, ghost_dz(m, e)));
 }
 
 /* A crossing of ghost planes between this process and another: those at end
@@ -182,7 +195,7 @@ static acm_status messages(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_
     ACM_TRY(routes(d, r, &n));
     for (int i = 0; i < n; ++i) {
         const int g = 2 * r[i].p + r[i].e;
-        const acm_halo_msg msg = {r[i].rank, g, m->ghost[g], transfer_bytes(d)};
+        const acm_halo_msg msg = {r[i].rank, g, m->ghost[g], transfer_bytes(d, ghost_dz(m, r[i].e))};
         if (r[i].send)
             send[(*nsend)++] = msg;
         else
@@ -206,7 +219,8 @@ static acm_status host_planes(acm_domain *d, bool start)
                 continue;
             acm_status s = ACM_OK;
             if (start)
-                s = ops->planes_get(q->sub, source_plane(m, q, e), m->depth, m->ghost[2 * p + e]);
+                s = ops->planes_get(q->sub, source_plane(m, q, e), m->depth, ghost_dz(m, e),
+                                    m->ghost[2 * p + e]);
             else if (ops->planes_wait != NULL)
                 s = ops->planes_wait(q->sub);
             st = acm__slab_failed(d, nb, s);
@@ -225,8 +239,9 @@ static int peer_messages(acm_domain *d, acm_peer_msg msg[ACM_PEER_MESSAGES], acm
         return 0;
     for (int i = 0; i < n; ++i) {
         const acm_slab *sl = &m->slab[r[i].p], *q = &m->slab[neighbour(m, r[i].p, r[i].e)];
-        const acm_peer_msg send = {r[i].rank, source_plane(m, q, r[i].e), m->depth, true};
-        const acm_peer_msg recv = {r[i].rank, target_plane(m, sl, r[i].e), m->depth, false};
+        const int dz = ghost_dz(m, r[i].e);
+        const acm_peer_msg send = {r[i].rank, source_plane(m, q, r[i].e), m->depth, true, dz};
+        const acm_peer_msg recv = {r[i].rank, target_plane(m, sl, r[i].e), m->depth, false, dz};
         msg[i] = r[i].send ? send : recv;
         *local = r[i].send ? q->sub : sl->sub;
     }
@@ -318,6 +333,7 @@ acm_status acm__halo_exchange_end(acm_domain *d, acm_status begun)
             if (!copied_directly(d, p, e)) { /* unpack into the local slab's ghost planes */
                 if (st == ACM_OK && !peer) /* a peer exchange unpacked them */
                     s = sl->sub->ops->planes_put(sl->sub, target_plane(m, sl, e), m->depth,
+                                                 ghost_dz(m, e),
                                                  m->ghost[2 * p + e]);
             } else if (dc->slab_ops->planes_join != NULL) { /* even after a failure */
                 s = dc->slab_ops->planes_join(sl->sub, m->slab[neighbour(m, p, e)].sub);

@@ -55,6 +55,12 @@ ACM_HD double acm_weight(int i)
     return n == 0 ? 8.0 / 27.0 : (n == 1 ? 2.0 / 27.0 : (n == 2 ? 1.0 / 54.0 : 1.0 / 216.0));
 }
 
+/* The populations a transfer of ghost planes moves (lib/halo.c): all of
+ * them (dz 0), or only those with c_z = dz (9), which is all that pulls
+ * across a cut read of a ghost plane nothing else reads. */
+ACM_HD int acm_moves(int dz, int i) { return dz == 0 || acm_cz(i) == dz; }
+ACM_HD int acm_moved_count(int dz) { return dz == 0 ? ACM_Q : 9; }
+
 /* Speed of sound squared. */
 #define ACM_CS2 (1.0 / 3.0)
 

@@ -4,7 +4,8 @@
  * sends planes of a domain to itself and receives them into other planes,
  * through the CUDA backend's peer ops as lib/halo.c drives them. NCCL pairs
  * a rank's sends and receives in the order they are issued; the case of 4
- * messages checks that order. Ranks on GPUs of their own run test-mpi
+ * messages checks that order, and one of the 9 populations a pull across a
+ * cut reads checks the subset. Ranks on GPUs of their own run test-mpi
  * (bench/device-check.sh decomp on a machine with several).
  * Linked with the library's objects: the peer ops are private.
  * SPDX-License-Identifier: Apache-2.0
@@ -43,7 +44,7 @@ static const size_t plane_bytes = (size_t)NX * NY * ACM_Q * sizeof(float);
 static unsigned char *stored(acm_domain *d)
 {
     unsigned char *b = acm_test_alloc(NZ * plane_bytes);
-    ACM_CK_OK(d, d->ops->planes_get(d, 0, NZ, b));
+    ACM_CK_OK(d, d->ops->planes_get(d, 0, NZ, 0, b));
     ACM_CK_OK(d, d->ops->planes_wait(d));
     return b;
 }
@@ -77,7 +78,7 @@ static void expect_plane(const unsigned char *before, const unsigned char *after
 START_TEST(planes_reach_their_ghosts)
 {
     acm_domain *d = make_domain();
-    const acm_peer_msg msg[2] = {{0, 1, 2, true}, {0, 6, 2, false}};
+    const acm_peer_msg msg[2] = {{0, 1, 2, true, 0}, {0, 6, 2, false, 0}};
     unsigned char *before, *after;
     exchange(d, msg, 2, 2, &before, &after);
     for (int z = 0; z < NZ; ++z)
@@ -95,11 +96,38 @@ START_TEST(four_messages_pair_in_order)
 {
     acm_domain *d = make_domain();
     const acm_peer_msg msg[4] = {
-        {0, 0, 1, true}, {0, 7, 1, false}, {0, 2, 1, true}, {0, 9, 1, false}};
+        {0, 0, 1, true, 0}, {0, 7, 1, false, 0}, {0, 2, 1, true, 0}, {0, 9, 1, false, 0}};
     unsigned char *before, *after;
     exchange(d, msg, 4, 1, &before, &after);
     for (int z = 0; z < NZ; ++z)
         expect_plane(before, after, z == 7 ? 0 : z == 9 ? 2 : z, z);
+    free(before);
+    free(after);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* Only the 9 populations a pull across a cut reads (dz +1 into the ghost
+ * plane below a slab): those slots take the sent plane's values, the others
+ * keep their own. */
+START_TEST(nine_populations_move)
+{
+    acm_domain *d = make_domain();
+    const acm_peer_msg msg[2] = {{0, 2, 1, true, 1}, {0, 8, 1, false, 1}};
+    unsigned char *before, *after;
+    exchange(d, msg, 2, 1, &before, &after);
+    const size_t e = sizeof(float), cells = (size_t)NX * NY;
+    for (int z = 0; z < NZ; ++z)
+        if (z != 8)
+            expect_plane(before, after, z, z);
+    for (size_t k = 0; k < cells; ++k)
+        for (int i = 0; i < ACM_Q; ++i) {
+            const int from = acm_cz(i) == 1 ? 2 : 8;
+            ck_assert_msg(memcmp(after + 8 * plane_bytes + (k * ACM_Q + (size_t)i) * e,
+                                 before + (size_t)from * plane_bytes + (k * ACM_Q + (size_t)i) * e,
+                                 e) == 0,
+                          "cell %zu of plane 8, population %d: not plane %d's", k, i, from);
+        }
     free(before);
     free(after);
     acm_domain_destroy(d);
@@ -112,6 +140,7 @@ TEST_SUITE(nccl_suite)
     TCase *tc = acm_tcase("self", 120);
     tcase_add_test(tc, planes_reach_their_ghosts);
     tcase_add_test(tc, four_messages_pair_in_order);
+    tcase_add_test(tc, nine_populations_move);
     suite_add_tcase(s, tc);
     return s;
 }
