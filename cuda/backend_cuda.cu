@@ -988,8 +988,9 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
 }
 
 /* Stored values of planes [z0, z0 + n) (the slots of acm_moves(dz, i)) from
- * the state into host memory out, or (out NULL) from host memory in into the state, through the staging
- * buffer in chunks of whole cells, on stream s; with `wait` each chunk is
+ * the state into host memory out, or (out NULL) from host memory in into the
+ * state, through the staging buffer in chunks of whole cells, on stream s;
+ * with `wait` each chunk is
  * done before the next is enqueued (the host buffer may be pageable), else
  * the stream orders them (page-locked memory, planes_host_alloc). */
 static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, int dz, const void *in,
@@ -1130,8 +1131,7 @@ extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const ac
         group[i].rank = msg[i].rank;
         group[i].buffer = i;
         group[i].send = msg[i].send;
-        group[i].bytes = (size_t)msg[i].n * plane * (size_t)acm_moved_count(msg[i].dz) *
-                         acm__precision_bytes(d->precision);
+        group[i].bytes = acm__planes_bytes(d, msg[i].n, msg[i].dz);
         if (msg[i].send && e == cudaSuccess)
             e = acm_launch_move_stored(g, state_array(m), m->elem, false, acm_nccl_buffer(c, i),
                                        false, msg[i].dz, (uint32_t)msg[i].z0 * plane,
@@ -1190,8 +1190,7 @@ static bool peer_reachable(acm_domain *dst, acm_domain *src)
 static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain *src,
                                      int32_t src_z, int32_t n, int dz)
 {
-    const size_t bytes = (size_t)n * (size_t)src->nx * (size_t)src->ny *
-                         (size_t)acm_moved_count(dz) * acm__precision_bytes(src->precision);
+    const size_t bytes = acm__planes_bytes(src, n, dz);
     void *host = acm__malloc(bytes);
     if (host == NULL)
         return ACM_FAIL(dst, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for ghost planes", bytes);

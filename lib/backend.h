@@ -248,6 +248,14 @@ static inline void acm__stepped_planes(const acm_domain *d, int32_t *z0, int32_t
     *z1 = d->nz - (pushes ? 0 : d->halo[1]);
 }
 
+/* Bytes of n planes of d's stored populations, the slots of acm_moves(dz, i)
+ * (planes_get, planes_put, planes_copy and peer messages move these). */
+static inline size_t acm__planes_bytes(const acm_domain *d, int32_t n, int dz)
+{
+    return (size_t)n * (size_t)d->nx * (size_t)d->ny * (size_t)acm_moved_count(dz) *
+           acm__precision_bytes(d->precision);
+}
+
 /* A slab's split step (advance_edges, two arrays): first the planes its
  * neighbours copy, [halo[0], *lo) and [*hi, nz - halo[1]), then the rest
  * [*lo, *hi) (empty when *lo >= *hi). */

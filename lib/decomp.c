@@ -408,7 +408,8 @@ static acm_status init_slabs(acm_domain *d, const acm_init_source *src)
     ACM_TRY(each_slab(d, init_slab, src));
     ACM_TRY(settle(d));
     dc->uniform = src->rho == NULL && src->u == NULL;
-    dc->init = *src;
+    if (dc->uniform) /* its arrays, when it has any, are the caller's */
+        dc->init = *src;
     return ACM_OK;
 }
 
@@ -1233,8 +1234,6 @@ static acm_status decomp_reshape(acm_domain *d)
     memset(&st, 0, sizeof st);
     if (!uniform)
         ACM_TRY(save_state(d, &st));
-    else /* the ACM rules' inputs go on as a state's would (decomp_state_load) */
-        save_prev(d, &st);
     acm_slabs *old = IMPL(d);
     d->impl = NULL;
     acm_status s = slabs_init(d);
@@ -1242,8 +1241,6 @@ static acm_status decomp_reshape(acm_domain *d)
         s = each_slab(d, attach_slab, NULL);
     if (s == ACM_OK)
         s = uniform ? init_slabs(d, &init) : decomp_state_load(d, &st);
-    if (s == ACM_OK && uniform)
-        load_prev(d, &st);
     acm__state_free(&st);
     if (s != ACM_OK) {
         slabs_free(d);

@@ -53,11 +53,11 @@ static int ghost_dz(const acm_slabs *m, int e)
     return m->depth == 1 ? (e == 0 ? 1 : -1) : 0;
 }
 
-/* Bytes of the ghost planes at end e (dz: ghost_dz), or of the most any end takes (dz 0). */
-static size_t transfer_bytes(const acm_domain *d, int dz)
+/* Bytes of the ghost planes at end e. */
+static size_t transfer_bytes(const acm_domain *d, int e)
 {
-    return (size_t)IMPL(d)->depth * (size_t)d->nx * (size_t)d->ny *
-           (size_t)acm_moved_count(dz) * acm__precision_bytes(d->precision);
+    const acm_slabs *m = IMPL(d);
+    return acm__planes_bytes(d, m->depth, ghost_dz(m, e));
 }
 
 /* Whether the ghost planes at end e of slab p pass through this process. */
@@ -83,11 +83,11 @@ static void *ghost_alloc(acm_domain *d, int32_t p, int e)
     acm_slabs *m = IMPL(d);
     const struct acm_backend_ops *ops = d->decomp->slab_ops;
     if (ops->planes_host_alloc == NULL)
-        return acm__malloc(transfer_bytes(d, ghost_dz(m, e)));
+        return acm__malloc(transfer_bytes(d, e));
     const acm_slab *sl = &m->slab[p];
     acm_domain *local = sl->local ? sl->sub : m->slab[neighbour(m, p, e)].sub;
     m->ghost_free = ops->planes_host_free;
-    return ops->planes_host_alloc(local, transfer_bytes(d, ghost_dz(m, e)));
+    return ops->planes_host_alloc(local, transfer_bytes(d, e));
 }
 
 acm_status acm__halo_init(acm_domain *d)
@@ -102,7 +102,7 @@ acm_status acm__halo_init(acm_domain *d)
                 (m->ghost[2 * p + e] = ghost_alloc(d, p, e)) == NULL)
                 return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
                                 "cannot allocate %.3g MB for the ghost planes of slab %d",
-                                (double)transfer_bytes(d, 0) / 1e6, (int)p);
+                                (double)transfer_bytes(d, e) / 1e6, (int)p);
     return ACM_OK;
 }
 
@@ -195,7 +195,7 @@ static acm_status messages(acm_domain *d, acm_halo_msg recv[2], int *nrecv, acm_
     ACM_TRY(routes(d, r, &n));
     for (int i = 0; i < n; ++i) {
         const int g = 2 * r[i].p + r[i].e;
-        const acm_halo_msg msg = {r[i].rank, g, m->ghost[g], transfer_bytes(d, ghost_dz(m, r[i].e))};
+        const acm_halo_msg msg = {r[i].rank, g, m->ghost[g], transfer_bytes(d, r[i].e)};
         if (r[i].send)
             send[(*nsend)++] = msg;
         else
@@ -228,9 +228,8 @@ static acm_status host_planes(acm_domain *d, bool start)
     return st;
 }
 
-/* The crossings as the planes they carry (a peer exchange), and the local
- * slab that sends and receives them. */
-static int peer_messages(acm_domain *d, acm_peer_msg msg[ACM_PEER_MESSAGES], acm_domain **local)
+/* The crossings as the planes they carry (a peer exchange). */
+static int peer_messages(acm_domain *d, acm_peer_msg msg[ACM_PEER_MESSAGES])
 {
     acm_slabs *m = IMPL(d);
     halo_route r[ACM_PEER_MESSAGES];
@@ -243,9 +242,14 @@ static int peer_messages(acm_domain *d, acm_peer_msg msg[ACM_PEER_MESSAGES], acm
         const acm_peer_msg send = {r[i].rank, source_plane(m, q, r[i].e), m->depth, true, dz};
         const acm_peer_msg recv = {r[i].rank, target_plane(m, sl, r[i].e), m->depth, false, dz};
         msg[i] = r[i].send ? send : recv;
-        *local = r[i].send ? q->sub : sl->sub;
     }
     return n;
+}
+
+/* A peer communicator's process steps one slab, its rank's (acm__decomp_init_mpi). */
+static acm_domain *peer_slab(acm_domain *d)
+{
+    return IMPL(d)->slab[d->decomp->rank].sub;
 }
 
 /* Over a peer communicator (m->peer): the exchange enqueued; waited for. */
@@ -253,24 +257,23 @@ static acm_status peer_begin(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
     acm_peer_msg msg[ACM_PEER_MESSAGES];
-    acm_domain *local = NULL;
-    const int n = peer_messages(d, msg, &local);
+    const int n = peer_messages(d, msg);
     m->posted = true;
     return n == 0 ? ACM_OK
                   : acm__slab_failed(d, (int32_t)d->decomp->rank,
-                                     d->decomp->slab_ops->peer_exchange(local, m->peer, msg, n));
+                                     d->decomp->slab_ops->peer_exchange(peer_slab(d), m->peer,
+                                                                        msg, n));
 }
 
 static acm_status peer_end(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
     acm_peer_msg msg[ACM_PEER_MESSAGES];
-    acm_domain *local = NULL;
     m->posted = false;
-    if (peer_messages(d, msg, &local) == 0)
+    if (peer_messages(d, msg) == 0)
         return ACM_OK;
     return acm__slab_failed(d, (int32_t)d->decomp->rank,
-                            d->decomp->slab_ops->peer_wait(local, m->peer,
+                            d->decomp->slab_ops->peer_wait(peer_slab(d), m->peer,
                                                            ACM_HALO_WAIT_SECONDS));
 }
 

@@ -194,8 +194,7 @@ static void mpi_connect(acm_domain *d)
     if (!all_ranks(c, dc->rank != 0 || ops->peer_id(sub, id) == ACM_OK))
         return;
     MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, c);
-    const size_t bytes = (size_t)m->depth * (size_t)d->nx * (size_t)d->ny * ACM_Q *
-                         acm__precision_bytes(d->precision);
+    const size_t bytes = acm__planes_bytes(d, m->depth, 0); /* the most a message takes */
     void *peer = NULL;
     const bool opened = ops->peer_open(sub, id, (int)dc->rank, (int)dc->nslabs, bytes, &peer) ==
                         ACM_OK;
