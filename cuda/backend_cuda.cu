@@ -64,6 +64,13 @@ struct cuda_impl {
     acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
     acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
     bool planes_sent;     /* the last step enqueued that copy */
+    /* GPU slabs of one process (acm_cuda_sums_share): every slab's plane sums
+     * of a step, by its parity; the events after which this slab's are in
+     * every slab's; the slabs (this one among them), 0 when not shared */
+    acm_plane_fixed *whole[2];
+    cudaEvent_t pushed[2];
+    acm_domain **peers;
+    int32_t npeers;
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
     unsigned long long *host_counters; /* pinned copy */
@@ -164,6 +171,7 @@ static void dev_free(acm_domain *d, void **p, size_t bytes)
 }
 
 static void ib_release(acm_domain *d, bool cells);
+static void share_release(acm_domain *d);
 
 /* ---- sizes ------------------------------------------------------------------ */
 
@@ -357,6 +365,7 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
             cudaStreamSynchronize(m->side);
     }
     ib_release(d, true);
+    share_release(d);
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
@@ -668,8 +677,10 @@ static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, i
 
 /* The ACM rules' sums of this step from the planes' (zeroed by clear_planes). */
 static acm_status finish_sums(acm_domain *d)
-{
-    return acm_is_adaptive(d->coll.model) ? fold_planes(d, 1 - IMPL(d)->ring) : ACM_OK;
+{ /* a slab's next step takes the whole domain's (before_step) */
+    return acm_is_adaptive(d->coll.model) && d->slab_cells == 0.0
+               ? fold_planes(d, 1 - IMPL(d)->ring)
+               : ACM_OK;
 }
 
 /* Before a step's collision adds to them. */
@@ -773,14 +784,37 @@ static acm_status send_planes(acm_domain *d)
     return ACM_OK;
 }
 
-/* After every kernel of the step is enqueued. */
+/* The first of a slab's own planes in the whole domain. */
+static int32_t own_origin(const acm_domain *d) { return d->origin_z + d->halo[0]; }
+
+/* A shared slab's plane sums of the step into every slab's whole[parity]
+ * (its own too), then the event the others' next step waits for. */
+static acm_status push_planes(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    const int par = (int)(d->step & 1);
+    const size_t bytes = (size_t)(d->nz - d->halo[0] - d->halo[1]) * sizeof(acm_plane_fixed);
+    for (int32_t q = 0; q < m->npeers; ++q) {
+        const acm_domain *p = m->peers[q];
+        CU_TRY(d, cudaMemcpyPeerAsync(IMPL(p)->whole[par] + own_origin(d), p->device,
+                                      m->planes + d->halo[0], d->device, bytes, m->stream));
+    }
+    CU_TRY(d, cudaEventRecord(m->pushed[par], m->stream));
+    return ACM_OK;
+}
+
+/* After every kernel of the step is enqueued: a slab's plane sums go where
+ * the next step's inputs are folded, the host or (shared, the host not
+ * waiting after every step) every slab. */
 static acm_status end_step(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     m->ring = 1 - m->ring;
     m->batch_step++;
     d->step++;
-    return d->slab_cells > 0 && acm_is_adaptive(d->coll.model) ? send_planes(d) : ACM_OK;
+    if (d->slab_cells == 0.0 || !acm_is_adaptive(d->coll.model))
+        return ACM_OK;
+    return m->npeers > 0 && d->divergence_interval > 1 ? push_planes(d) : send_planes(d);
 }
 
 /* Enqueue one step of the domain's kernel structure. */
@@ -895,6 +929,21 @@ static acm_status take_domain_sums(acm_domain *d)
     return ACM_OK;
 }
 
+/* A shared slab (lib/decomp.c, d->slab_sums_shared): every slab's plane sums
+ * of the last step, once they are all in whole[parity], folded here as
+ * fold_planes folds one domain's, with no host in between. */
+static acm_status fold_shared(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    const int par = (int)(d->step & 1);
+    for (int32_t q = 0; q < m->npeers; ++q)
+        if (m->peers[q] != d)
+            CU_TRY(d, cudaStreamWaitEvent(m->stream, IMPL(m->peers[q])->pushed[par], 0));
+    CU_TRY(d, acm_launch_plane_fold(m->whole[par], 0, d->whole_nz, m->sums + m->ring,
+                                    d->slab_cells, m->stream));
+    return ACM_OK;
+}
+
 /* What a step needs before its first kernel. */
 static acm_status before_step(acm_domain *d)
 {
@@ -902,7 +951,7 @@ static acm_status before_step(acm_domain *d)
     if (d->coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(ensure_tau(d));
     if (d->slab_cells > 0.0 && acm_is_adaptive(d->coll.model))
-        ACM_TRY(take_domain_sums(d));
+        ACM_TRY(d->slab_sums_shared ? fold_shared(d) : take_domain_sums(d));
     return ACM_OK;
 }
 
@@ -975,7 +1024,12 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
     const int32_t n = d->nz - d->halo[0] - d->halo[1];
-    if (!m->planes_sent) /* not after a step: an initialisation, a load */
+    if (d->slab_sums_shared) /* the step's, where push_planes put them (a query since
+                                may have summed the planes again) */
+        CU_TRY(d, cudaMemcpyAsync(m->host_planes, m->whole[d->step & 1] + own_origin(d),
+                                  (size_t)n * sizeof *m->host_planes, cudaMemcpyDeviceToHost,
+                                  m->stream));
+    else if (!m->planes_sent) /* not after a step: an initialisation, a load */
         ACM_TRY(send_planes(d));
     m->planes_sent = false;
     CU_TRY(d, cudaStreamSynchronize(m->stream));
@@ -1239,6 +1293,59 @@ extern "C" acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src)
     CU_TRY(dst, cudaStreamWaitEvent(ms->stream, md->side_done, 0));
     CU_TRY(dst, cudaSetDevice(dst->device));
     return ACM_OK;
+}
+
+/* What acm_cuda_sums_share made (on d's device, nothing pushing into it). */
+static void share_release(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    for (int k = 0; k < 2; ++k) {
+        dev_free(d, (void **)&m->whole[k], (size_t)d->whole_nz * sizeof(acm_plane_fixed));
+        if (m->pushed[k] != NULL)
+            cudaEventDestroy(m->pushed[k]);
+        m->pushed[k] = NULL;
+    }
+    acm__free(m->peers);
+    m->peers = NULL;
+    m->npeers = 0;
+    d->slab_sums_shared = false;
+    (void)cudaGetLastError();
+}
+
+/* d joins the slabs that fold the ACM rules' inputs on their devices (every
+ * slab of a decomposed domain, d among them, in one process): d gets the
+ * buffers the others push into and the list they are pushed to. */
+extern "C" acm_status acm_cuda_sums_share(acm_domain *d, acm_domain *const *slabs, int32_t n)
+{
+    ACM_TRY(enter(d));
+    cuda_impl *m = IMPL(d);
+    m->peers = (acm_domain **)acm__calloc((size_t)n, sizeof *m->peers);
+    if (m->peers == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the list of %d slabs", (int)n);
+    memcpy(m->peers, slabs, (size_t)n * sizeof *slabs);
+    m->npeers = n;
+    for (int k = 0; k < 2; ++k) {
+        ACM_TRY(dev_alloc(d, (void **)&m->whole[k], (size_t)d->whole_nz * sizeof(acm_plane_fixed),
+                          "the whole domain's plane sums"));
+        CU_TRY(d, cudaEventCreateWithFlags(&m->pushed[k], cudaEventDisableTiming));
+    }
+    return ACM_OK;
+}
+
+/* d leaves them (before any of them is released: what the others enqueued
+ * may still push into d's buffers). */
+extern "C" void acm_cuda_sums_unshare(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    if (m == NULL)
+        return;
+    for (int32_t q = 0; q < m->npeers; ++q) {
+        cuda_impl *p = IMPL(m->peers[q]);
+        if (!p->broken && cudaSetDevice(m->peers[q]->device) == cudaSuccess)
+            (void)cudaStreamSynchronize(p->stream);
+    }
+    (void)cudaSetDevice(d->device);
+    share_release(d);
 }
 
 /* ---- immersed boundary (the CPU's twin: lib/backend_cpu.c, lib/ib_cpu_tmpl.h) ------------ */

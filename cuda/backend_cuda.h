@@ -41,6 +41,8 @@ void acm_cuda_peer_close(void *peer, bool abort);
 acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *src, int32_t src_z,
                                 int32_t n, int dz);
 acm_status acm_cuda_planes_join(acm_domain *dst, acm_domain *src);
+acm_status acm_cuda_sums_share(acm_domain *d, acm_domain *const *slabs, int32_t n);
+void acm_cuda_sums_unshare(acm_domain *d);
 acm_status acm_cuda_ib_attach(acm_domain *d);
 acm_status acm_cuda_ib_forces(acm_domain *d);
 acm_status acm_cuda_ib_fetch(acm_domain *d);

@@ -220,6 +220,17 @@ struct acm_backend_ops {
     /* What dst and src enqueue from now on waits for the copies into dst
      * (NULL: planes_copy returns when its copy is done). */
     acm_status (*planes_join)(acm_domain *dst, acm_domain *src);
+    /* The ACM rules' inputs of a step folded on the devices, with no host in
+     * between (GPU slabs of one process; optional): sums_share makes d one of
+     * `slabs` (n, every slab of the domain, d among them) that push their
+     * planes' sums to each other after every step of an adaptive model with
+     * a divergence interval above 1 (with 1 the host waits for every step and
+     * folds them: plane_sums); while
+     * d->slab_sums_shared, d's next step folds them where it runs and
+     * plane_sums reads the last step's from there. sums_unshare, on every
+     * slab before any is released, undoes it. */
+    acm_status (*sums_share)(acm_domain *d, acm_domain *const *slabs, int32_t n);
+    void (*sums_unshare)(acm_domain *d);
     /* One step in two calls, so that a decomposed domain exchanges the planes
      * next to its cuts while the rest of the step runs (docs/multi-gpu.md,
      * "Overlap"). advance_edges steps the planes acm__edge_planes names, then

@@ -38,6 +38,8 @@ const struct acm_backend_ops acm_backend_cuda = {
 #endif
     .planes_copy = acm_cuda_planes_copy,
     .planes_join = acm_cuda_planes_join,
+    .sums_share = acm_cuda_sums_share,
+    .sums_unshare = acm_cuda_sums_unshare,
     .ib_attach = acm_cuda_ib_attach,
     .ib_forces = acm_cuda_ib_forces,
     .ib_fetch = acm_cuda_ib_fetch,

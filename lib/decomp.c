@@ -152,6 +152,8 @@ static void slab_table_free(acm_slabs *m)
 {
     if (m == NULL)
         return;
+    for (int32_t p = 0; m->shared && p < m->n; ++p) /* before any slab is released */
+        m->slab[p].sub->ops->sums_unshare(m->slab[p].sub);
     for (int32_t p = 0; m->slab != NULL && p < m->n; ++p) { /* the table may have failed */
         acm_domain *s = m->slab[p].sub;
         if (s != NULL && s->impl != NULL)
@@ -230,13 +232,34 @@ static acm_status slabs_make(acm_domain *d)
     return acm__halo_init(d);
 }
 
+/* GPU slabs all in this process fold the ACM rules' inputs on their devices
+ * (docs/multi-gpu.md, "Reductions on the devices"). */
+static acm_status slabs_share(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    const acm_decomp *dc = d->decomp;
+    if (dc->transport != NULL || dc->slab_ops->sums_share == NULL || m->n < 2)
+        return ACM_OK;
+    acm_domain **subs = acm__calloc((size_t)m->n, sizeof *subs);
+    if (subs == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the list of %d slabs", (int)m->n);
+    for (int32_t p = 0; p < m->n; ++p)
+        subs[p] = m->slab[p].sub;
+    m->shared = true; /* slab_table_free undoes what was done */
+    acm_status st = ACM_OK;
+    for (int32_t p = 0; p < m->n && st == ACM_OK; ++p)
+        st = acm__slab_failed(d, p, dc->slab_ops->sums_share(subs[p], subs, m->n));
+    acm__free(subs);
+    return st;
+}
+
 /* The slab table and the local slabs, made on every process or failed on
  * all; then the peer communicator of their ghost planes, if any. */
 static acm_status slabs_init(acm_domain *d)
 {
     ACM_TRY(acm__halo_agree(d, slabs_make(d)));
     acm__halo_connect(d);
-    return ACM_OK;
+    return slabs_share(d);
 }
 
 /* The slab holding global plane z. */
@@ -289,14 +312,31 @@ static acm_status decomp_domain_init(acm_domain *d)
 
 static void decomp_domain_fini(acm_domain *d) { slabs_free(d); }
 
+/* Whether the slabs' next step folds the ACM rules' inputs where they run,
+ * from the plane sums every slab pushed after the last step (sums_share). */
+static void sums_on_devices(acm_domain *d, bool on)
+{
+    acm_slabs *m = IMPL(d);
+    m->on_devices = on;
+    for (int32_t p = 0; p < m->n; ++p)
+        if (m->slab[p].local)
+            m->slab[p].sub->slab_sums_shared = on;
+}
+
+/* The models whose rules take the previous step's domain sums. */
+static bool adaptive(const acm_domain *d)
+{
+    return d->coll.model == ACM_COLLISION_ACM_LI2018 || d->coll.model == ACM_COLLISION_ACM_LI2020;
+}
+
 /* The ACM rules' inputs from every slab's planes, in global plane order. A GPU
  * sums them only for the adaptive models, and keeps the last sums otherwise:
  * so does a decomposed domain of GPU slabs. */
 static acm_status fold_planes(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
-    if (d->backend == ACM_BACKEND_CUDA && d->coll.model != ACM_COLLISION_ACM_LI2018 &&
-        d->coll.model != ACM_COLLISION_ACM_LI2020)
+    m->stale = false;
+    if (d->backend == ACM_BACKEND_CUDA && !adaptive(d))
         return ACM_OK;
     for (int32_t p = 0; p < m->n; ++p) {
         acm_slab *sl = &m->slab[p];
@@ -308,9 +348,35 @@ static acm_status fold_planes(acm_domain *d)
     return ACM_OK;
 }
 
+/* The handle's fold of the last step's sums, when it needs it (a checkpoint,
+ * the slabs' next step without them on their devices). */
+static acm_status host_sums(acm_domain *d)
+{
+    return IMPL(d)->stale ? fold_planes(d) : ACM_OK;
+}
+
+/* After every slab took a step: its sums folded on the devices at the next
+ * step (shared GPU slabs of an adaptive model, checked every few steps), else
+ * here. With a check after every step the host waits for every slab anyway,
+ * and the pushes only add to the step (docs/multi-gpu.md, "Reductions on the
+ * devices"). */
+static acm_status after_step_sums(acm_domain *d)
+{
+    acm_slabs *m = IMPL(d);
+    if (!m->shared || d->divergence_interval <= 1) {
+        sums_on_devices(d, false); /* the slabs sent their planes here */
+        return fold_planes(d);
+    }
+    sums_on_devices(d, adaptive(d)); /* the others push nothing: the last sums stay */
+    if (adaptive(d))
+        m->stale = true;
+    return ACM_OK;
+}
+
 /* After the state changed everywhere: the reductions and the ghost planes. */
 static acm_status settle(acm_domain *d)
 {
+    sums_on_devices(d, false); /* the planes hold the new state's sums */
     ACM_TRY(fold_planes(d));
     ACM_TRY(acm__halo_exchange(d));
     account(d);
@@ -515,6 +581,8 @@ static bool overlapped(const acm_domain *d)
 static acm_status decomp_advance(acm_domain *d, acm_check check)
 {
     ACM_TRY(decomp_reshape(d));
+    if (!IMPL(d)->on_devices)
+        ACM_TRY(host_sums(d));
     d->decomp->uniform = false;
     ACM_TRY(each_slab(d, prepare_slab, NULL)); /* fail, if at all, before any slab steps */
     const bool overlap = overlapped(d);
@@ -545,7 +613,7 @@ static acm_status decomp_advance(acm_domain *d, acm_check check)
     d->step++;
     d->fallback_last = acm__halo_sum(d, fallbacks);
     d->fallback_total += d->fallback_last;
-    st = fold_planes(d);
+    st = after_step_sums(d);
     if (st == ACM_OK && !overlap)
         st = acm__halo_exchange(d);
     account(d);
@@ -1117,6 +1185,7 @@ static void load_prev(acm_domain *d, const acm_state *st)
 static acm_status save_state(acm_domain *d, acm_state *st)
 {
     memset(st, 0, sizeof *st);
+    ACM_TRY(host_sums(d));
     save_job j = {st, NULL};
     if (d->nsolids > 0 && d->nsamples > 0 && (j.band = acm__calloc((size_t)d->ncells, 1)) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for a copy of the IB support",

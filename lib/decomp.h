@@ -107,6 +107,11 @@ typedef struct acm_slabs {
     void *peer; /* over MPI: the slabs' own communicator for them (NCCL), or NULL */
     void (*peer_close)(void *peer, bool abort);
     bool posted;            /* an exchange is under way (acm__halo_exchange_begin) */
+    /* GPU slabs of one process fold the ACM rules' inputs on their devices
+     * (sums_share): shared; on_devices: after the last step they did (every
+     * slab's slab_sums_shared); stale: planes and total not yet folded here
+     * from that step's sums */
+    bool shared, on_devices, stale;
 } acm_slabs;
 
 /* Make d, configured like an ordinary domain of the given backend, a
