@@ -64,9 +64,9 @@ struct cuda_impl {
     acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
     acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
     bool planes_sent;     /* the last step enqueued that copy */
-    /* GPU slabs of one process (acm_cuda_sums_share): every slab's plane sums
-     * of a step, by its parity; the events after which this slab's are in
-     * every slab's; the slabs (this one among them), 0 when not shared */
+    /* GPU slabs of one process (acm_cuda_sums_share): the first slab's, every
+     * slab's plane sums of a step, by its parity; the events after which this
+     * slab's are there; the slabs (this one among them), 0 when not shared */
     acm_plane_fixed *whole[2];
     cudaEvent_t pushed[2];
     acm_domain **peers;
@@ -787,19 +787,22 @@ static acm_status send_planes(acm_domain *d)
 /* The first of a slab's own planes in the whole domain. */
 static int32_t own_origin(const acm_domain *d) { return d->origin_z + d->halo[0]; }
 
-/* A shared slab's plane sums of the step into every slab's whole[parity]
- * (its own too), then the event the others' next step waits for. */
+/* Every shared slab's plane sums of the step with the parity of step `step`:
+ * the first slab's buffer, which the others read by peer access. */
+static acm_plane_fixed *shared_planes(const acm_domain *d, int64_t step)
+{
+    return IMPL(IMPL(d)->peers[0])->whole[step & 1];
+}
+
+/* A shared slab's plane sums of the step into the shared buffer, then the
+ * event the others' next step waits for. */
 static acm_status push_planes(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
-    const int par = (int)(d->step & 1);
     const size_t bytes = (size_t)(d->nz - d->halo[0] - d->halo[1]) * sizeof(acm_plane_fixed);
-    for (int32_t q = 0; q < m->npeers; ++q) {
-        const acm_domain *p = m->peers[q];
-        CU_TRY(d, cudaMemcpyPeerAsync(IMPL(p)->whole[par] + own_origin(d), p->device,
-                                      m->planes + d->halo[0], d->device, bytes, m->stream));
-    }
-    CU_TRY(d, cudaEventRecord(m->pushed[par], m->stream));
+    CU_TRY(d, cudaMemcpyPeerAsync(shared_planes(d, d->step) + own_origin(d), m->peers[0]->device,
+                                  m->planes + d->halo[0], d->device, bytes, m->stream));
+    CU_TRY(d, cudaEventRecord(m->pushed[d->step & 1], m->stream));
     return ACM_OK;
 }
 
@@ -930,7 +933,7 @@ static acm_status take_domain_sums(acm_domain *d)
 }
 
 /* A shared slab (lib/decomp.c, d->slab_sums_shared): every slab's plane sums
- * of the last step, once they are all in whole[parity], folded here as
+ * of the last step, once they are all in the shared buffer, folded here as
  * fold_planes folds one domain's, with no host in between. */
 static acm_status fold_shared(acm_domain *d)
 {
@@ -939,8 +942,8 @@ static acm_status fold_shared(acm_domain *d)
     for (int32_t q = 0; q < m->npeers; ++q)
         if (m->peers[q] != d)
             CU_TRY(d, cudaStreamWaitEvent(m->stream, IMPL(m->peers[q])->pushed[par], 0));
-    CU_TRY(d, acm_launch_plane_fold(m->whole[par], 0, d->whole_nz, m->sums + m->ring,
-                                    d->slab_cells, m->stream));
+    CU_TRY(d, acm_launch_plane_fold(shared_planes(d, d->step), 0, d->whole_nz,
+                                    m->sums + m->ring, d->slab_cells, m->stream));
     return ACM_OK;
 }
 
@@ -1026,7 +1029,7 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
     const int32_t n = d->nz - d->halo[0] - d->halo[1];
     if (d->slab_sums_shared) /* the step's, where push_planes put them (a query since
                                 may have summed the planes again) */
-        CU_TRY(d, cudaMemcpyAsync(m->host_planes, m->whole[d->step & 1] + own_origin(d),
+        CU_TRY(d, cudaMemcpyAsync(m->host_planes, shared_planes(d, d->step) + own_origin(d),
                                   (size_t)n * sizeof *m->host_planes, cudaMemcpyDeviceToHost,
                                   m->stream));
     else if (!m->planes_sent) /* not after a step: an initialisation, a load */
@@ -1313,11 +1316,15 @@ static void share_release(acm_domain *d)
 }
 
 /* d joins the slabs that fold the ACM rules' inputs on their devices (every
- * slab of a decomposed domain, d among them, in one process): d gets the
- * buffers the others push into and the list they are pushed to. */
+ * slab of a decomposed domain, d among them, in one process): the first one
+ * holds the buffers they all push into and fold from, d's device reading them
+ * by peer access (ACM_ERR_UNSUPPORTED where it cannot: the host folds). */
 extern "C" acm_status acm_cuda_sums_share(acm_domain *d, acm_domain *const *slabs, int32_t n)
 {
     ACM_TRY(enter(d));
+    if (!peer_reachable(d, slabs[0]))
+        return ACM_ERR_UNSUPPORTED;
+    ACM_TRY(enter(d)); /* peer_reachable may leave another device current */
     cuda_impl *m = IMPL(d);
     m->peers = (acm_domain **)acm__calloc((size_t)n, sizeof *m->peers);
     if (m->peers == NULL)
@@ -1325,15 +1332,17 @@ extern "C" acm_status acm_cuda_sums_share(acm_domain *d, acm_domain *const *slab
     memcpy(m->peers, slabs, (size_t)n * sizeof *slabs);
     m->npeers = n;
     for (int k = 0; k < 2; ++k) {
-        ACM_TRY(dev_alloc(d, (void **)&m->whole[k], (size_t)d->whole_nz * sizeof(acm_plane_fixed),
-                          "the whole domain's plane sums"));
+        if (d == slabs[0])
+            ACM_TRY(dev_alloc(d, (void **)&m->whole[k],
+                              (size_t)d->whole_nz * sizeof(acm_plane_fixed),
+                              "the whole domain's plane sums"));
         CU_TRY(d, cudaEventCreateWithFlags(&m->pushed[k], cudaEventDisableTiming));
     }
     return ACM_OK;
 }
 
 /* d leaves them (before any of them is released: what the others enqueued
- * may still push into d's buffers). */
+ * may still push into or fold from the first one's buffers). */
 extern "C" void acm_cuda_sums_unshare(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);

@@ -227,8 +227,9 @@ struct acm_backend_ops {
      * a divergence interval above 1 (with 1 the host waits for every step and
      * folds them: plane_sums); while
      * d->slab_sums_shared, d's next step folds them where it runs and
-     * plane_sums reads the last step's from there. sums_unshare, on every
-     * slab before any is released, undoes it. */
+     * plane_sums reads the last step's from there. ACM_ERR_UNSUPPORTED: d
+     * cannot take part (the host folds for all). sums_unshare, on every slab
+     * before any is released, undoes it (also after a failed sums_share). */
     acm_status (*sums_share)(acm_domain *d, acm_domain *const *slabs, int32_t n);
     void (*sums_unshare)(acm_domain *d);
     /* One step in two calls, so that a decomposed domain exchanges the planes

@@ -247,10 +247,17 @@ static acm_status slabs_share(acm_domain *d)
         subs[p] = m->slab[p].sub;
     m->shared = true; /* slab_table_free undoes what was done */
     acm_status st = ACM_OK;
-    for (int32_t p = 0; p < m->n && st == ACM_OK; ++p)
-        st = acm__slab_failed(d, p, dc->slab_ops->sums_share(subs[p], subs, m->n));
+    int32_t p = 0;
+    for (; p < m->n && st == ACM_OK; ++p)
+        st = dc->slab_ops->sums_share(subs[p], subs, m->n);
     acm__free(subs);
-    return st;
+    if (st == ACM_ERR_UNSUPPORTED) { /* devices that cannot read each other: the host folds */
+        for (int32_t q = 0; q < m->n; ++q)
+            dc->slab_ops->sums_unshare(m->slab[q].sub);
+        m->shared = false;
+        return ACM_OK;
+    }
+    return acm__slab_failed(d, p - 1, st);
 }
 
 /* The slab table and the local slabs, made on every process or failed on
