@@ -7,19 +7,25 @@
 # directory built with MPI; logs and CSV go to $OUT (or ./scaling-logs).
 #   sh ../bench/scaling.sh [strong|weak|teaser|mpi|all]
 # On 4 H200s "all" should take about 5 minutes (most of it making the sphere's
-# samples and measuring copy bandwidth once per row).
+# samples and measuring copy bandwidth once per row). ACM_SCALING_DEVICES=0,0
+# (a list of CUDA ordinals) overrides the GPUs found: a dry run on one GPU.
 part=${1:-all}
 case "$part" in all|strong|weak|teaser|mpi) ;;
   *) echo "usage: scaling.sh [strong|weak|teaser|mpi|all]" >&2; exit 2;; esac
 out=${OUT:-scaling-logs}
 mkdir -p "$out"
 export OMP_WAIT_POLICY=PASSIVE ACM_REQUIRE_GPU=1
-ngpu=$(nvidia-smi -L | wc -l)
-if [ "$ngpu" -lt 2 ]; then
-    echo "scaling.sh: $ngpu GPU here; the scaling rows need 2 or more" >&2
-    exit 77
+if [ -n "$ACM_SCALING_DEVICES" ]; then
+    devices=$ACM_SCALING_DEVICES
+    ngpu=$(echo "$devices" | tr ',' '\n' | wc -l)
+else
+    ngpu=$(nvidia-smi -L | wc -l)
+    if [ "$ngpu" -lt 2 ]; then
+        echo "scaling.sh: $ngpu GPU here; the scaling rows need 2 or more" >&2
+        exit 77
+    fi
+    devices=$(seq -s, 0 $((ngpu - 1)))
 fi
-devices=$(seq -s, 0 $((ngpu - 1)))
 slabs=1
 n=2
 while [ "$n" -le "$ngpu" ]; do slabs="$slabs,$n"; n=$((n * 2)); done
