@@ -675,9 +675,10 @@ static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, i
     return ACM_OK;
 }
 
-/* The ACM rules' sums of this step from the planes' (zeroed by clear_planes). */
+/* The ACM rules' sums of this step from the planes' (zeroed by clear_planes);
+ * a slab's next step takes the whole domain's instead (before_step). */
 static acm_status finish_sums(acm_domain *d)
-{ /* a slab's next step takes the whole domain's (before_step) */
+{
     return acm_is_adaptive(d->coll.model) && d->slab_cells == 0.0
                ? fold_planes(d, 1 - IMPL(d)->ring)
                : ACM_OK;
@@ -771,21 +772,24 @@ static acm_status start_step(acm_domain *d, acm_step_args &a)
     return ACM_OK;
 }
 
-/* A slab's plane sums on their way to the host (acm_cuda_plane_sums): its
- * handle folds them after every step of an adaptive model, so the copy goes
- * with the step and the step's wait (its divergence check) covers it. */
-static acm_status send_planes(acm_domain *d)
+/* A slab's plane sums (its own planes', from src) on their way to the host
+ * (acm_cuda_plane_sums). */
+static acm_status copy_planes_home(acm_domain *d, const acm_plane_fixed *src)
 {
     cuda_impl *m = IMPL(d);
-    const int32_t lo = d->halo[0], n = d->nz - d->halo[0] - d->halo[1];
-    CU_TRY(d, cudaMemcpyAsync(m->host_planes, m->planes + lo, (size_t)n * sizeof *m->host_planes,
+    CU_TRY(d, cudaMemcpyAsync(m->host_planes, src, (size_t)acm__own_planes(d) * sizeof *src,
                               cudaMemcpyDeviceToHost, m->stream));
-    m->planes_sent = true;
     return ACM_OK;
 }
 
-/* The first of a slab's own planes in the whole domain. */
-static int32_t own_origin(const acm_domain *d) { return d->origin_z + d->halo[0]; }
+/* Its handle folds them after every step of an adaptive model (unless shared),
+ * so the copy goes with the step and the step's wait (its divergence check)
+ * covers it. */
+static acm_status send_planes(acm_domain *d)
+{
+    IMPL(d)->planes_sent = true;
+    return copy_planes_home(d, IMPL(d)->planes + d->halo[0]);
+}
 
 /* Every shared slab's plane sums of the step with the parity of step `step`:
  * the first slab's buffer, which the others read by peer access. */
@@ -799,8 +803,8 @@ static acm_plane_fixed *shared_planes(const acm_domain *d, int64_t step)
 static acm_status push_planes(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
-    const size_t bytes = (size_t)(d->nz - d->halo[0] - d->halo[1]) * sizeof(acm_plane_fixed);
-    CU_TRY(d, cudaMemcpyPeerAsync(shared_planes(d, d->step) + own_origin(d), m->peers[0]->device,
+    const size_t bytes = (size_t)acm__own_planes(d) * sizeof(acm_plane_fixed);
+    CU_TRY(d, cudaMemcpyPeerAsync(shared_planes(d, d->step) + acm__own_origin(d), m->peers[0]->device,
                                   m->planes + d->halo[0], d->device, bytes, m->stream));
     CU_TRY(d, cudaEventRecord(m->pushed[d->step & 1], m->stream));
     return ACM_OK;
@@ -1026,12 +1030,10 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
 {
     ACM_TRY(enter(d));
     cuda_impl *m = IMPL(d);
-    const int32_t n = d->nz - d->halo[0] - d->halo[1];
+    const int32_t n = acm__own_planes(d);
     if (d->slab_sums_shared) /* the step's, where push_planes put them (a query since
                                 may have summed the planes again) */
-        CU_TRY(d, cudaMemcpyAsync(m->host_planes, shared_planes(d, d->step) + own_origin(d),
-                                  (size_t)n * sizeof *m->host_planes, cudaMemcpyDeviceToHost,
-                                  m->stream));
+        ACM_TRY(copy_planes_home(d, shared_planes(d, d->step) + acm__own_origin(d)));
     else if (!m->planes_sent) /* not after a step: an initialisation, a load */
         ACM_TRY(send_planes(d));
     m->planes_sent = false;
@@ -1378,8 +1380,8 @@ static acm_ib_args ib_args(const acm_domain *d)
     a.mask = ib->mask;
     a.band = ib->band;
     a.band_count = ib->band + ib->band_cap;
-    a.own0 = d->origin_z + d->halo[0];
-    a.own_n = d->nz - d->halo[0] - d->halo[1];
+    a.own0 = acm__own_origin(d);
+    a.own_n = acm__own_planes(d);
     return a;
 }
 
@@ -1698,7 +1700,7 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
 static acm_status slab_plane_sums(acm_domain *d, bool coupling, void *out)
 {
     cuda_impl *m = IMPL(d);
-    const int32_t own = d->nz - d->halo[0] - d->halo[1];
+    const int32_t own = acm__own_planes(d);
     const size_t per = coupling ? sizeof(acm_coupling) : sizeof(acm_ib_ft);
     if (out == NULL)
         return ACM_OK;

@@ -61,12 +61,6 @@ template <typename F> static inline void acm_with_model(int model, F &&f)
 /* Arithmetic type of an elem in a generic lambda: acm_real<T>. */
 template <typename T> using acm_real = typename acm_io<T>::R;
 
-/* Whether a model is one of the adaptive (ACM) modes. */
-__host__ __device__ constexpr bool acm_is_adaptive(int model)
-{
-    return model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
-}
-
 /* lbm_fused.cu: one pull-stream-collide pass (pull = true), or the collision
  * of already streamed populations (pull = false, the baseline's kernel).
  * ACM modes also write one acm_gpu_sums per block (pull = true only). */

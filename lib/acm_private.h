@@ -145,8 +145,8 @@ struct acm_domain {
     double slab_cells;         /* a slab: the whole domain's cell count; 0 otherwise */
     int32_t whole_nz;          /* a slab: the whole domain's planes, and whether its z */
     bool whole_periodic_z;     /* faces are periodic (the IB stencil, lib/ib.h); 0 otherwise */
-    bool slab_sums_shared;     /* a GPU slab: the last step's plane sums are on every slab's
-                                  device (sums_share): the next step folds them there */
+    bool slab_sums_shared;     /* a GPU slab: the last step's plane sums are in the first
+                                  slab's buffer (sums_share): the next step folds them */
     struct acm_decomp *decomp; /* set on a decomposed domain: its slabs */
 
     const struct acm_backend_ops *ops;

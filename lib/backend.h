@@ -223,11 +223,11 @@ struct acm_backend_ops {
     /* The ACM rules' inputs of a step folded on the devices, with no host in
      * between (GPU slabs of one process; optional): sums_share makes d one of
      * `slabs` (n, every slab of the domain, d among them) that push their
-     * planes' sums to each other after every step of an adaptive model with
-     * a divergence interval above 1 (with 1 the host waits for every step and
-     * folds them: plane_sums); while
-     * d->slab_sums_shared, d's next step folds them where it runs and
-     * plane_sums reads the last step's from there. ACM_ERR_UNSUPPORTED: d
+     * planes' sums into one buffer on slabs[0] after every step of an
+     * adaptive model with a divergence interval above 1 (with 1 the host
+     * waits for every step and folds them: plane_sums); while
+     * d->slab_sums_shared, d's next step folds that buffer where d runs and
+     * plane_sums reads the last step's from it. ACM_ERR_UNSUPPORTED: d
      * cannot take part (the host folds for all). sums_unshare, on every slab
      * before any is released, undoes it (also after a failed sums_share). */
     acm_status (*sums_share)(acm_domain *d, acm_domain *const *slabs, int32_t n);
@@ -259,6 +259,15 @@ static inline void acm__stepped_planes(const acm_domain *d, int32_t *z0, int32_t
     *z0 = pushes ? 0 : d->halo[0];
     *z1 = d->nz - (pushes ? 0 : d->halo[1]);
 }
+
+/* A slab's own planes, its ghost planes left out (every plane of an
+ * undivided domain), and the first one's plane in the whole domain. */
+static inline int32_t acm__own_planes(const acm_domain *d)
+{
+    return d->nz - d->halo[0] - d->halo[1];
+}
+
+static inline int32_t acm__own_origin(const acm_domain *d) { return d->origin_z + d->halo[0]; }
 
 /* Bytes of n planes of d's stored populations, the slots of acm_moves(dz, i)
  * (planes_get, planes_put, planes_copy and peer messages move these). */

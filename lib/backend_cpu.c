@@ -534,14 +534,13 @@ static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const 
 }
 
 /* Planes of d whose solids' forces it sums: its own, not a slab's ghosts. */
-static int32_t own_planes(const acm_domain *d) { return d->nz - d->halo[0] - d->halo[1]; }
 
 /* The free bodies' coupling sums after the first interpolation, per own plane
  * of their samples' bases (acm_ib_owner_plane) in sample order, into ib->cp. */
 static void acm__cpu_ib_plane_coupling(const acm_domain *d, cpu_ib *ib)
 {
     const acm_ib_grid g = acm__ib_grid(d);
-    const int32_t own = own_planes(d), first = d->origin_z + d->halo[0];
+    const int32_t own = acm__own_planes(d), first = acm__own_origin(d);
     memset(ib->cp, 0, (size_t)d->nsolids * (size_t)own * sizeof *ib->cp);
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
@@ -589,7 +588,7 @@ static void acm__cpu_ib_couple(const acm_domain *d, cpu_ib *ib, const double *dv
 static void acm__cpu_ib_sum_forces(acm_domain *d, cpu_ib *ib)
 {
     const acm_ib_grid g = acm__ib_grid(d);
-    const int32_t own = own_planes(d), first = d->origin_z + d->halo[0];
+    const int32_t own = acm__own_planes(d), first = acm__own_origin(d);
     memset(ib->ft, 0, (size_t)d->nsolids * (size_t)own * sizeof *ib->ft);
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
@@ -634,8 +633,8 @@ static acm_status cpu_ib_attach(acm_domain *d)
     ib->G = acm__calloc(3 * n, sizeof(double));
     ib->Gsum = acm__calloc(3 * n, sizeof(double));
     ib->rho = acm__calloc(n, sizeof(double));
-    ib->ft = acm__calloc((size_t)d->nsolids * (size_t)own_planes(d), sizeof *ib->ft);
-    ib->cp = acm__calloc((size_t)d->nsolids * (size_t)own_planes(d), sizeof *ib->cp);
+    ib->ft = acm__calloc((size_t)d->nsolids * (size_t)acm__own_planes(d), sizeof *ib->ft);
+    ib->cp = acm__calloc((size_t)d->nsolids * (size_t)acm__own_planes(d), sizeof *ib->cp);
     ib->dvdw = acm__calloc(6 * (size_t)d->nsolids, sizeof *ib->dvdw);
     if (d->ib.spread == ACM_IB_SPREAD_GATHER)
         ib->cell_samples = acm__malloc(n * sizeof(uint64_t));
@@ -676,7 +675,7 @@ static acm_status cpu_ib_begin(acm_domain *d, acm_coupling *out)
         ib_begin_f32(d, m);
     acm__cpu_ib_plane_coupling(d, &m->ib);
     if (out != NULL)
-        memcpy(out, m->ib.cp, (size_t)d->nsolids * (size_t)own_planes(d) * sizeof *out);
+        memcpy(out, m->ib.cp, (size_t)d->nsolids * (size_t)acm__own_planes(d) * sizeof *out);
     return ACM_OK;
 }
 
@@ -692,7 +691,7 @@ static acm_status cpu_ib_forces(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
     ACM_TRY(cpu_ib_begin(d, NULL));
-    acm__solids_coupled_velocities(d, m->ib.cp, own_planes(d), m->ib.dvdw);
+    acm__solids_coupled_velocities(d, m->ib.cp, acm__own_planes(d), m->ib.dvdw);
     return cpu_ib_end(d, acm__solids_any_free(d) ? m->ib.dvdw : NULL);
 }
 
@@ -707,7 +706,7 @@ static acm_status cpu_ib_plane_forces(acm_domain *d, acm_ib_ft *out)
     const cpu_ib *ib = &IMPL(d)->ib;
     if (ib->ft == NULL)
         return ACM_FAIL(d, ACM_ERR_INTERNAL, "solid samples are not attached");
-    memcpy(out, ib->ft, (size_t)d->nsolids * (size_t)own_planes(d) * sizeof *out);
+    memcpy(out, ib->ft, (size_t)d->nsolids * (size_t)acm__own_planes(d) * sizeof *out);
     return ACM_OK;
 }
 
@@ -789,7 +788,7 @@ static acm_status cpu_stats(acm_domain *d, acm_domain_stats *out)
 
 static acm_status cpu_plane_sums(acm_domain *d, acm_plane_sums *out)
 {
-    memcpy(out, IMPL(d)->planes, (size_t)(d->nz - d->halo[0] - d->halo[1]) * sizeof *out);
+    memcpy(out, IMPL(d)->planes, (size_t)acm__own_planes(d) * sizeof *out);
     return ACM_OK;
 }
 

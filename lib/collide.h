@@ -63,14 +63,20 @@ typedef struct acm_collide_params {
  * at nu = 1e-6 diverge on 128^3 (docs/physics.md, "Very low viscosity"). */
 #define ACM_SAFETY_FLOOR 0.3
 
+/* Whether a model is one of the adaptive (ACM) modes, whose rules take the
+ * previous step's domain sums. */
+ACM_HD bool acm_is_adaptive(int model)
+{
+    return model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
+}
+
 /* Parameters of a cell next to a non-periodic face: with an ACM model and the
  * safety net every adaptive rate is held at 1 there (on the Hermite high
  * orders); the walls' and the inlets' sharp layers made the near-2 rates
  * diverge (docs/physics.md, "Adaptive rates at the faces"). */
 ACM_HD void acm_face_params(acm_collide_params *p)
 {
-    const int adaptive = p->model == ACM_COLLISION_ACM_LI2018 || p->model == ACM_COLLISION_ACM_LI2020;
-    if (adaptive && p->safety_net)
+    if (acm_is_adaptive(p->model) && p->safety_net)
         p->rate_min = p->rate_max = 1.0;
 }
 

@@ -668,7 +668,7 @@ ACM_INLINE void ACM__F(acm_collide_in)(const acm_collide_params *p, int model, i
     ACM__R k[27];
     ACM__F(acm_collide_stage1_in)(p, model, hermite, fin, F, sigma, tau_state, k, diag);
     ACM__F(acm_collide_stage2_in)(model, hermite, k, diag->u, fout);
-    if (model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020)
+    if (acm_is_adaptive(model))
         diag->fallback = (p->safety_net != 0) &
                          ACM__F(acm_below_floor)(p, diag->rho, diag->u, sigma, fout, 0, 27);
 }
@@ -692,7 +692,7 @@ ACM_INLINE void ACM__F(acm_collide)(const acm_collide_params *p, int model, cons
         ACM__F(acm_collide_bgk)(p, fin, F, sigma, fout, diag);
         return;
     }
-    const int adaptive = model == ACM_COLLISION_ACM_LI2018 || model == ACM_COLLISION_ACM_LI2020;
+    const bool adaptive = acm_is_adaptive(model);
     if (adaptive && p->hermite_high_orders) /* one specialised path per basis */
         ACM__F(acm_collide_in)(p, model, 1, fin, F, sigma, tau_state, fout, diag);
     else if (adaptive)

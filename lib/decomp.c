@@ -29,6 +29,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "collide.h" /* acm_is_adaptive */
 #include "decomp.h"
 #include "halo.h"
 #include "ib.h"
@@ -330,12 +331,6 @@ static void sums_on_devices(acm_domain *d, bool on)
             m->slab[p].sub->slab_sums_shared = on;
 }
 
-/* The models whose rules take the previous step's domain sums. */
-static bool adaptive(const acm_domain *d)
-{
-    return d->coll.model == ACM_COLLISION_ACM_LI2018 || d->coll.model == ACM_COLLISION_ACM_LI2020;
-}
-
 /* The ACM rules' inputs from every slab's planes, in global plane order. A GPU
  * sums them only for the adaptive models, and keeps the last sums otherwise:
  * so does a decomposed domain of GPU slabs. */
@@ -343,7 +338,7 @@ static acm_status fold_planes(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
     m->stale = false;
-    if (d->backend == ACM_BACKEND_CUDA && !adaptive(d))
+    if (d->backend == ACM_BACKEND_CUDA && !acm_is_adaptive(d->coll.model))
         return ACM_OK;
     for (int32_t p = 0; p < m->n; ++p) {
         acm_slab *sl = &m->slab[p];
@@ -374,8 +369,9 @@ static acm_status after_step_sums(acm_domain *d)
         sums_on_devices(d, false); /* the slabs sent their planes here */
         return fold_planes(d);
     }
-    sums_on_devices(d, adaptive(d)); /* the others push nothing: the last sums stay */
-    if (adaptive(d))
+    const bool adaptive = acm_is_adaptive(d->coll.model);
+    sums_on_devices(d, adaptive); /* the others push nothing: the last sums stay */
+    if (adaptive)
         m->stale = true;
     return ACM_OK;
 }
@@ -434,7 +430,7 @@ static void gather(const acm_domain *d, const acm_domain *s, size_t cell_bytes, 
 {
     const size_t plane = cell_bytes * (size_t)d->nx * (size_t)d->ny;
     const int32_t own = s->nz - s->halo[0] - s->halo[1];
-    memcpy((char *)dst + plane * (size_t)(s->origin_z + s->halo[0]),
+    memcpy((char *)dst + plane * (size_t)acm__own_origin(s),
            (const char *)src + plane * (size_t)s->halo[0], plane * (size_t)own);
 }
 

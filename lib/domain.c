@@ -431,8 +431,7 @@ void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
     p->model = c->model;
     p->safety_net = c->safety_net != 0;
     p->floor_ratio = ACM_SAFETY_FLOOR;
-    p->hermite_high_orders = c->safety_net && (c->model == ACM_COLLISION_ACM_LI2018 ||
-                                               c->model == ACM_COLLISION_ACM_LI2020);
+    p->hermite_high_orders = c->safety_net && acm_is_adaptive(c->model);
     p->omega = d->omega;
     p->rate_h = c->high_order_rate;
     p->rate_b = c->bulk_follows_high_order ? c->high_order_rate : c->bulk_rate;

@@ -510,8 +510,8 @@ static acm_status S(finish_step)(acm_domain *d, cpu_impl *m, R *dst, bool layere
     d->step++;
     d->fallback_last = total.fallbacks;
     d->fallback_total += total.fallbacks;
-    acm__prev_from_planes(&d->prev, NULL, m->planes, d->nz - d->halo[0] - d->halo[1],
-                          (double)(d->nz - d->halo[0] - d->halo[1]) * d->nx * d->ny);
+    acm__prev_from_planes(&d->prev, NULL, m->planes, acm__own_planes(d),
+                          (double)acm__own_planes(d) * d->nx * d->ny);
     return ACM_OK;
 }
 
@@ -574,7 +574,7 @@ static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
 {
     acm_cpu_sums s;
     S(diagnose)(d, m, &s);
-    const int32_t n = d->nz - d->halo[0] - d->halo[1];
+    const int32_t n = acm__own_planes(d);
     acm__prev_from_planes(&d->prev, NULL, m->planes, n, (double)n * d->nx * d->ny);
 }
 
