@@ -1,5 +1,5 @@
 /*
- * libacmlbm benchmark -- Poisson-disk surface sampling (lib/sampling.c):
+ * libacmlbm benchmark -- Poisson-disk surface sampling (lib/ib/sampling.c):
  * samples per second on an icosphere and on the trefoil tube of
  * examples/shapes.c, one thread (the sampler is serial).
  *

@@ -11,11 +11,11 @@
 
 #include "alloc.h"
 #include "backend_cuda.h"
-#include "decomp.h" /* acm_decomp */
 #if ACM_HAVE_NCCL
 #include "halo_nccl.h"
 #endif
 #include "kernels.cuh"
+#include "pipeline.h" /* acm__step_check, acm__step_pipeline */
 #include "smoke.h"
 #include "solid.h"
 #include "state.h"
@@ -923,7 +923,7 @@ static acm_status check(acm_domain *d)
                           "last good state)");
 }
 
-/* A slab of a decomposed domain (lib/decomp.c) steps with the whole domain's
+/* A slab of a decomposed domain (lib/multi/decomp.c) steps with the whole domain's
  * sums, folded on the host as fold_planes folds them here. */
 static acm_status take_domain_sums(acm_domain *d)
 {
@@ -936,7 +936,7 @@ static acm_status take_domain_sums(acm_domain *d)
     return ACM_OK;
 }
 
-/* A shared slab (lib/decomp.c, d->slab_sums_shared): every slab's plane sums
+/* A shared slab (lib/multi/decomp.c, d->slab_sums_shared): every slab's plane sums
  * of the last step, once they are all in the shared buffer, folded here as
  * fold_planes folds one domain's, with no host in between. */
 static acm_status fold_shared(acm_domain *d)
@@ -1022,7 +1022,7 @@ extern "C" acm_status acm_cuda_check(acm_domain *d, acm_check when)
     return ACM_OK;
 }
 
-/* ---- decomposition (lib/decomp.c) -------------------------------------------------------- */
+/* ---- decomposition (lib/multi/decomp.c) -------------------------------------------------------- */
 
 /* Into pinned memory kept for it: a decomposed domain reads them every step
  * (after its slabs stepped, when nothing may fail for want of memory). */
@@ -1359,7 +1359,7 @@ extern "C" void acm_cuda_sums_unshare(acm_domain *d)
     share_release(d);
 }
 
-/* ---- immersed boundary (the CPU's twin: lib/backend_cpu.c, lib/ib_cpu_tmpl.h) ------------ */
+/* ---- immersed boundary (the CPU's twin: lib/cpu/backend.c, lib/cpu/ib_tmpl.h) ------------ */
 
 static acm_ib_args ib_args(const acm_domain *d)
 {
@@ -1603,7 +1603,7 @@ static acm_status ib_sums(acm_domain *d, bool coupling)
     return ACM_OK;
 }
 
-/* Implicit coupling of the free bodies (lib/rigid.c): their coupling sums,
+/* Implicit coupling of the free bodies (lib/core/rigid.c): their coupling sums,
  * the velocity change, the samples' new forces. */
 static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
 {
@@ -1764,7 +1764,7 @@ extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, d
     return ACM_OK;
 }
 
-/* ---- re-layout (lib/state.h) ------------------------------------------------------------- */
+/* ---- re-layout (lib/engine/state.h) ------------------------------------------------------------- */
 
 static_assert(sizeof(acm_gpu_sums) == ACM_STATE_PREV_SIZE * sizeof(double),
               "acm_state.prev holds the ring's acm_gpu_sums as they are");
@@ -2033,7 +2033,7 @@ extern "C" acm_status acm_cuda_state_load(acm_domain *d, const acm_state *st)
     return ACM_OK;
 }
 
-/* ---- smoke (lib/smoke.c, docs/smoke.md) ----------------------------------------------------- */
+/* ---- smoke (lib/smoke/smoke.c, docs/smoke.md) ----------------------------------------------------- */
 
 /* A smoke's particles on the device (acm_smoke.dev): the slots, the list of
  * free slots a step emits into, the counters, and the step's plan. */
@@ -2255,7 +2255,7 @@ extern "C" void acm_cuda_release(acm_domain *d, void *dev)
     cudaFree(dev);
 }
 
-/* Velocity at points (lib/smoke_math.h): the points up, one thread each, the values down. */
+/* Velocity at points (lib/core/smoke_math.h): the points up, one thread each, the values down. */
 extern "C" acm_status acm_cuda_sample_velocity(acm_domain *d, const double *points, size_t count,
                                                double *velocity)
 {
@@ -2301,21 +2301,15 @@ static acm_status require_cuda(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED, "this domain runs on the CPU backend");
     if (d->decomp != NULL) /* its impl is the slabs' table, not a device's state */
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
-                        "CUDA interoperability works on a domain of one slab; this one has %d "
-                        "(docs/multi-gpu.md)",
-                        (int)d->decomp->nslabs);
+                        "CUDA interoperability works on a domain of one slab; this one is "
+                        "decomposed (docs/multi-gpu.md)");
     return enter(d);
 }
 
 extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps)
 {
     ACM_TRY(require_cuda(domain));
-    if (nsteps < 0)
-        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "nsteps=%lld must be >= 0",
-                        (long long)nsteps);
-    if (domain->diverged)
-        return acm__domain_fail_diverged(domain);
-    ACM_TRY(acm__domain_check_faces(domain));
+    ACM_TRY(acm__step_check(domain, nsteps));
     return acm__step_pipeline(domain, nsteps, false);
 }
 

@@ -1,6 +1,6 @@
 /*
  * libacmlbm -- the CUDA backend's C interface to lib/ (the ops table is built
- * in lib/backend_cuda_ops.c). SPDX-License-Identifier: Apache-2.0
+ * in cuda/ops.c). SPDX-License-Identifier: Apache-2.0
  */
 #ifndef ACMLBM_BACKEND_CUDA_H
 #define ACMLBM_BACKEND_CUDA_H
@@ -8,6 +8,9 @@
 #include "backend.h" /* acm_check */
 
 ACM_BEGIN_DECLS
+
+extern const struct acm_backend_ops acm_backend_cuda;
+
 
 bool acm_cuda_probe(void);
 acm_status acm_cuda_domain_init(acm_domain *d);

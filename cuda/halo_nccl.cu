@@ -2,7 +2,7 @@
  * libacmlbm -- NCCL between the GPU slabs of a domain over MPI ranks
  * (cuda/halo_nccl.h). NCCL's point-to-point calls match the sends and
  * receives between two ranks in the order they are issued: the caller lists
- * them in one order on every rank (lib/halo.c, slab and end ascending).
+ * them in one order on every rank (lib/multi/halo.c, slab and end ascending).
  * Waits poll the stream's event and the communicator's asynchronous error,
  * so that a dead or failing peer ends in an error, never a hang.
  * SPDX-License-Identifier: Apache-2.0

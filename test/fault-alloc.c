@@ -1,5 +1,5 @@
 /*
- * libacmlbm tests -- lib/alloc.h's five calls with fault injection
+ * libacmlbm tests -- lib/base/alloc.h's five calls with fault injection
  * (fault-alloc.h). The counters are atomic: the library allocates from
  * OpenMP threads too. SPDX-License-Identifier: Apache-2.0
  */

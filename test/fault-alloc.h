@@ -1,6 +1,6 @@
 /*
  * libacmlbm tests -- the allocator that test-faults links in place of
- * lib/alloc.c: it counts the library's allocation calls, fails the k-th one
+ * lib/base/alloc.c: it counts the library's allocation calls, fails the k-th one
  * (once, or that one and every later one) and counts the blocks still held.
  * With ACM_FAULT_TRACE set it prints the stack of each call it fails
  * (addr2line -f -e test-faults turns the offsets into lines).

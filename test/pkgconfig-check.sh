@@ -53,7 +53,7 @@ pcs=$(find "$stage" -name acmlbm.pc)
 for h in acmlbm.h acm_common.h acm_domain.h acm_layout.h acm_solid.h acm_version.h; do
     [ -n "$(find "$stage" -path "*/include/acmlbm/$h")" ] || fail "header acmlbm/$h not installed"
 done
-for h in acm_private.h backend.h collide.h csoa_index.h lattice.h boundary.h cpu_kernel.h; do
+for h in acm_private.h backend.h collide.h csoa_index.h lattice.h boundary.h cpu/kernel.h; do
     [ -z "$(find "$stage" -name "$h")" ] || fail "private header $h was installed"
 done
 

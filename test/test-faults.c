@@ -11,7 +11,7 @@
  *   - from k on: the scene stops at the first failing call and everything it
  *     made is destroyed;
  * both leave no allocation behind. The program links the library's objects
- * with test/fault-alloc.c in place of lib/alloc.c. The solids spread their
+ * with test/fault-alloc.c in place of lib/base/alloc.c. The solids spread their
  * forces by gathering (ib_spread=gather): on a GPU the default scatter adds
  * with float atomics, whose order, and so whose last bits, vary run to run.
  * SPDX-License-Identifier: Apache-2.0

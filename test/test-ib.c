@@ -1,6 +1,6 @@
 /*
  * libacmlbm tests -- the per-sample IB math shared by host and device
- * (lib/ib.h, lib/morton.h): stencils wrap periodic axes from anywhere, drop
+ * (lib/core/ib.h, lib/core/morton.h): stencils wrap periodic axes from anywhere, drop
  * and renormalise across the others, and give trilinear weights; sort keys
  * order samples by block, then by Morton code inside the block.
  * SPDX-License-Identifier: Apache-2.0
@@ -87,7 +87,7 @@ START_TEST(walls_drop_outside_nodes_and_renormalise)
 }
 END_TEST
 
-/* A slab's grid (planes [lo, lo + n) of the whole z, lib/decomp.c): where the
+/* A slab's grid (planes [lo, lo + n) of the whole z, lib/multi/decomp.c): where the
  * whole grid's stencil has a node in the slab, the slab's has the same node,
  * shifted, with the bitwise same weight; a sample whose support lies in the
  * slab has its whole stencil there. Along a periodic z the slab of planes

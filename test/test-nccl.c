@@ -2,7 +2,7 @@
  * libacmlbm tests -- the NCCL exchange of GPU slabs (cuda/halo_nccl.cu,
  * docs/multi-gpu.md) on one GPU: a communicator of one rank whose member
  * sends planes of a domain to itself and receives them into other planes,
- * through the CUDA backend's peer ops as lib/halo.c drives them. NCCL pairs
+ * through the CUDA backend's peer ops as lib/multi/halo.c drives them. NCCL pairs
  * a rank's sends and receives in the order they are issued; the case of 4
  * messages checks that order, and one of the 9 populations a pull across a
  * cut reads checks the subset. Ranks on GPUs of their own run test-mpi
@@ -91,7 +91,7 @@ START_TEST(planes_reach_their_ghosts)
 END_TEST
 
 /* Sends and receives between two ranks pair in the order they are listed
- * (lib/halo.c lists them by slab and end on every rank). */
+ * (lib/multi/halo.c lists them by slab and end on every rank). */
 START_TEST(four_messages_pair_in_order)
 {
     acm_domain *d = make_domain();

@@ -1,12 +1,12 @@
 /*
  * libacmlbm unit tests -- the partitioner of a decomposed domain
- * (lib/partition.c): slabs of whole planes, balanced by the planes' weights,
+ * (lib/multi/partition.c): slabs of whole planes, balanced by the planes' weights,
  * each at least min_planes, refused when they cannot be.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "test-common.h"
 
-#include "decomp.h"
+#include "partition.h"
 
 /* Every slab non-empty, at least min planes, cuts increasing from 0 to n. */
 static void check_cuts(const int32_t *cuts, int32_t n, int32_t parts, int32_t min)

@@ -1,5 +1,5 @@
 /*
- * libacmlbm tests -- Poisson-disk sampling of surfaces (lib/sampling.c) and
+ * libacmlbm tests -- Poisson-disk sampling of surfaces (lib/ib/sampling.c) and
  * the procedural meshes it is tested on (examples/shapes.c): counts, the
  * minimum-distance bound, coverage, samples on the surface, determinism,
  * agreement with the heap-only reference, errors and limits; closed,

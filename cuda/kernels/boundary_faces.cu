@@ -1,0 +1,117 @@
+/*
+ * libacmlbm -- the per-face domain-boundary kernels (paper Sec. 4.2.3): each
+ * launch covers one face's layer of cells, so a thread checks nothing and the
+ * populations to treat are known in advance. Rules: lib/core/boundary.h.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "kernels.cuh"
+
+/* Cell coordinates of thread (p, q) on a face's layer, and of its inner
+ * neighbour. */
+struct acm_face_cell {
+    int32_t c[3], inner[3];
+};
+
+__device__ __forceinline__ bool acm_face_thread(const acm_gpu_grid &g, int face,
+                                                acm_face_cell &fc)
+{
+    const int axis = face / 2, hi = face & 1, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    const int32_t p = (int32_t)(blockIdx.x * blockDim.x + threadIdx.x), q = (int32_t)blockIdx.y;
+    if (p >= n[a1])
+        return false;
+    fc.c[axis] = hi ? n[axis] - 1 : 0;
+    fc.inner[axis] = hi ? n[axis] - 2 : 1;
+    fc.c[a1] = fc.inner[a1] = p;
+    fc.c[a2] = fc.inner[a2] = q;
+    return true;
+}
+
+/* Inlet/outlet layer: equilibrium cells from the inner neighbour's state,
+ * after the collision; g.state is the array's state after it (the slots of
+ * acm_post_slot). */
+template <typename T>
+__global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face, int32_t z0, int32_t z1)
+{
+    typedef typename acm_io<T>::R R;
+    acm_face_cell fc;
+    if (!acm_face_thread(g, face, fc) || fc.c[2] < z0 || fc.c[2] >= z1)
+        return;
+    const int axis = face / 2, inward = (face & 1) ? -1 : 1;
+    const acm_face_bc &bc = g.face[face];
+    R fa[27], e[27], rho, j[3], u[3];
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, g.state, fc.inner[0], fc.inner[1], fc.inner[2], i,
+                                          &term);
+        fa[i] = acm_io<T>::ld(f, at) - (R)term;
+    }
+    acm_moments(fa, rho, j);
+    const bool inlet = bc.type == ACM_BOUNDARY_INLET;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        u[d] = inlet ? (R)bc.u[d] : j[d] / rho;
+    acm_equilibrium_public<R>(inlet ? rho : (R)1, u, e);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, g.state, fc.c[0], fc.c[1], fc.c[2], i, &term);
+        acm_io<T>::st(f, at, e[acm_layer_slot(i, axis, inward)] + (R)term);
+    }
+}
+
+/* Wall fix-up after plain (wrapping) streaming: the populations that came
+ * across this face are replaced by their bounce-back values. */
+template <typename T>
+__global__ void acm_wall_face_kernel(const acm_gpu_grid g, const T *post, T *tmp, int face)
+{
+    acm_face_cell fc;
+    if (!acm_face_thread(g, face, fc))
+        return;
+    const int axis = face / 2, from = (face & 1) ? -1 : 1; /* c_axis of incoming populations */
+    int32_t sx[3], sy[3], sz[3];
+    int fx[3], fy[3], fz[3];
+    acm_axis_sources(g, 0, fc.c[0], g.nx, 1, sx, fx);
+    acm_axis_sources(g, 1, fc.c[1], g.ny, 1, sy, fy);
+    acm_axis_sources(g, 2, fc.c[2], g.nz, 1, sz, fz);
+    const uint32_t own = acm_lin(g, fc.c[0], fc.c[1], fc.c[2]);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        if (acm_c(i, axis) != from)
+            continue;
+        const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
+        acm_io<T>::st(tmp, acm_idx(g, own, i),
+                      acm_bounced(g, post, own, i, acm_opp(i), fx[a], fy[b], fz[c]));
+    }
+}
+
+/* One thread per cell of the face's layer: blocks of 128 along the first
+ * in-face axis, one grid row per cell of the second. */
+static dim3 face_grid(const acm_gpu_grid &g, int face)
+{
+    const int axis = face / 2;
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    return dim3(acm_blocks((uint64_t)n[(axis + 1) % 3], 128), (unsigned)n[(axis + 2) % 3], 1);
+}
+
+cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
+                             int32_t z0, int32_t z1, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)f, face, z0, z1);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *tmp,
+                                 acm_gpu_elem elem, int face, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_wall_face_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (const T *)post, (T *)tmp,
+                                                                    face);
+    });
+    return cudaGetLastError();
+}

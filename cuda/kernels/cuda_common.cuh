@@ -1,0 +1,824 @@
+/*
+ * libacmlbm -- what every CUDA file of the backend shares: storage types,
+ * kernel arguments, pull streaming with the face rules, launch helpers.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The physics is not restated here: the collision comes from lib/core/collide.h,
+ * the face rules from lib/core/boundary.h and the storage addresses from
+ * lib/core/csoa_index.h, the same headers the CPU backend uses.
+ */
+#ifndef ACMLBM_CUDA_COMMON_CUH
+#define ACMLBM_CUDA_COMMON_CUH
+
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+#include <string.h> /* memcpy (acm_plane_value on the host) */
+
+#include "boundary.h"
+#include "collide.h"
+#include "csoa_index.h"
+#include "reduce.h" /* acm__inv_umax, acm__inv_mean */
+
+/* FP16 populations are stored as half(f - w) * 2^15, which keeps low-Mach
+ * deviations in the normal range of half precision. */
+#define ACM_HALF_SCALE 32768.0f
+
+/* ---- storage types ------------------------------------------------------- */
+
+/* Load/store of one stored population and the arithmetic type R. */
+template <typename T> struct acm_io;
+
+/* ld/st convert to and from f - w; ld_scaled/st_scaled move the stored value
+ * times its scale `sigma` (the fused kernel collides FP16 populations as
+ * stored: acm_collide's sigma). */
+template <> struct acm_io<float> {
+    typedef float R;
+    static constexpr float sigma = 1.0f;
+    static __device__ __forceinline__ R ld(const float *p, uint64_t i) { return __ldg(p + i); }
+    static __device__ __forceinline__ void st(float *p, uint64_t i, R v) { p[i] = v; }
+    static __device__ __forceinline__ R ld_scaled(const float *p) { return __ldg(p); }
+    static __device__ __forceinline__ void st_scaled(float *p, R v) { *p = v; }
+};
+
+template <> struct acm_io<double> {
+    typedef double R;
+    static constexpr double sigma = 1.0;
+    static __device__ __forceinline__ R ld(const double *p, uint64_t i) { return __ldg(p + i); }
+    static __device__ __forceinline__ void st(double *p, uint64_t i, R v) { p[i] = v; }
+    static __device__ __forceinline__ R ld_scaled(const double *p) { return __ldg(p); }
+    static __device__ __forceinline__ void st_scaled(double *p, R v) { *p = v; }
+};
+
+template <> struct acm_io<__half> {
+    typedef float R;
+    static constexpr float sigma = ACM_HALF_SCALE;
+    static __device__ __forceinline__ R ld(const __half *p, uint64_t i)
+    {
+        return __half2float(__ldg(p + i)) * (1.0f / ACM_HALF_SCALE);
+    }
+    static __device__ __forceinline__ void st(__half *p, uint64_t i, R v)
+    {
+        p[i] = __float2half_rn(v * ACM_HALF_SCALE);
+    }
+    static __device__ __forceinline__ R ld_scaled(const __half *p) { return __half2float(__ldg(p)); }
+    static __device__ __forceinline__ void st_scaled(__half *p, R v) { *p = __float2half_rn(v); }
+};
+
+/* The collision template of collide.h for an arithmetic type, so kernels
+ * templated on the storage type call the right instance. */
+template <typename R> struct acm_math;
+
+#define ACM__MATH(R, SFX)                                                                    \
+    template <> struct acm_math<R> {                                                         \
+        typedef acm_cell_diag_##SFX diag;                                                    \
+        static __device__ __forceinline__ void collide(const acm_collide_params *p, int model, \
+                                                       const R f[27], const R F[3], R sigma, \
+                                                       R *tau, R o[27], diag *d)             \
+        {                                                                                    \
+            acm_collide_##SFX(p, model, f, F, sigma, tau, o, d);                             \
+        }                                                                                    \
+        static __device__ __forceinline__ void fallback(const acm_collide_params *p,         \
+                                                        const R f[27], const R F[3], R o[27]) \
+        {                                                                                    \
+            acm_collide_fallback_##SFX(p, f, F, o);                                          \
+        }                                                                                    \
+        static __device__ __forceinline__ void stage1(const acm_collide_params *p, int model, \
+                                                      const R f[27], const R F[3], R *tau,   \
+                                                      R k[27], diag *d)                      \
+        {                                                                                    \
+            acm_collide_stage1_##SFX(p, model, f, F, (R)1, tau, k, d);                       \
+        }                                                                                    \
+        static __device__ __forceinline__ void stage2(const acm_collide_params *p, int model, \
+                                                      R k[27], const R u[3], R o[27])        \
+        {                                                                                    \
+            acm_collide_stage2_##SFX(p, model, k, u, o);                                     \
+        }                                                                                    \
+        static __device__ __forceinline__ void macro(const R f[27], const R F[3], R *drho,   \
+                                                     R u[3])                                 \
+        {                                                                                    \
+            acm_cell_macro_##SFX(f, F, drho, u);                                             \
+        }                                                                                    \
+        static __device__ __forceinline__ int below_floor(const acm_collide_params *p, R rho, \
+                                                          const R u[3], const R o[27],       \
+                                                          int first, int count)              \
+        {                                                                                    \
+            return acm_below_floor_##SFX(p, rho, u, (R)1, o, first, count);                  \
+        }                                                                                    \
+        static __device__ __forceinline__ void phi1d(R u, R d[3], R dp[3])                   \
+        {                                                                                    \
+            acm_phi1d_##SFX(u, d, dp);                                                       \
+        }                                                                                    \
+        static __device__ __forceinline__ void equilibrium(R drho, const R dx[3],            \
+                                                           const R dy[3], const R dz[3],     \
+                                                           R e[27])                          \
+        {                                                                                    \
+            acm_equilibrium_##SFX(drho, dx, dy, dz, e);                                      \
+        }                                                                                    \
+    };
+
+ACM__MATH(float, f32)
+ACM__MATH(double, f64)
+#undef ACM__MATH
+
+/* ---- grid and kernel arguments ---------------------------------------------- */
+
+/* Division of 32-bit unsigned numbers by a constant divisor d with a
+ * multiply and shifts (Granlund & Montgomery 1994, Fig. 4.1); exact for every
+ * n. Set up on the host by acm_fastdiv_make. */
+struct acm_fastdiv {
+    uint32_t m, s1, s2;
+};
+
+static inline acm_fastdiv acm_fastdiv_make(uint32_t d)
+{
+    uint32_t l = 0;
+    while (l < 32 && ((uint64_t)1 << l) < d)
+        ++l;
+    acm_fastdiv f;
+    f.m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << l) - d)) / d + 1);
+    f.s1 = l < 1 ? l : 1;
+    f.s2 = l > 1 ? l - 1 : 0;
+    return f;
+}
+
+__device__ __forceinline__ uint32_t acm_fastdiv_div(const acm_fastdiv &f, uint32_t n)
+{
+    const uint32_t t = __umulhi(f.m, n);
+    return (t + ((n - t) >> f.s1)) >> f.s2;
+}
+
+/* The geometry every kernel needs (passed by value). */
+struct acm_gpu_grid {
+    int32_t nx, ny, nz;
+    uint32_t ncells;
+    acm_csoa l;
+    acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
+    acm_face_bc face[ACM_FACE_COUNT];
+    int32_t state;              /* what the population array holds (acm_array_state) */
+    int32_t inner_lo[3], inner_hi[3]; /* per axis, the coordinates whose pull crosses no
+                                         non-periodic face (acm_inner_bounds) */
+};
+
+/* The inner coordinate range of every axis: 1 in from a non-periodic face. */
+static inline void acm_inner_bounds(acm_gpu_grid &g)
+{
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    for (int a = 0; a < 3; ++a) {
+        g.inner_lo[a] = g.face[2 * a].type == ACM_BOUNDARY_PERIODIC ? 0 : 1;
+        g.inner_hi[a] = n[a] - 1 - (g.face[2 * a + 1].type == ACM_BOUNDARY_PERIODIC ? 0 : 1);
+    }
+}
+
+/* Domain-wide sums of one step, the inputs of the ACM rules of the next.
+ * Block reductions combine the first four fields; acm_finish_sums derives
+ * the inverses the collision uses once per step. */
+struct acm_gpu_sums {
+    double max_u2, sum_rho, sum_j, sum_pi;
+    double inv_umax, inv_mean_rho, inv_mean_j, inv_mean_pi;
+};
+
+__host__ __device__ inline void acm_finish_sums(acm_gpu_sums &s, double ncells)
+{
+    s.inv_umax = acm__inv_umax(s.max_u2); /* as the CPU computes it */
+    s.inv_mean_rho = acm__inv_mean(s.sum_rho, ncells);
+    s.inv_mean_j = acm__inv_mean(s.sum_j, ncells);
+    s.inv_mean_pi = acm__inv_mean(s.sum_pi, ncells);
+}
+
+/* Everything a collision kernel needs for one step. */
+struct acm_step_args {
+    acm_gpu_grid g;
+    acm_collide_params p;        /* inv_umax and the means are taken from prev */
+    const void *src;             /* stored populations after the previous collision */
+    void *dst;                   /* stored populations after this collision */
+    const void *src_plane[27];   /* src + i * alpha elements: population i of a cell is at
+                                    src_plane[i] + acm_cell_base(cell) */
+    void *dst_plane[27];         /* likewise for dst */
+    const void *force;           /* 3 planes of ncells (arithmetic type), or NULL */
+    double force0[3];            /* uniform body force */
+    void *tau;                   /* ACM_LI2020 per-cell tau* (arithmetic type) */
+    double u2_limit;             /* |u|^2 treated as divergence */
+    const acm_gpu_sums *prev;    /* sums of the previous step (ACM modes) */
+    acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (diagnostics) */
+    struct acm_plane_fixed *planes; /* the ACM rules' sums of each plane (acm_plane_add) */
+    uint32_t live_lo, live_hi;   /* cells checked for divergence: a slab's ghost planes
+                                    (lib/multi/decomp.h) are left out */
+    uint32_t *redo;              /* bit k % 32 of word k / 32 set for a cell the safety
+                                    net must redo (acm_mark_redo, acm_launch_redo) */
+    unsigned long long *fallbacks; /* safety-net fallback counter */
+    unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
+    unsigned long long step_key; /* this step's part of the key */
+    const uint32_t *ib_mask;     /* immersed boundary: a bit per cell holding IB force, or NULL */
+    const void *ib_force;        /* its force planes (3 of ncells, arithmetic type) */
+    float *u_out;                /* or NULL: the velocity (j + F/2)/rho of the state the step
+                                    starts from, 3 per cell (smoke particles, docs/smoke.md) */
+    uint32_t first, end;         /* the cells [first, end) a collision launch steps: all of
+                                    them, or one part of a slab's split step (first a
+                                    multiple of 32: the parts share no word of redo) */
+};
+
+/* Linear cell index -> coordinates. */
+__device__ __forceinline__ void acm_coords(const acm_gpu_grid &g, uint32_t k, int32_t &x,
+                                           int32_t &y, int32_t &z)
+{
+    uint32_t t = acm_fastdiv_div(g.div_nx, k);
+    x = (int32_t)(k - t * (uint32_t)g.nx);
+    z = (int32_t)acm_fastdiv_div(g.div_ny, t);
+    y = (int32_t)(t - (uint32_t)z * (uint32_t)g.ny);
+}
+
+__device__ __forceinline__ uint32_t acm_lin(const acm_gpu_grid &g, int32_t x, int32_t y,
+                                            int32_t z)
+{
+    return (uint32_t)x + (uint32_t)g.nx * ((uint32_t)y + (uint32_t)g.ny * (uint32_t)z);
+}
+
+__device__ __forceinline__ uint64_t acm_idx(const acm_gpu_grid &g, uint32_t k, int i)
+{
+    return acm_csoa_index(g.l, k, (uint32_t)i);
+}
+
+/* ---- pull streaming (boundary.h rules) ----------------------------------------- */
+
+/* Sources along one axis for c = -1, 0, +1 (slot c + 1): wrapped across
+ * periodic faces; across a non-periodic face the face index is recorded in
+ * face[] (else -1) and the coordinate left in place. */
+__device__ __forceinline__ void acm_axis_sources(const acm_gpu_grid &g, int axis, int32_t x,
+                                                 int32_t n, int dir, int32_t s[3], int face[3])
+{
+#pragma unroll
+    for (int c = -1; c <= 1; ++c) {
+        int32_t v = x - dir * c;
+        int fc = -1;
+        if (v < 0 || v >= n) {
+            int f = 2 * axis + (v < 0 ? 0 : 1);
+            if (g.face[f].type == ACM_BOUNDARY_PERIODIC)
+                v = v < 0 ? v + n : v - n;
+            else {
+                fc = f;
+                v = x;
+            }
+        }
+        s[c + 1] = v;
+        face[c + 1] = fc;
+    }
+}
+
+/* The crossing of the non-periodic faces f0, f1, f2 (-1 where an axis is
+ * not crossed). */
+__device__ __forceinline__ acm_crossing acm_crossing_of(const acm_gpu_grid &g, int f0, int f1,
+                                                        int f2)
+{
+    acm_crossing cr = acm_no_crossing();
+    const int crossed[3] = {f0, f1, f2};
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis)
+        if (crossed[axis] >= 0)
+            acm_cross_face(&g.face[crossed[axis]], &cr);
+    return cr;
+}
+
+/* Population i of cell `own` pulled across the non-periodic faces f0, f1,
+ * f2: half-way bounce-back with the mean velocity of the crossed walls
+ * (boundary.h) from slot `slot` of the cell (opp(i); i when the slots are
+ * swapped, ACM_STATE_AA_SWAP). */
+template <typename T>
+__device__ __forceinline__ typename acm_io<T>::R acm_bounced(const acm_gpu_grid &g,
+                                                            const T *__restrict__ src,
+                                                            uint32_t own, int i, int slot, int f0,
+                                                            int f1, int f2)
+{
+    typedef typename acm_io<T>::R R;
+    const acm_crossing cr = acm_crossing_of(g, f0, f1, f2);
+    return acm_io<T>::ld(src, acm_idx(g, own, slot)) + (R)acm_bounce_term(i, &cr);
+}
+
+/* Shifted populations of cell (x, y, z) after streaming: f_i = src_i(x - dir c_i),
+ * with half-way bounce-back across walls (dir = -1: the inverse map, two
+ * arrays only). Threads away from non-periodic faces (whole warps, mostly)
+ * take the plain path. In place (STATE, acm_array_state) the physical state is
+ * the cell's own slots (ACM_STATE_AA_OWN) or the pull with the slots swapped;
+ * a template argument, so that the fused kernel carries only its own case
+ * (acm_pull_state chooses at run time for the other kernels). */
+template <typename T, int DIR, int STATE = ACM_STATE_POST>
+__device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restrict__ src,
+                                         int32_t x, int32_t y, int32_t z,
+                                         typename acm_io<T>::R f[27])
+{
+    const uint32_t own = acm_lin(g, x, y, z);
+    if (STATE == ACM_STATE_AA_OWN) {
+#pragma unroll
+        for (int i = 0; i < 27; ++i)
+            f[i] = acm_io<T>::ld(src, acm_idx(g, own, i));
+        return;
+    }
+    const bool swap = STATE == ACM_STATE_AA_SWAP;
+    int32_t sx[3], sy[3], sz[3];
+    int fx[3], fy[3], fz[3];
+    acm_axis_sources(g, 0, x, g.nx, DIR, sx, fx);
+    acm_axis_sources(g, 1, y, g.ny, DIR, sy, fy);
+    acm_axis_sources(g, 2, z, g.nz, DIR, sz, fz);
+    const bool edge = (fx[0] & fx[2] & fy[0] & fy[2] & fz[0] & fz[2]) != -1;
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
+        const int pulled = swap ? acm_opp(i) : i, bounced = swap ? i : acm_opp(i);
+        if (!edge || (fx[a] < 0 && fy[b] < 0 && fz[c] < 0))
+            f[i] = acm_io<T>::ld(src, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]), pulled));
+        else
+            f[i] = acm_bounced(g, src, own, i, bounced, fx[a], fy[b], fz[c]);
+    }
+}
+
+/* The physical state of cell (x, y, z) for the state the grid says (a
+ * run-time choice: field, diagnostics, IB and redo kernels). */
+template <typename T>
+__device__ __forceinline__ void acm_pull_state(const acm_gpu_grid &g, const T *__restrict__ src,
+                                               int32_t x, int32_t y, int32_t z,
+                                               typename acm_io<T>::R f[27])
+{
+    if (g.state == ACM_STATE_AA_OWN)
+        acm_pull<T, 1, ACM_STATE_AA_OWN>(g, src, x, y, z, f);
+    else if (g.state == ACM_STATE_AA_SWAP)
+        acm_pull<T, 1, ACM_STATE_AA_SWAP>(g, src, x, y, z, f);
+    else
+        acm_pull<T, 1, ACM_STATE_POST>(g, src, x, y, z, f);
+}
+
+/* Where f*_i of cell (x, y, z) goes when a step leaves the array in state
+ * `after` (acm_state_after): its element index, and the wall term to add
+ * there (the in-place odd step bounces in advance: lib/cpu/lbm_tmpl.h). */
+__device__ __forceinline__ uint64_t acm_post_slot(const acm_gpu_grid &g, int32_t after,
+                                                  int32_t x, int32_t y, int32_t z, int i,
+                                                  double *term)
+{
+    const int32_t n[3] = {g.nx, g.ny, g.nz}, c[3] = {x, y, z};
+    int32_t t[3];
+    const int slot = acm_post_target(g.face, n, after, c, i, t, term);
+    return acm_idx(g, acm_lin(g, t[0], t[1], t[2]), slot);
+}
+
+/* Store the post-collision populations o of cell (x, y, z) of a step that
+ * leaves the array in state `after`. */
+template <typename T>
+__device__ __forceinline__ void acm_store_post(const acm_gpu_grid &g, T *dst, int32_t after,
+                                               int32_t x, int32_t y, int32_t z,
+                                               const typename acm_io<T>::R o[27])
+{
+    typedef typename acm_io<T>::R R;
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, after, x, y, z, i, &term);
+        acm_io<T>::st(dst, at, o[i] + (R)term);
+    }
+}
+
+/* ---- fast addressing for the per-cell kernels ------------------------------------ */
+
+/* Element index of population 0 of cell k (population i adds i * alpha):
+ * 27 alpha floor(k / alpha) + k mod alpha = 27 k - 26 (k mod alpha). IDX is
+ * uint32_t when the whole array has fewer than 2^32 elements, else uint64_t. */
+template <typename IDX>
+__device__ __forceinline__ IDX acm_cell_base(const acm_csoa &l, uint32_t k)
+{
+    /* 27 alpha (k >> shift) + (k & mask) = k + 26 (k & ~mask) */
+    const uint32_t mask = (uint32_t)l.alpha - 1u;
+    return (IDX)k + (IDX)26 * (IDX)(k & ~mask);
+}
+
+/* How a per-cell kernel addresses population `slot` of a cell (`at` its
+ * acm_addr_*::at). acm_addr_planes: any CSoA group, through the
+ * per-population plane pointers (one 64-bit address per population).
+ * acm_addr_fixed: the group ALPHA known at compile time and 32-bit indices:
+ * one address per cell, the populations at constant offsets that the load and
+ * store instructions carry as immediates (27 address computations fewer per
+ * pass over a cell's own slots). */
+template <typename IDX> struct acm_addr_planes {
+    static __device__ __forceinline__ IDX at(const acm_csoa &l, uint32_t k)
+    {
+        return acm_cell_base<IDX>(l, k);
+    }
+    template <typename T>
+    static __device__ __forceinline__ const T *src(const acm_step_args &a, IDX at, int slot)
+    {
+        return (const T *)a.src_plane[slot] + at;
+    }
+    template <typename T>
+    static __device__ __forceinline__ T *dst(const acm_step_args &a, IDX at, int slot)
+    {
+        return (T *)a.dst_plane[slot] + at;
+    }
+};
+
+template <uint32_t ALPHA> struct acm_addr_fixed {
+    static __device__ __forceinline__ uint32_t at(const acm_csoa &, uint32_t k)
+    {
+        return k + 26u * (k & ~(ALPHA - 1u));
+    }
+    template <typename T>
+    static __device__ __forceinline__ const T *src(const acm_step_args &a, uint32_t at, int slot)
+    {
+        return ((const T *)a.src + at) + (uint32_t)slot * ALPHA;
+    }
+    template <typename T>
+    static __device__ __forceinline__ T *dst(const acm_step_args &a, uint32_t at, int slot)
+    {
+        return ((T *)a.dst + at) + (uint32_t)slot * ALPHA;
+    }
+};
+
+/* The CSoA group of acm_addr_fixed (the default group, docs/performance.md). */
+#define ACM_FIXED_ALPHA 1024u
+
+/* The 27 pull sources of a cell away from non-periodic faces, as offsets of
+ * the linear cell index along each axis (slot c + 1 for velocity component c,
+ * periodic wrap included). `edge` is set when some source lies across a
+ * non-periodic face: such a cell takes the general acm_pull. */
+struct acm_sources {
+    int32_t ox[3], oy[3], oz[3];
+    bool edge;
+};
+
+template <int DIR>
+__device__ __forceinline__ acm_sources acm_source_offsets(const acm_gpu_grid &g, int32_t x,
+                                                          int32_t y, int32_t z)
+{
+    acm_sources s;
+    const int32_t coord[3] = {x, y, z}, n[3] = {g.nx, g.ny, g.nz};
+    const int32_t stride[3] = {1, g.nx, g.nx * g.ny};
+    int32_t *off[3] = {s.ox, s.oy, s.oz};
+    bool edge = false;
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+        const int32_t c = coord[axis], m = n[axis];
+        edge |= (c < g.inner_lo[axis]) | (c > g.inner_hi[axis]);
+        /* the neighbours at c + 1 and c - 1, wrapped (across a non-periodic face
+         * the wrapped value is unused: edge is set) */
+        const int32_t up = (c == m - 1 ? 1 - m : 1) * stride[axis];
+        const int32_t down = (c == 0 ? m - 1 : -1) * stride[axis];
+        off[axis][0] = DIR > 0 ? up : down; /* velocity -1: source at c + DIR */
+        off[axis][1] = 0;
+        off[axis][2] = DIR > 0 ? down : up;
+    }
+    s.edge = edge;
+    return s;
+}
+
+/* Whether cell k lies next to a non-periodic face (its pull crosses one). */
+__device__ __forceinline__ bool acm_at_face(const acm_gpu_grid &g, uint32_t k)
+{
+    int32_t x, y, z;
+    acm_coords(g, k, x, y, z);
+    return acm_source_offsets<1>(g, x, y, z).edge;
+}
+
+/* Pull of a cell whose sources are all inside or across periodic faces:
+ * straight-line loads, no branches. STATE (acm_array_state): the cell's own
+ * slots for ACM_STATE_AA_OWN, slot opp(i) of the source for
+ * ACM_STATE_AA_SWAP. ADDR: acm_addr_planes or acm_addr_fixed. SCALED: the
+ * populations as stored, times acm_io<T>::sigma (acm_collide's sigma). */
+template <typename T, typename ADDR, int STATE, bool SCALED = false>
+__device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32_t k,
+                                                  const acm_sources &s,
+                                                  typename acm_io<T>::R f[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const uint32_t kn = STATE == ACM_STATE_AA_OWN
+                                ? k
+                                : (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] +
+                                             s.oy[acm_cy(i) + 1] + s.oz[acm_cz(i) + 1]);
+        const int slot = STATE == ACM_STATE_AA_SWAP ? acm_opp(i) : i;
+        const T *p = ADDR::template src<T>(a, ADDR::at(a.g.l, kn), slot);
+        f[i] = SCALED ? acm_io<T>::ld_scaled(p) : acm_io<T>::ld(p, 0);
+    }
+}
+
+/* The same for the state the grid says (a run-time choice). */
+template <typename T, typename IDX>
+__device__ __forceinline__ void acm_pull_interior_any(const acm_step_args &a, uint32_t k,
+                                                      const acm_sources &s,
+                                                      typename acm_io<T>::R f[27])
+{
+    typedef acm_addr_planes<IDX> ADDR;
+    if (a.g.state == ACM_STATE_AA_OWN)
+        acm_pull_interior<T, ADDR, ACM_STATE_AA_OWN>(a, k, s, f);
+    else if (a.g.state == ACM_STATE_AA_SWAP)
+        acm_pull_interior<T, ADDR, ACM_STATE_AA_SWAP>(a, k, s, f);
+    else
+        acm_pull_interior<T, ADDR, ACM_STATE_POST>(a, k, s, f);
+}
+
+/* In place, odd step, a cell away from non-periodic faces: f*_i (times
+ * sigma) to slot i of x + c_i, which is the pull source of opp(i). */
+template <typename T, typename ADDR>
+__device__ __forceinline__ void acm_push_interior(const acm_step_args &a, uint32_t k,
+                                                  const acm_sources &s,
+                                                  const typename acm_io<T>::R o[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int j = acm_opp(i);
+        const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(j) + 1] + s.oy[acm_cy(j) + 1] +
+                                       s.oz[acm_cz(j) + 1]);
+        acm_io<T>::st_scaled(ADDR::template dst<T>(a, ADDR::at(a.g.l, kn), i), o[i]);
+    }
+}
+
+/* Shifted equilibrium f^eq - w in public order. */
+template <typename R>
+__device__ __forceinline__ void acm_equilibrium_public(R rho, const R u[3], R out[27])
+{
+    R dx[3], dy[3], dz[3], p[3], e[27];
+    acm_math<R>::phi1d(u[0], dx, p);
+    acm_math<R>::phi1d(u[1], dy, p);
+    acm_math<R>::phi1d(u[2], dz, p);
+    acm_math<R>::equilibrium(rho - (R)1, dx, dy, dz, e);
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        out[i] = e[acm_abc(i)];
+}
+
+/* Density and momentum of shifted populations. */
+template <typename R>
+__device__ __forceinline__ void acm_moments(const R f[27], R &rho, R j[3])
+{
+    R r = 0, jx = 0, jy = 0, jz = 0;
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        r += f[i];
+        jx += (R)acm_cx(i) * f[i];
+        jy += (R)acm_cy(i) * f[i];
+        jz += (R)acm_cz(i) * f[i];
+    }
+    rho = (R)1 + r;
+    j[0] = jx;
+    j[1] = jy;
+    j[2] = jz;
+}
+
+/* External force density on cell k: uniform part plus the caller's field. */
+template <typename R>
+__device__ __forceinline__ void acm_cell_force_ext(const acm_step_args &a, uint32_t k, R F[3])
+{
+    const R *pl = (const R *)a.force;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        F[d] = (R)a.force0[d] + (pl ? __ldg(pl + (size_t)d * a.g.ncells + k) : (R)0);
+}
+
+/* The immersed-boundary mask word of cell k (0 without one). Per-cell kernels
+ * load it before their pull, so that its latency hides behind the pull's. */
+__device__ __forceinline__ uint32_t acm_ib_word(const acm_step_args &a, uint32_t k)
+{
+    return a.ib_mask != NULL ? __ldg(a.ib_mask + (k >> 5)) : 0u;
+}
+
+/* Total force density on cell k: external plus the immersed boundary's of this
+ * step, read where the cell's bit of ib_word (acm_ib_word) is set. */
+template <typename R>
+__device__ __forceinline__ void acm_cell_force(const acm_step_args &a, uint32_t k,
+                                               uint32_t ib_word, R F[3])
+{
+    acm_cell_force_ext(a, k, F);
+    if ((ib_word >> (k & 31u)) & 1u) {
+        const R *ib = (const R *)a.ib_force;
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            F[d] += ib[(size_t)d * a.g.ncells + k];
+    }
+}
+
+/* The ACM rules' inputs from the previous step's sums; at a cell next to a
+ * non-periodic face the face parameters (acm_face_params, as on the CPU). */
+__device__ __forceinline__ void acm_params_from_sums(acm_collide_params &p,
+                                                     const acm_gpu_sums *prev, bool at_face)
+{
+    p.inv_umax = prev->inv_umax;
+    p.inv_mean_rho = prev->inv_mean_rho;
+    p.inv_mean_j = prev->inv_mean_j;
+    p.inv_mean_pi = prev->inv_mean_pi;
+    if (at_face)
+        acm_face_params(&p);
+}
+
+/* Raw second-moment norm |sum f c c| of shifted populations. */
+template <typename R>
+__device__ __forceinline__ R acm_pi_norm(const R f[27])
+{
+    R p[6] = {(R)(1.0 / 3.0), (R)(1.0 / 3.0), (R)(1.0 / 3.0), 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        R cx = (R)acm_cx(i), cy = (R)acm_cy(i), cz = (R)acm_cz(i);
+        p[0] += cx * cx * f[i];
+        p[1] += cy * cy * f[i];
+        p[2] += cz * cz * f[i];
+        p[3] += cx * cy * f[i];
+        p[4] += cx * cz * f[i];
+        p[5] += cy * cz * f[i];
+    }
+    return sqrt(p[0] * p[0] + p[1] * p[1] + p[2] * p[2] +
+                (R)2 * (p[3] * p[3] + p[4] * p[4] + p[5] * p[5]));
+}
+
+/* Record a diverged cell: NaN, |u|^2 above the limit or a density <= 0 (which
+ * can come with any speed), as the CPU's row kernels (lib/cpu/row_tmpl.h). */
+__device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uint32_t k,
+                                                     double rho, double u2)
+{
+    if ((!(u2 <= a.u2_limit) || !(rho > 0.0)) && k >= a.live_lo && k < a.live_hi) /* NaN
+                                                                  fails both comparisons */
+        atomicMin(a.bad, a.step_key | (unsigned long long)k);
+}
+
+/* ---- the ACM rules' sums per plane -------------------------------------------------
+ * Each plane's sums are integers, multiples of 2^-26 of the cells' values: integer
+ * sums are exact, so the order in which threads, blocks and atomics add them does
+ * not matter, and a slab of a decomposed domain (lib/multi/decomp.h), whose blocks fall
+ * differently on its planes, gets bitwise the same plane sums. The planes are then
+ * folded in plane order (acm_launch_plane_fold, or the host for a decomposed
+ * domain). A plane of 2^32 cells of values below 32 stays within 63 bits. */
+#define ACM_PLANE_SCALE 67108864.0 /* 2^26 */
+
+struct acm_plane_fixed {
+    unsigned long long max_u2; /* the bits of a double >= 0, ordered as its values */
+    long long sum_rho, sum_j, sum_pi;
+};
+
+/* A plane's sums as doubles (max_u2, sum_rho, sum_j, sum_pi): the same on the host. */
+__host__ __device__ inline void acm_plane_value(const acm_plane_fixed &f, double v[4])
+{
+#ifdef __CUDA_ARCH__
+    v[0] = __longlong_as_double((long long)f.max_u2);
+#else
+    memcpy(&v[0], &f.max_u2, sizeof v[0]);
+#endif
+    v[1] = (double)f.sum_rho / ACM_PLANE_SCALE;
+    v[2] = (double)f.sum_j / ACM_PLANE_SCALE;
+    v[3] = (double)f.sum_pi / ACM_PLANE_SCALE;
+}
+
+/* Add the cell of each thread (valid: it has one, cell k) to its plane: u2 >= 0
+ * to the maximum, with SUMS rho, j and pi to the sums. The block's cells are
+ * [first, min(first + blockDim.x, end)). Every thread of the block calls it. A block within one plane adds once, after a warp reduction (of R,
+ * the kernel's arithmetic type: one instruction for float) and an exact integer
+ * one. Defined after acm_warp_max (below). */
+template <bool SUMS, typename R>
+__device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
+                                              uint32_t first, uint32_t end, uint32_t k,
+                                              bool valid, R u2, double rho, double j, double pi);
+
+/* v (+)= one set of sums; max_u2 as a maximum when FIRST_MAX. */
+template <bool FIRST_MAX>
+__device__ __forceinline__ void acm_sums_add(acm_gpu_sums &v, double max_u2, double rho,
+                                             double j, double pi)
+{
+    v.max_u2 = FIRST_MAX ? fmax(v.max_u2, max_u2) : v.max_u2 + max_u2;
+    v.sum_rho += rho;
+    v.sum_j += j;
+    v.sum_pi += pi;
+}
+
+/* Block-wide reduction of v into *out: field max_u2 is a maximum when
+ * FIRST_MAX, every other field a sum. Every thread of the block calls it
+ * (inactive ones with zeros). Blocks of at most 1024 threads. */
+template <bool FIRST_MAX>
+__device__ __forceinline__ void acm_block_sums(acm_gpu_sums v, acm_gpu_sums *out)
+{
+    __shared__ acm_gpu_sums warp_sums[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        acm_sums_add<FIRST_MAX>(v, __shfl_down_sync(0xffffffffu, v.max_u2, off),
+                                __shfl_down_sync(0xffffffffu, v.sum_rho, off),
+                                __shfl_down_sync(0xffffffffu, v.sum_j, off),
+                                __shfl_down_sync(0xffffffffu, v.sum_pi, off));
+    __syncthreads(); /* warp_sums may still be read by a previous call */
+    if (lane == 0)
+        warp_sums[warp] = v;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        acm_gpu_sums t = warp_sums[0];
+        for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w)
+            acm_sums_add<FIRST_MAX>(t, warp_sums[w].max_u2, warp_sums[w].sum_rho,
+                                    warp_sums[w].sum_j, warp_sums[w].sum_pi);
+        *out = t;
+    }
+}
+
+/* Maximum over the warp of v >= 0 (never NaN). FP32: one warp reduction of
+ * the bit patterns (__reduce_max_sync, sm_80 and later), which order like
+ * the values for non-negative floats; FP64: shuffles. */
+__device__ __forceinline__ float acm_warp_max(float v)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    return __uint_as_float(__reduce_max_sync(0xffffffffu, __float_as_uint(v)));
+#else
+#  pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+#endif
+}
+
+__device__ __forceinline__ double acm_warp_max(double v)
+{
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+        v = fmax(v, __shfl_xor_sync(0xffffffffu, v, off));
+    return v;
+}
+
+template <bool SUMS, typename R>
+__device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
+                                              uint32_t first, uint32_t end, uint32_t k,
+                                              bool valid, R u2, double rho, double j, double pi)
+{
+    const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
+    const uint32_t last = min(first + blockDim.x, end) - 1u;
+    long long s[3] = {0, 0, 0};
+    if (SUMS && valid) {
+        s[0] = __double2ll_rn(rho * ACM_PLANE_SCALE);
+        s[1] = __double2ll_rn(j * ACM_PLANE_SCALE);
+        s[2] = __double2ll_rn(pi * ACM_PLANE_SCALE);
+    }
+    if (first / nxy != last / nxy) { /* the block spans planes: each cell to its own */
+        if (valid) {
+            acm_plane_fixed *p = &planes[k / nxy];
+            atomicMax(&p->max_u2, (unsigned long long)__double_as_longlong((double)u2));
+            if (SUMS) {
+                atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
+                atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
+                atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
+            }
+        }
+        return;
+    }
+    __shared__ acm_plane_fixed warp_part[32];
+    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
+    const R wmax = acm_warp_max(valid ? u2 : (R)0);
+    if (SUMS)
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+            for (int q = 0; q < 3; ++q)
+                s[q] += __shfl_down_sync(0xffffffffu, s[q], off);
+    __syncthreads(); /* warp_part may still be read by a previous call */
+    if (lane == 0)
+        warp_part[warp] = acm_plane_fixed{
+            (unsigned long long)__double_as_longlong((double)wmax), s[0], s[1], s[2]};
+    __syncthreads();
+    if (threadIdx.x != 0)
+        return;
+    unsigned long long m = warp_part[0].max_u2;
+    for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w) {
+        m = warp_part[w].max_u2 > m ? warp_part[w].max_u2 : m;
+        s[0] += warp_part[w].sum_rho;
+        s[1] += warp_part[w].sum_j;
+        s[2] += warp_part[w].sum_pi;
+    }
+    acm_plane_fixed *p = &planes[first / nxy];
+    atomicMax(&p->max_u2, m);
+    if (SUMS) {
+        atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
+        atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
+        atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
+    }
+}
+
+/* Words of the safety net's redo mask: one bit per cell. */
+__host__ __device__ inline uint32_t acm_redo_words(uint32_t ncells)
+{
+    return (ncells + 31u) / 32u;
+}
+
+/* Record which cells of this warp the safety net must redo (acm_launch_redo):
+ * bit k % 32 of word k / 32 of a.redo. Every lane of the warp calls it;
+ * accumulate ORs into the word (a second launch over the same cells). */
+__device__ __forceinline__ void acm_mark_redo(const acm_step_args &a, uint32_t k, bool redo,
+                                              bool accumulate)
+{
+    const unsigned bits = __ballot_sync(0xffffffffu, redo);
+    if ((threadIdx.x & 31u) == 0 && k < a.end)
+        a.redo[k >> 5] = accumulate ? a.redo[k >> 5] | bits : bits;
+}
+
+/* Populations of cell k of an array as stored (no streaming), public order. */
+template <typename T>
+__device__ __forceinline__ void acm_load_cell(const acm_gpu_grid &g, const T *src, uint32_t k,
+                                              typename acm_io<T>::R f[27])
+{
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        f[i] = acm_io<T>::ld(src, acm_idx(g, k, i));
+}
+
+/* Host-side launch shape over n items. */
+static inline unsigned acm_blocks(uint64_t n, unsigned block)
+{
+    return (unsigned)((n + block - 1) / block);
+}
+
+#endif /* ACMLBM_CUDA_COMMON_CUH */

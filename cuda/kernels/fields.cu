@@ -1,0 +1,418 @@
+/*
+ * libacmlbm -- transfers between the stored state and physical fields:
+ * initial equilibria, restored populations, inverse streaming, per-cell
+ * planes, field read-back, the stored state as it is (lib/engine/state.h) and
+ * diagnostics. SPDX-License-Identifier: Apache-2.0
+ */
+#include "kernels.cuh"
+
+/* Caller element (float or double) of a staging buffer. */
+template <typename D>
+__device__ __forceinline__ double acm_ld(const void *p, size_t i)
+{
+    return (double)((const D *)p)[i];
+}
+
+__device__ __forceinline__ double acm_load_any(const void *p, int elem, size_t i)
+{
+    return elem == 4 ? acm_ld<float>(p, i) : acm_ld<double>(p, i);
+}
+
+__device__ __forceinline__ void acm_store_any(void *p, int elem, size_t i, double v)
+{
+    if (elem == 4)
+        ((float *)p)[i] = (float)v;
+    else
+        ((double *)p)[i] = v;
+}
+
+/* The velocity u = (j + F/2) / rho of cell k from its pulled populations f. */
+template <typename R>
+__device__ __forceinline__ void acm_velocity_of(const acm_step_args &a, uint32_t k, const R f[27],
+                                                double u[3])
+{
+    R rho, j[3], F[3];
+    acm_moments(f, rho, j);
+    acm_cell_force(a, k, acm_ib_word(a, k), F);
+    for (int d = 0; d < 3; ++d)
+        u[d] = (double)((j[d] + (R)0.5 * F[d]) / rho);
+}
+
+/* Field values of cell k0 + t into dst[t * components + c]. */
+template <typename T>
+__global__ void acm_field_kernel(const acm_step_args a, const T *__restrict__ cur, int field,
+                                 void *dst, int dst_elem, uint32_t k0, uint32_t count)
+{
+    typedef acm_real<T> R;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    const uint32_t k = k0 + t;
+    int32_t x, y, z;
+    acm_coords(a.g, k, x, y, z);
+    R f[27];
+    acm_pull_state<T>(a.g, cur, x, y, z, f);
+    if (field == ACM_FIELD_POPULATIONS) {
+        for (int i = 0; i < 27; ++i)
+            acm_store_any(dst, dst_elem, (size_t)t * 27 + i, (double)f[i] + acm_weight(i));
+        return;
+    }
+    if (field == ACM_FIELD_DENSITY) {
+        R rho, j[3];
+        acm_moments(f, rho, j);
+        acm_store_any(dst, dst_elem, t, (double)rho);
+        return;
+    }
+    double u[3];
+    acm_velocity_of(a, k, f, u);
+    for (int d = 0; d < 3; ++d)
+        acm_store_any(dst, dst_elem, (size_t)t * 3 + d, u[d]);
+}
+
+/* The velocity of cell k of the current state (as acm_field_kernel gives it). */
+template <typename T>
+__device__ void acm_cell_velocity(const acm_step_args &a, const T *__restrict__ cur, uint32_t k,
+                                  double u[3])
+{
+    int32_t x, y, z;
+    acm_coords(a.g, k, x, y, z);
+    acm_real<T> f[27];
+    acm_pull_state<T>(a.g, cur, x, y, z, f);
+    acm_velocity_of(a, k, f, u);
+}
+
+/* One thread per point: the 8 cells around it, weighted (lib/core/smoke_math.h). */
+template <typename T>
+__global__ void acm_sample_velocity_kernel(const acm_step_args a, const acm_ib_grid g,
+                                           const T *__restrict__ cur, const double *points,
+                                           double *out, uint32_t count)
+{
+    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
+    if (p >= count)
+        return;
+    const double X[3] = {points[3 * p], points[3 * p + 1], points[3 * p + 2]};
+    int32_t c[3][2];
+    double f[3], v[3] = {0.0, 0.0, 0.0};
+    acm_smoke_stencil(&g, X, c, f);
+    for (int q = 0; q < 8; ++q) {
+        double u[3];
+        acm_cell_velocity<T>(a, cur, (uint32_t)acm_smoke_corner(&g, c, q), u);
+        const double w = acm_smoke_weight(q, f);
+        for (int d = 0; d < 3; ++d)
+            v[d] += w * u[d];
+    }
+    for (int d = 0; d < 3; ++d)
+        out[3 * p + d] = v[d];
+}
+
+/* Physical state = f^eq(rho, u) of arrays or uniform values. */
+template <typename T>
+__global__ void acm_equilibrium_kernel(const acm_gpu_grid g, T *phys, const void *rho,
+                                       const void *u, int src_elem, double rho0, double u0x,
+                                       double u0y, double u0z, uint32_t k0, uint32_t count)
+{
+    typedef acm_real<T> R;
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    R r = (R)(rho ? acm_load_any(rho, src_elem, t) : rho0), v[3], e[27];
+    v[0] = (R)(u ? acm_load_any(u, src_elem, (size_t)t * 3) : u0x);
+    v[1] = (R)(u ? acm_load_any(u, src_elem, (size_t)t * 3 + 1) : u0y);
+    v[2] = (R)(u ? acm_load_any(u, src_elem, (size_t)t * 3 + 2) : u0z);
+    acm_equilibrium_public<R>(r, v, e);
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(phys, acm_idx(g, k0 + t, i), e[i]);
+}
+
+/* Physical state = full populations f (27 per cell), stored shifted. */
+template <typename T>
+__global__ void acm_set_populations_kernel(const acm_gpu_grid g, T *phys, const void *f,
+                                           int src_elem, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(phys, acm_idx(g, k0 + t, i),
+                      (acm_real<T>)(acm_load_any(f, src_elem, (size_t)t * 27 + i) - acm_weight(i)));
+}
+
+/* Stored populations of cell k0 + t as they are, in public order, into
+ * dst[t * 27 + i]: no streaming and no weights, so FP64 holds them exactly
+ * (swap: population i from slot opp(i), the in-place parity 1). */
+template <typename T>
+__global__ void acm_get_stored_kernel(const acm_gpu_grid g, const T *__restrict__ arr, bool swap,
+                                      double *dst, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        dst[(size_t)t * 27 + i] =
+            (double)acm_io<T>::ld(arr, acm_idx(g, k0 + t, swap ? acm_opp(i) : i));
+}
+
+/* The inverse: src[t * 27 + i] into the slots of cell k0 + t. */
+template <typename T>
+__global__ void acm_set_stored_kernel(const acm_gpu_grid g, T *arr, bool swap, const double *src,
+                                      uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        acm_io<T>::st(arr, acm_idx(g, k0 + t, swap ? acm_opp(i) : i),
+                      (acm_real<T>)src[(size_t)t * 27 + i]);
+}
+
+/* Stored values moved as they are between arr (CSoA slots, opp(i) with swap)
+ * and a canonical buffer (27 per cell, cell after cell from cell k0): a state
+ * parked in device memory during a re-layout, the ghost planes of a slab
+ * (lib/multi/decomp.h); bitwise in every storage type. */
+template <typename T>
+__global__ void acm_move_stored_kernel(const acm_gpu_grid g, T *arr, T *canon, bool swap,
+                                       bool to_arr, int dz, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    const int per = acm_moved_count(dz);
+    for (int i = 0, j = 0; i < 27; ++i) {
+        if (!acm_moves(dz, i))
+            continue;
+        const uint64_t slot = acm_idx(g, k0 + t, swap ? acm_opp(i) : i);
+        const size_t c = (size_t)t * per + j++;
+        if (to_arr)
+            arr[slot] = canon[c];
+        else
+            canon[c] = arr[slot];
+    }
+}
+
+/* Stored values of count cells from one array to another of the same type and
+ * CSoA group, each with its grid: the ghost planes of a slab from its
+ * neighbour's planes (lib/multi/halo.c), src possibly on a peer device. */
+template <typename T>
+__global__ void acm_copy_stored_kernel(const acm_gpu_grid gd, T *dst, uint32_t d0,
+                                       const acm_gpu_grid gs, const T *src, uint32_t s0,
+                                       uint32_t count, int dz)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int i = 0; i < 27; ++i)
+        if (acm_moves(dz, i))
+            dst[acm_idx(gd, d0 + t, i)] = src[acm_idx(gs, s0 + t, i)];
+}
+
+/* comp planes from interleaved values (comp per cell). */
+template <typename R>
+__global__ void acm_set_planes_kernel(const acm_gpu_grid g, R *planes, int comp, const void *src,
+                                      int src_elem, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int c = 0; c < comp; ++c)
+        planes[(size_t)c * g.ncells + k0 + t] =
+            (R)acm_load_any(src, src_elem, (size_t)t * comp + c);
+}
+
+/* The inverse, into FP64. */
+template <typename R>
+__global__ void acm_get_planes_kernel(const acm_gpu_grid g, const R *__restrict__ planes,
+                                      int comp, double *dst, uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    for (int c = 0; c < comp; ++c)
+        dst[(size_t)t * comp + c] = (double)planes[(size_t)c * g.ncells + k0 + t];
+}
+
+template <typename R> __global__ void acm_fill_kernel(R *p, uint64_t n, double v)
+{
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        p[i] = (R)v;
+}
+
+/* Diagnostics of the physical state, two block sums (see kernels.cuh). */
+template <typename T>
+__global__ void acm_diagnostics_kernel(const acm_step_args a, const T *__restrict__ cur,
+                                       acm_gpu_sums *partials)
+{
+    typedef acm_real<T> R;
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    acm_gpu_sums s1 = {0.0, 0.0, 0.0, 0.0}, s2 = {0.0, 0.0, 0.0, 0.0};
+    const bool live = k >= a.live_lo && k < a.live_hi; /* a slab's ghost planes: not its own */
+    if (live) {
+        int32_t x, y, z;
+        acm_coords(a.g, k, x, y, z);
+        R f[27], rho, j[3], F[3];
+        acm_pull_state<T>(a.g, cur, x, y, z, f);
+        acm_moments(f, rho, j);
+        acm_cell_force(a, k, acm_ib_word(a, k), F);
+        double u[3], u2 = 0.0, r = (double)rho;
+        for (int d = 0; d < 3; ++d) {
+            u[d] = ((double)j[d] + 0.5 * (double)F[d]) / r;
+            u2 += u[d] * u[d];
+        }
+        s1.max_u2 = isnan(u2) ? 0.0 : u2;
+        s1.sum_rho = r;
+        s1.sum_j = r * sqrt(u2);
+        s1.sum_pi = (double)acm_pi_norm(f);
+        s2.max_u2 = r * u[0];
+        s2.sum_rho = r * u[1];
+        s2.sum_j = r * u[2];
+        s2.sum_pi = 0.5 * r * u2;
+    }
+    acm_block_sums<true>(s1, partials + blockIdx.x);
+    acm_block_sums<false>(s2, partials + gridDim.x + blockIdx.x);
+    /* the ACM rules' inputs of the first step, per plane (acm_plane_add) */
+    acm_plane_add<true>(a.planes, a.g, blockIdx.x * blockDim.x, a.g.ncells, k, live, s1.max_u2,
+                        s1.sum_rho, s1.sum_j, s1.sum_pi);
+}
+
+static const unsigned acm_aux_block = 256;
+
+cudaError_t acm_launch_field(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                             int field, void *dst, int dst_elem, uint32_t k0, uint32_t count,
+                             cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_field_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            a, (const T *)cur, field, dst, dst_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,
+                                       const void *cur, acm_gpu_elem elem, const double *points,
+                                       double *out, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_sample_velocity_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            a, g, (const T *)cur, points, out, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_equilibrium(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                   const void *rho, const void *u, int src_elem, double rho0,
+                                   const double u0[3], uint32_t k0, uint32_t count,
+                                   cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_equilibrium_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)phys, rho, u, src_elem, rho0, u0[0], u0[1], u0[2], k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                       const void *f, int src_elem, uint32_t k0,
+                                       uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_set_populations_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)phys, f, src_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gpu_elem elem,
+                                  bool swap, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_get_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (const T *)arr, swap, dst, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                   void *canon, bool to_arr, int dz, uint32_t k0, uint32_t count,
+                                   cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_move_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)arr, (T *)canon, swap, to_arr, dz, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d0,
+                                   const acm_gpu_grid &gs, const void *src, uint32_t s0,
+                                   uint32_t count, int dz, acm_gpu_elem elem, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_copy_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            gd, (T *)dst, d0, gs, (const T *)src, s0, count, dz);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                  const double *src, uint32_t k0, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_set_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)arr, swap, src, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_set_planes(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
+                                  int comp, const void *src, int src_elem, uint32_t k0,
+                                  uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_set_planes_kernel<R><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (R *)planes, comp, src, src_elem, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_get_planes(const acm_gpu_grid &g, const void *planes, acm_gpu_elem elem,
+                                  int comp, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_get_planes_kernel<R><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (const R *)planes, comp, dst, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef acm_real<decltype(t)> R;
+        acm_fill_kernel<R><<<acm_blocks(n, acm_aux_block), acm_aux_block, 0, s>>>((R *)p, n, v);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_diagnostics(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                                   acm_gpu_sums *partials, unsigned *n, cudaStream_t s)
+{
+    *n = acm_blocks(a.g.ncells, acm_aux_block);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_diagnostics_kernel<T><<<*n, acm_aux_block, 0, s>>>(a, (const T *)cur, partials);
+    });
+    return cudaGetLastError();
+}

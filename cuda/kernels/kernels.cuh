@@ -1,0 +1,283 @@
+/*
+ * libacmlbm -- host-side launchers of the CUDA kernels, one per paper
+ * concept and file (C++ inside the backend; lib/ only sees backend_cuda.cu's
+ * extern "C" functions). Every launcher enqueues on the given stream and
+ * returns cudaGetLastError(). SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_CUDA_KERNELS_CUH
+#define ACMLBM_CUDA_KERNELS_CUH
+
+#include "cuda_common.cuh"
+#include "ib.h" /* acm_ib_grid, acm_ib_region */
+#include "smoke_math.h" /* acm_smoke_obstacle, acm_smoke_source, acm_smoke_counts */
+
+#include <type_traits> /* std::integral_constant */
+
+/* Storage element of the populations. */
+enum acm_gpu_elem { ACM_ELEM_HALF = 2, ACM_ELEM_FLOAT = 4, ACM_ELEM_DOUBLE = 8 };
+
+/* Call f(T()) with T the storage type of elem: the one place that maps the
+ * run-time precision to kernel template instances (also of the files compiled
+ * once per storage type, through elem_dispatch.cu). */
+template <typename F> static inline void acm_with_elem(acm_gpu_elem elem, F &&f)
+{
+    if (elem == ACM_ELEM_HALF)
+        f(__half());
+    else if (elem == ACM_ELEM_FLOAT)
+        f(float());
+    else
+        f(double());
+}
+
+/* The storage type of an elem known at compile time. */
+template <acm_gpu_elem E> struct acm_elem_type;
+template <> struct acm_elem_type<ACM_ELEM_HALF> { typedef __half type; };
+template <> struct acm_elem_type<ACM_ELEM_FLOAT> { typedef float type; };
+template <> struct acm_elem_type<ACM_ELEM_DOUBLE> { typedef double type; };
+
+/* lbm_fused.cu instantiates its kernel for every storage type x model x index
+ * width x PULL, the longest compilation of the backend: it is compiled once
+ * per storage type instead, in parallel (cuda/meson.build passes
+ * -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE). Each compilation defines
+ * the per-type launcher (acm_launch_lbm_elem<T>) of its type only. */
+#ifdef ACM_TU_ELEM
+typedef acm_elem_type<ACM_TU_ELEM>::type acm_tu_elem;
+#endif
+
+/* Call f(std::integral_constant<int, model>()) for a run-time model. */
+template <typename F> static inline void acm_with_model(int model, F &&f)
+{
+    switch (model) {
+    case ACM_COLLISION_BGK: f(std::integral_constant<int, ACM_COLLISION_BGK>()); break;
+    case ACM_COLLISION_RM_MRT: f(std::integral_constant<int, ACM_COLLISION_RM_MRT>()); break;
+    case ACM_COLLISION_CM_MRT: f(std::integral_constant<int, ACM_COLLISION_CM_MRT>()); break;
+    case ACM_COLLISION_ACM_LI2018:
+        f(std::integral_constant<int, ACM_COLLISION_ACM_LI2018>());
+        break;
+    default: f(std::integral_constant<int, ACM_COLLISION_ACM_LI2020>()); break;
+    }
+}
+
+/* Arithmetic type of an elem in a generic lambda: acm_real<T>. */
+template <typename T> using acm_real = typename acm_io<T>::R;
+
+/* lbm_fused.cu: one pull-stream-collide pass (pull = true), or the collision
+ * of already streamed populations (pull = false, the baseline's kernel).
+ * ACM modes also write one acm_gpu_sums per block (pull = true only). */
+cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
+                           cudaStream_t s);
+/* elem_dispatch.cu calls this one for storage type T: defined by the
+ * compilation of lbm_fused.cu for T (ACM_TU_ELEM) and only there. */
+template <typename T>
+cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block,
+                                cudaStream_t s);
+
+/* safety_net.cu: the fallback collision of the cells marked in a.redo (by
+ * acm_launch_lbm or acm_launch_outputs), from a.src into a.dst; pull: a.src
+ * is the unstreamed source of the fused kernel, else the streamed populations. */
+cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
+                            cudaStream_t s);
+
+/* step_sums.cu: reduce n block partials into *out (field max_u2 as a
+ * maximum when first_max, else as a sum; ncells for the derived means), in
+ * a fixed order. scratch: acm_sum_scratch_bytes() of device memory, zeroed
+ * once; launches that share it must be ordered (one stream). */
+size_t acm_sum_scratch_bytes(void);
+cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
+                                    bool first_max, double ncells, void *scratch,
+                                    cudaStream_t s);
+
+/* step_sums.cu: the ACM rules' inputs from the planes [lo, hi) of acm_plane_add,
+ * folded in plane order (ncells for the means). */
+cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
+                                  acm_gpu_sums *out, double ncells, cudaStream_t s);
+
+/* boundary_faces.cu: the per-face domain-boundary kernels.
+ * Inlet/outlet equilibrium layer of one face, on the post-collision state:
+ * its cells in planes [z0, z1). */
+cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
+                             int32_t z0, int32_t z1, cudaStream_t s);
+/* Half-way bounce-back of one non-periodic face on freshly streamed
+ * populations tmp (the paper's per-face wall kernel, split variant). */
+cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *tmp,
+                                 acm_gpu_elem elem, int face, cudaStream_t s);
+
+/* lbm_split.cu: the paper's kernel structure.
+ * Streaming: tmp_i(x) = src_i(x - c_i), wrapping at every face (walls are then
+ * fixed by acm_launch_wall_face). */
+cudaError_t acm_launch_stream(const acm_gpu_grid &g, const void *src, void *tmp,
+                              acm_gpu_elem elem, unsigned block, cudaStream_t s);
+/* Streaming with the face rules inside (acm_pull: the baseline's branchy
+ * stream), dir = 1; dir = -1: its inverse (the stored form of a given state). */
+cudaError_t acm_launch_pull(const acm_gpu_grid &g, const void *src, void *dst, acm_gpu_elem elem,
+                            int dir, unsigned block, cudaStream_t s);
+/* Macroscopic fields of tmp into 4 planes (rho, ux, uy, uz) of the arithmetic
+ * type; with the divergence check and, for ACM modes, the block sums. */
+cudaError_t acm_launch_macro(const acm_step_args &a, const void *tmp, void *macro,
+                             acm_gpu_elem elem, unsigned block, cudaStream_t s);
+/* Relaxed moments of every cell of tmp into mom (27 CSoA components). */
+cudaError_t acm_launch_moments(const acm_step_args &a, const void *tmp, void *mom,
+                               acm_gpu_elem elem, unsigned block, cudaStream_t s);
+/* Collision outputs 0-13 (half 0) or 14-26 (half 1) from mom into a.dst;
+ * ACM modes mark the cells with a negative population in a.redo. */
+cudaError_t acm_launch_outputs(const acm_step_args &a, const void *mom, const void *macro,
+                               acm_gpu_elem elem, int half, unsigned block, cudaStream_t s);
+
+/* fields.cu: state transfers.
+ * Fields of cells [k0, k0 + count) of the physical state into dst (dtype 4
+ * or 8 bytes): field = acm_field. */
+cudaError_t acm_launch_field(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                             int field, void *dst, int dst_elem, uint32_t k0, uint32_t count,
+                             cudaStream_t s);
+/* Physical state = equilibrium of rho/u arrays (src_elem bytes, may be NULL:
+ * uniform rho0/u0) for cells [k0, k0 + count) into phys. */
+cudaError_t acm_launch_equilibrium(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                   const void *rho, const void *u, int src_elem, double rho0,
+                                   const double u0[3], uint32_t k0, uint32_t count,
+                                   cudaStream_t s);
+/* Physical state = full populations f (27 per cell) for cells [k0, k0 + count). */
+cudaError_t acm_launch_set_populations(const acm_gpu_grid &g, void *phys, acm_gpu_elem elem,
+                                       const void *f, int src_elem, uint32_t k0,
+                                       uint32_t count, cudaStream_t s);
+/* Per-cell planes (comp of them, arithmetic type: the force, tau*) of cells
+ * [k0, k0 + count) from interleaved caller values (comp per cell). */
+cudaError_t acm_launch_set_planes(const acm_gpu_grid &g, void *planes, acm_gpu_elem elem,
+                                  int comp, const void *src, int src_elem, uint32_t k0,
+                                  uint32_t count, cudaStream_t s);
+/* The inverse, into interleaved FP64 values (exact). */
+cudaError_t acm_launch_get_planes(const acm_gpu_grid &g, const void *planes, acm_gpu_elem elem,
+                                  int comp, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s);
+/* The stored shifted populations of cells [k0, k0 + count) of arr, unstreamed,
+ * as FP64 in public order (27 per cell: exact for every storage type); swap:
+ * population i from slot opp(i) (ACM_STATE_AA_SWAP). */
+cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gpu_elem elem,
+                                  bool swap, double *dst, uint32_t k0, uint32_t count,
+                                  cudaStream_t s);
+/* The inverse: such values into the slots of cells [k0, k0 + count). */
+cudaError_t acm_launch_set_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                  const double *src, uint32_t k0, uint32_t count, cudaStream_t s);
+/* The stored values of cells [k0, k0 + count) as they are, between arr and a
+ * canonical buffer of the same type (the slots of acm_moves(dz, i) per cell,
+ * 27 with dz 0): to_arr moves them into arr, else out. */
+cudaError_t acm_launch_move_stored(const acm_gpu_grid &g, void *arr, acm_gpu_elem elem, bool swap,
+                                   void *canon, bool to_arr, int dz, uint32_t k0, uint32_t count,
+                                   cudaStream_t s);
+/* count cells' stored values (the slots of acm_moves(dz, i)) from src
+ * (cells from s0, grid gs) into dst (cells from d0, grid gd), both of type
+ * elem and the same CSoA group. */
+cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d0,
+                                   const acm_gpu_grid &gs, const void *src, uint32_t s0,
+                                   uint32_t count, int dz, acm_gpu_elem elem, cudaStream_t s);
+/* fields.cu: the velocity at count points (3 each), trilinear between cell
+ * centres (lib/core/smoke_math.h), into out (3 each). */
+cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,
+                                       const void *cur, acm_gpu_elem elem, const double *points,
+                                       double *out, uint32_t count, cudaStream_t s);
+/* smoke.cu (lib/core/smoke_math.h): move the live particles of n slots one step,
+ * freeing (age -1) and counting those that left, expired or were absorbed. */
+cudaError_t acm_launch_smoke_advect(const acm_ib_grid &g, const float *u,
+                                    const acm_smoke_obstacle *obs, int32_t nobs, double *x,
+                                    int32_t *age, const int32_t *life, acm_smoke_counts *counts,
+                                    uint64_t n, cudaStream_t s);
+/* The free slots of n in ascending order and their count (a device select;
+ * temp NULL asks for *temp_bytes). */
+cudaError_t acm_launch_smoke_free_slots(void *temp, size_t *temp_bytes, const int32_t *age,
+                                        uint32_t *free_list, uint32_t *nfree, uint64_t n,
+                                        cudaStream_t s);
+/* A step's emissions into the listed free slots; those beyond *nfree dropped. */
+cudaError_t acm_launch_smoke_emit(const acm_smoke_source *src, int32_t nsrc, uint32_t emissions,
+                                  uint64_t seed, const uint32_t *free_list, const uint32_t *nfree,
+                                  double *x, int32_t *age, int32_t *life,
+                                  acm_smoke_counts *counts, cudaStream_t s);
+/* The live particles' cloud-in-cell density, added into dst (m voxels, s per cell edge). */
+cudaError_t acm_launch_smoke_density(const acm_ib_grid &g, const int32_t m[3], int32_t sub,
+                                     const double *x, const int32_t *age, uint64_t n, float *dst,
+                                     cudaStream_t s);
+/* Fill n values of the arithmetic type with v. */
+cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s);
+/* Diagnostics of the physical state: per block (max |u|^2, mass, sum rho|u|,
+ * sum |Pi|) into partials[block] and (momentum x, y, z, energy) into
+ * partials[n + block], n = the number of blocks, returned in *n. */
+cudaError_t acm_launch_diagnostics(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
+                                   acm_gpu_sums *partials, unsigned *n, cudaStream_t s);
+
+/* ib.cu: the immersed boundary (spec 8; the CPU's twin is lib/cpu/ib_tmpl.h). */
+
+/* The samples of every solid (concatenated) and the per-cell planes of the IB
+ * phase, as device pointers; per-sample values other than positions are of
+ * the arithmetic type R of the domain. */
+struct acm_ib_args {
+    acm_ib_grid ig;
+    uint64_t n;        /* samples */
+    double *X;         /* 3n: world positions */
+    const double *r;   /* 3n: body-frame offsets */
+    void *ub;          /* 3n: rigid-body velocity at the sample */
+    const void *dv;    /* n: volume weight */
+    const void *alpha; /* n: penalty gain */
+    void *G, *Gsum;    /* 3n: penalty force density of the iteration, and their sum */
+    void *rho;         /* n: density interpolated at the sample */
+    void *macro;       /* 4 planes of ncells: rho, u* */
+    void *force;       /* 3 planes of ncells: the IB force of this step */
+    uint32_t *mask;    /* a bit per cell: the support of this step */
+    uint32_t *band;    /* the marked cells (acm_ib_band_bound of them at most) */
+    uint32_t *band_count; /* how many */
+    int32_t own0, own_n;  /* the domain's own planes (a slab's, without its ghosts), whole-
+                             domain z: the sums below take the samples based on them */
+};
+
+/* Pose and velocities of a solid, passed by value to the placement kernel. */
+struct acm_ib_pose {
+    double x[3], q[4], v[3], w[3];
+};
+
+/* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r. */
+cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
+/* Mark the support of every sample in ib.mask (cleared first) and list the
+ * marked cells in ib.band (their count in *ib.band_count). Only needed when
+ * samples moved: the support of static samples stays marked and listed. */
+cudaError_t acm_launch_ib_mark(const acm_ib_args &ib, uint32_t ncells, cudaStream_t s);
+/* Most cells the band list can hold: 8 per sample, ncells at most. */
+uint64_t acm_ib_band_bound(uint64_t samples, uint32_t ncells);
+/* rho and u* of every listed cell from a.src, pulled as the fluid step will
+ * pull it, and its IB force zeroed. */
+cudaError_t acm_launch_ib_band(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
+                               cudaStream_t s);
+/* One multi-direct-forcing iteration's interpolation: G = alpha rho (U_b - U)
+ * with U from u* + F / 2 rho (first: F = 0, and Gsum = G instead of += G);
+ * spread: also scatter G dV (first iteration only). */
+cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                  bool first, bool spread, cudaStream_t s);
+/* Scatter: each sample adds w G dV to its 8 cells with atomics. */
+cudaError_t acm_launch_ib_scatter(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                  cudaStream_t s);
+/* Gather over one solid's region: a cell list of its samples (counts, scan,
+ * fill; scratch from acm_ib_gather_scratch_bytes), then one thread per region
+ * cell sums the samples around it. */
+size_t acm_ib_gather_scratch_bytes(uint64_t region_cells, uint64_t samples);
+cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
+                                 const acm_ib_region &rg, uint64_t first, uint64_t count,
+                                 void *scratch, size_t scratch_bytes, cudaStream_t s);
+/* A solid's force -sum Gsum dV (x, y, z, then torque x) into out[0] and its
+ * torque about xc (y, z) into out[1] (fields max_u2, sum_rho, sum_j, sum_pi
+ * in that order) over those of samples [first, first + count) on the own
+ * planes (ib.own0, own_n); partials: 2 per block of 256 samples. */
+cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                               uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                               acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
+/* A free body's coupling sums (rigid.h, acm_coupling: F, T, k, s, J in that
+ * order, 16 values) over samples [first, first + count) on the own planes
+ * into out[0..3];
+ * partials: 4 per block. */
+cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                   uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                                   acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
+/* The samples' penalty forces for the body's velocity change (dv, dw). */
+cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                 uint64_t count, const double xc[3], const double dv[3],
+                                 const double dw[3], cudaStream_t s);
+/* Blocks of acm_launch_ib_sums for a count of samples. */
+unsigned acm_ib_sum_blocks(uint64_t count);
+
+#endif /* ACMLBM_CUDA_KERNELS_CUH */

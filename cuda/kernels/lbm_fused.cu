@@ -1,0 +1,161 @@
+/*
+ * libacmlbm -- the fused pull-stream-collide kernel: one pass over memory per
+ * step, walls folded into the pull (acm_pull), one thread per cell.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * With PULL = false the same kernel collides populations that another kernel
+ * has already streamed (the paper's baseline structure). STATE is what the
+ * array holds (acm_array_state): two arrays, or in place the even step (own
+ * slots in, opposite slots out) or the odd one (swapped pull in, push out;
+ * lib/cpu/lbm_tmpl.h). In place a cell the safety net must redo writes
+ * nothing: what it read is exactly what it would overwrite, so the redo pass
+ * finds its input intact.
+ */
+#include "kernels.cuh"
+
+#ifndef ACM_TU_ELEM
+#  error "compiled once per storage type: -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE"
+#endif
+
+/* Register budget: blocks of up to ACM_FUSED_MAX_THREADS threads, at least
+ * acm_fused_min_blocks of them resident per multiprocessor. 3 (at most 85
+ * registers a thread, no spills) for the moment models with FP16 storage,
+ * which are bound by instruction issue: more warps hide more latency (ACM
+ * +4-6 % against 96 registers, H100). 2 (at most 128) for FP32 storage,
+ * bound by memory, and for BGK, which spills below 96 registers. 1 for FP64,
+ * whose kernels need 158-212 registers: capped at 128 they spilled up to 544
+ * bytes a thread and ran 30-50 % slower on an H200 (docs/performance.md,
+ * "Register spills"). */
+#define ACM_FUSED_MAX_THREADS 256
+template <typename T, int MODEL> struct acm_fused_min_blocks {
+    static constexpr int value = sizeof(T) == 8 ? 1 : sizeof(T) == 2 && MODEL != ACM_COLLISION_BGK ? 3 : 2;
+};
+
+template <typename T, typename ADDR, int MODEL, bool PULL, int STATE>
+__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T, MODEL>::value)
+    acm_lbm_kernel(const acm_step_args a)
+{
+    const bool in_place = STATE != ACM_STATE_POST;
+    typedef typename acm_io<T>::R R;
+    const R sigma = (R)acm_io<T>::sigma; /* populations collide as stored (acm_collide) */
+    const bool acm = acm_is_adaptive(MODEL);
+    const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
+    const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
+    double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
+    R u2max = 0;
+    bool redo = false;
+    if (k < a.end) {
+        R f[27], o[27], F[3];
+        const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the pull */
+        const auto at = ADDR::at(a.g.l, k);
+        bool at_face;
+        if (!PULL) { /* already streamed into a.src (the baseline: alpha 1, its own array) */
+#pragma unroll
+            for (int i = 0; i < 27; ++i)
+                f[i] = acm_io<T>::ld_scaled((const T *)a.src + acm_idx(a.g, k, i));
+            at_face = acm && acm_at_face(a.g, k);
+        } else {
+            int32_t x, y, z;
+            acm_coords(a.g, k, x, y, z);
+            const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+            at_face = s.edge;
+            if (s.edge) { /* next to a wall, inlet or outlet: the face rules (f - w, scaled here) */
+                acm_pull<T, 1, STATE>(a.g, (const T *)a.src, x, y, z, f);
+#pragma unroll
+                for (int i = 0; i < 27; ++i)
+                    f[i] *= sigma;
+            } else {
+                acm_pull_interior<T, ADDR, STATE, true>(a, k, s, f);
+            }
+        }
+        acm_cell_force(a, k, ib_word, F);
+        acm_collide_params p = a.p;
+        if (acm)
+            acm_params_from_sums(p, a.prev, at_face);
+        R tau_unused = 0;
+        R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
+        typename acm_math<R>::diag d;
+        acm_math<R>::collide(&p, MODEL, f, F, sigma, tau, o, &d);
+        /* the fallback runs in acm_launch_redo: inline it would cost 32 registers */
+        redo = acm && d.fallback;
+        if (!in_place) {
+#pragma unroll
+            for (int i = 0; i < 27; ++i)
+                acm_io<T>::st_scaled(ADDR::template dst<T>(a, at, i), o[i]);
+        } else if (!redo && STATE == ACM_STATE_AA_OWN) { /* even step: opposite slots */
+#pragma unroll
+            for (int i = 0; i < 27; ++i)
+                acm_io<T>::st_scaled(ADDR::template dst<T>(a, at, acm_opp(i)), o[i]);
+        } else if (!redo) { /* odd step: push (the pull's sources, derived again here: kept
+                               live across the collision they cost the in-place FP16
+                               kernel 5 % on an H100) */
+            int32_t x, y, z;
+            acm_coords(a.g, k, x, y, z);
+            const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+            if (s.edge) { /* at a face: bouncing across walls (acm_store_post takes f - w) */
+#pragma unroll
+                for (int i = 0; i < 27; ++i)
+                    o[i] *= (R)1 / sigma;
+                acm_store_post<T>(a.g, (T *)a.dst, ACM_STATE_AA_OWN, x, y, z, o);
+            } else {
+                acm_push_interior<T, ADDR>(a, k, s, o);
+            }
+        }
+        if (a.u_out != NULL) { /* for the smoke: no second read of the populations */
+            a.u_out[3 * (size_t)k] = (float)d.u[0];
+            a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
+            a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
+        }
+        const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
+        if (PULL)
+            acm_check_divergence(a, k, (double)d.rho, (double)u2);
+        u2max = isnan(u2) ? (R)0 : u2;
+        if (li2020) {
+            rho_sum = (double)d.rho;
+            j_sum = (double)(d.rho * sqrt(u2));
+            pi_sum = (double)d.pi;
+        }
+    }
+    if (acm)
+        acm_mark_redo(a, k, redo, false);
+    /* the ACM rules' inputs of the next step, per plane: max |u| (LI2018), also the
+     * sums of the means (LI2020) */
+    if (acm && PULL)
+        acm_plane_add<li2020>(a.planes, a.g, k - threadIdx.x, a.end, k, k < a.end, u2max,
+                              rho_sum, j_sum, pi_sum);
+}
+
+/* The pulling kernel of one model and array state: the compile-time CSoA
+ * group with 32-bit indices when the layout allows it (acm_addr_fixed),
+ * else the plane pointers and 64-bit indices. */
+template <typename T, int M, int STATE>
+static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
+                               cudaStream_t s)
+{
+    if (a.g.l.alpha == ACM_FIXED_ALPHA && acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull)
+        acm_lbm_kernel<T, acm_addr_fixed<ACM_FIXED_ALPHA>, M, true, STATE><<<grid, block, 0, s>>>(a);
+    else
+        acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, true, STATE><<<grid, block, 0, s>>>(a);
+}
+
+/* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
+template <typename T>
+cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(a.end - a.first, block);
+    acm_with_model(a.p.model, [&](auto m) {
+        constexpr int M = decltype(m)::value;
+        if (!pull)
+            acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, false, ACM_STATE_POST><<<grid, block, 0, s>>>(a);
+        else if (a.g.state == ACM_STATE_AA_OWN)
+            acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s);
+        else if (a.g.state == ACM_STATE_AA_SWAP)
+            acm_launch_pulling<T, M, ACM_STATE_AA_SWAP>(a, grid, block, s);
+        else
+            acm_launch_pulling<T, M, ACM_STATE_POST>(a, grid, block, s);
+    });
+    return cudaGetLastError();
+}
+
+template cudaError_t acm_launch_lbm_elem<acm_tu_elem>(const acm_step_args &, bool, unsigned,
+                                                      cudaStream_t);

@@ -1,0 +1,105 @@
+/*
+ * libacmlbm -- reduction of per-block partial sums into one acm_gpu_sums, in
+ * one launch: ACM_SUM_BLOCKS blocks each reduce a fixed slice of the partials
+ * into a stage, and the block that finishes last reduces the stage. Slices
+ * and orders are fixed, so the result does not depend on scheduling. With
+ * the first field a maximum, the result also gets the inverses the ACM rules
+ * use (acm_finish_sums). SPDX-License-Identifier: Apache-2.0
+ */
+#include "kernels.cuh"
+
+#define ACM_SUM_BLOCKS 256u  /* first-level blocks at most */
+#define ACM_SUM_THREADS 256u /* threads per block */
+
+template <bool FIRST_MAX>
+__global__ void __launch_bounds__(ACM_SUM_THREADS)
+    acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
+                            double ncells, acm_gpu_sums *stage, unsigned *done)
+{
+    __shared__ bool last;
+    const unsigned chunk = (n + gridDim.x - 1) / gridDim.x;
+    const unsigned lo = blockIdx.x * chunk, hi = min(n, lo + chunk);
+    acm_gpu_sums v = {0.0, 0.0, 0.0, 0.0};
+    for (unsigned b = lo + threadIdx.x; b < hi; b += blockDim.x) {
+        const acm_gpu_sums &p = partials[b];
+        acm_sums_add<FIRST_MAX>(v, p.max_u2, p.sum_rho, p.sum_j, p.sum_pi);
+    }
+    acm_block_sums<FIRST_MAX>(v, stage + blockIdx.x);
+    if (threadIdx.x == 0) {
+        __threadfence(); /* the stage entry is visible before the count */
+        last = atomicAdd(done, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0};
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) /* past L1: other blocks' */
+        acm_sums_add<FIRST_MAX>(t, __ldcg(&stage[b].max_u2), __ldcg(&stage[b].sum_rho),
+                                __ldcg(&stage[b].sum_j), __ldcg(&stage[b].sum_pi));
+    acm_block_sums<FIRST_MAX>(t, out);
+    if (threadIdx.x == 0) {
+        if (FIRST_MAX)
+            acm_finish_sums(*out, ncells);
+        *done = 0; /* ready for the next launch */
+    }
+}
+
+size_t acm_sum_scratch_bytes(void)
+{
+    return ACM_SUM_BLOCKS * sizeof(acm_gpu_sums) + sizeof(unsigned);
+}
+
+cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
+                                    bool first_max, double ncells, void *scratch,
+                                    cudaStream_t s)
+{
+    const unsigned grid = min(ACM_SUM_BLOCKS, (unsigned)acm_blocks(n, ACM_SUM_THREADS));
+    acm_gpu_sums *stage = (acm_gpu_sums *)scratch;
+    unsigned *done = (unsigned *)(stage + ACM_SUM_BLOCKS);
+    if (first_max)
+        acm_sum_partials_kernel<true>
+            <<<grid, ACM_SUM_THREADS, 0, s>>>(partials, n, out, ncells, stage, done);
+    else
+        acm_sum_partials_kernel<false>
+            <<<grid, ACM_SUM_THREADS, 0, s>>>(partials, n, out, ncells, stage, done);
+    return cudaGetLastError();
+}
+
+/* The planes [lo, hi) folded in plane order, as lib/multi/decomp.c folds a decomposed
+ * domain's planes on the host: the block converts a chunk of planes at once,
+ * then one thread adds them up in order (a single thread loading each plane in
+ * turn waited on memory for ~0.1 ms a step at 256 planes). */
+#define ACM_FOLD_THREADS 256u
+
+__global__ void __launch_bounds__(ACM_FOLD_THREADS)
+    acm_plane_fold_kernel(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
+                          acm_gpu_sums *out, double ncells)
+{
+    __shared__ double v[ACM_FOLD_THREADS][4];
+    acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0};
+    for (int32_t c = lo; c < hi; c += (int32_t)ACM_FOLD_THREADS) {
+        const int32_t z = c + (int32_t)threadIdx.x;
+        if (z < hi)
+            acm_plane_value(planes[z], v[threadIdx.x]);
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int32_t k = 0; k < (int32_t)ACM_FOLD_THREADS && c + k < hi; ++k) {
+                t.max_u2 = fmax(t.max_u2, v[k][0]);
+                t.sum_rho += v[k][1];
+                t.sum_j += v[k][2];
+                t.sum_pi += v[k][3];
+            }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        acm_finish_sums(t, ncells);
+        *out = t;
+    }
+}
+
+cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
+                                  acm_gpu_sums *out, double ncells, cudaStream_t s)
+{
+    acm_plane_fold_kernel<<<1, ACM_FOLD_THREADS, 0, s>>>(planes, lo, hi, out, ncells);
+    return cudaGetLastError();
+}

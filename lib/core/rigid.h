@@ -1,0 +1,140 @@
+/*
+ * libacmlbm -- rigid-body kinematics and dynamics of immersed solids
+ * (physics-spec 9.2). The placement of a sample is shared with the CUDA
+ * kernels; the time integration runs on the host for both backends.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_RIGID_H
+#define ACMLBM_RIGID_H
+
+#include <math.h>   /* sqrt */
+#include <string.h> /* memcpy */
+
+#include "acmlbm/acm_solid.h" /* acm_motion */
+#include "lattice.h"          /* ACM_HD */
+
+ACM_BEGIN_DECLS
+
+/* out = q r q* : rotate r (body) into the world frame by the unit quaternion
+ * q = (w, x, y, z). */
+ACM_HD void acm_quat_rotate(const double q[4], const double r[3], double out[3])
+{
+    /* t = 2 (q_v x r); out = r + w t + q_v x t */
+    const double t0 = 2.0 * (q[2] * r[2] - q[3] * r[1]);
+    const double t1 = 2.0 * (q[3] * r[0] - q[1] * r[2]);
+    const double t2 = 2.0 * (q[1] * r[1] - q[2] * r[0]);
+    out[0] = r[0] + q[0] * t0 + (q[2] * t2 - q[3] * t1);
+    out[1] = r[1] + q[0] * t1 + (q[3] * t0 - q[1] * t2);
+    out[2] = r[2] + q[0] * t2 + (q[1] * t1 - q[2] * t0);
+}
+
+/* World position X and rigid velocity U_b = v + w x (X - x_c) of a sample with
+ * body-frame offset r from the centre of mass (spec 9.2, last item). */
+ACM_HD void acm_rigid_place(const double xc[3], const double q[4], const double v[3],
+                            const double w[3], const double r[3], double X[3], double ub[3])
+{
+    double d[3];
+    acm_quat_rotate(q, r, d);
+    X[0] = xc[0] + d[0];
+    X[1] = xc[1] + d[1];
+    X[2] = xc[2] + d[2];
+    ub[0] = v[0] + w[1] * d[2] - w[2] * d[1];
+    ub[1] = v[1] + w[2] * d[0] - w[0] * d[2];
+    ub[2] = v[2] + w[0] * d[1] - w[1] * d[0];
+}
+
+/* Pose, velocities and mass properties of a solid. */
+typedef struct acm_body {
+    acm_motion motion;
+    double x[3], q[4];    /* centre of mass, orientation (body -> world) */
+    double v[3], w[3];    /* linear velocity, angular velocity (world frame) */
+    double mass, volume;  /* volume: displaced fluid (fluid density 1) */
+    double inertia[6];    /* body frame about the centre of mass: xx yy zz xy xz yz */
+    double gravity[3];
+    double load_f[3], load_t[3]; /* caller's extra force and torque */
+    double r_max;         /* largest |r| of a sample: bounds surface speeds */
+} acm_body;
+
+/* Sums over a free body's samples after the first interpolation of a step,
+ * with a_l = alpha rho_l dV_l and r_l = X_l - x_c: what the implicit coupling
+ * needs (docs/physics.md, "Free bodies"). */
+typedef struct acm_coupling {
+    double F[3], T[3]; /* -sum G dV and -sum r x G dV at the current velocities */
+    double k;          /* sum a */
+    double s[3];       /* sum a r */
+    double J[6];       /* sum a (|r|^2 I - r r^T): xx yy zz xy xz yz */
+} acm_coupling;
+
+/* Add sample l's terms (G: its penalty force density; a = alpha rho dV). */
+ACM_HD void acm_coupling_add(acm_coupling *c, const double r[3], const double G[3], double dv,
+                             double a)
+{
+    const double g[3] = {G[0] * dv, G[1] * dv, G[2] * dv};
+    c->F[0] -= g[0];
+    c->F[1] -= g[1];
+    c->F[2] -= g[2];
+    c->T[0] -= r[1] * g[2] - r[2] * g[1];
+    c->T[1] -= r[2] * g[0] - r[0] * g[2];
+    c->T[2] -= r[0] * g[1] - r[1] * g[0];
+    c->k += a;
+    c->s[0] += a * r[0];
+    c->s[1] += a * r[1];
+    c->s[2] += a * r[2];
+    const double r2 = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+    c->J[0] += a * (r2 - r[0] * r[0]);
+    c->J[1] += a * (r2 - r[1] * r[1]);
+    c->J[2] += a * (r2 - r[2] * r[2]);
+    c->J[3] -= a * r[0] * r[1];
+    c->J[4] -= a * r[0] * r[2];
+    c->J[5] -= a * r[1] * r[2];
+}
+
+/* The parts of one body's sums (one per z-plane of its samples' stencil
+ * bases, lib/core/ib.h acm_ib_owner_plane) added in plane order: what every backend
+ * and a decomposed domain's planes give alike. */
+ACM_HD void acm_coupling_fold(const acm_coupling *planes, int32_t n, acm_coupling *out)
+{
+    double t[16] = {0.0};
+    for (int32_t p = 0; p < n; ++p) {
+        const double *v = (const double *)&planes[p];
+        for (int i = 0; i < 16; ++i)
+            t[i] += v[i];
+    }
+    memcpy(out, t, sizeof t);
+}
+
+/* Velocity change of a sample's target for a body velocity change (dv, dw). */
+ACM_HD void acm_coupling_target(const double dv[3], const double dw[3], const double r[3],
+                                double du[3])
+{
+    du[0] = dv[0] + dw[1] * r[2] - dw[2] * r[1];
+    du[1] = dv[1] + dw[2] * r[0] - dw[0] * r[2];
+    du[2] = dv[2] + dw[0] * r[1] - dw[1] * r[0];
+}
+
+/* The velocity change (dv, dw) a free body makes in this step when its
+ * reaction to the penalty forces is taken implicitly: the forces are then
+ * computed for the new velocities, which keeps the explicit Newton-Euler
+ * update (acm__body_advance) stable for any size and density ratio. */
+void acm__body_coupled_velocity(const acm_body *b, const acm_coupling *c, double dv[3],
+                                double dw[3]);
+
+/* Largest surface speed |v| + |w| r_max. */
+double acm__body_surface_speed(const acm_body *b);
+
+/* Advance the body by one time step: PRESCRIBED integrates its constant
+ * velocities exactly; FREE integrates Newton-Euler with the hydrodynamic force
+ * F_h and torque T_h of the step (spec 9.2, the internal-fluid terms in
+ * Uhlmann's rigid approximation); STATIC does nothing. */
+void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3]);
+
+/* q = normalise(q); returns 0 when |q| is not within 1e-3 of 1 (or not finite). */
+int acm__quat_normalise(double q[4]);
+
+/* Largest displacement of any sample (|r| <= r_max) between two poses. */
+double acm__body_displacement(const double x0[3], const double q0[4], const double x1[3],
+                              const double q1[4], double r_max);
+
+ACM_END_DECLS
+
+#endif /* ACMLBM_RIGID_H */
