@@ -177,12 +177,12 @@ static void share_release(acm_domain *d);
 
 static size_t pop_bytes(const acm_domain *d)
 {
-    return (size_t)acm_csoa_size(d->csoa, (uint64_t)d->ncells) * (size_t)IMPL(d)->elem;
+    return (size_t)acm_csoa_size(d->layout.csoa, (uint64_t)d->ncells) * (size_t)IMPL(d)->elem;
 }
 
 static size_t mom_bytes(const acm_domain *d)
 {
-    return (size_t)acm_csoa_size(d->csoa, (uint64_t)d->ncells) * IMPL(d)->real;
+    return (size_t)acm_csoa_size(d->layout.csoa, (uint64_t)d->ncells) * IMPL(d)->real;
 }
 
 static size_t plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)->real; }
@@ -204,10 +204,10 @@ static acm_gpu_grid grid_of(const acm_domain *d)
     g.ny = d->ny;
     g.nz = d->nz;
     g.ncells = (uint32_t)d->ncells;
-    g.l = d->csoa;
+    g.l = d->layout.csoa;
     g.div_nx = acm_fastdiv_make((uint32_t)d->nx);
     g.div_ny = acm_fastdiv_make((uint32_t)d->ny);
-    memcpy(g.face, d->face, sizeof g.face);
+    memcpy(g.face, d->setup.face, sizeof g.face);
     const cuda_impl *m = IMPL(d);
     g.state = !m->in_place ? ACM_STATE_POST : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
     acm_inner_bounds(g);
@@ -226,7 +226,7 @@ static void plane_pointers(const acm_domain *d, acm_step_args &a)
 {
     const size_t elem = (size_t)IMPL(d)->elem;
     for (int i = 0; i < ACM_Q; ++i) {
-        size_t off = (size_t)i * (size_t)d->csoa.alpha * elem;
+        size_t off = (size_t)i * (size_t)d->layout.csoa.alpha * elem;
         a.src_plane[i] = (const char *)a.src + off;
         a.dst_plane[i] = (char *)a.dst + off;
     }
@@ -243,9 +243,9 @@ static acm_step_args step_args(const acm_domain *d)
     a.src = state_array(m);
     a.dst = m->in_place ? m->f[0] : m->f[1 - m->cur];
     a.force = m->force;
-    memcpy(a.force0, d->body_force, sizeof a.force0);
+    memcpy(a.force0, d->setup.body_force, sizeof a.force0);
     a.tau = m->tau;
-    a.u2_limit = d->max_speed * d->max_speed;
+    a.u2_limit = d->setup.max_speed * d->setup.max_speed;
     a.prev = m->sums + m->ring;
     a.partials = m->partials;
     a.planes = m->planes;
@@ -290,7 +290,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     if ((uint64_t)d->ncells >= ((uint64_t)1 << 32))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                         "the CUDA backend handles up to 2^32 - 1 cells per domain");
-    if (d->streaming == ACM_STREAMING_IN_PLACE && d->kernel != ACM_KERNEL_FUSED)
+    if (d->layout.streaming == ACM_STREAMING_IN_PLACE && d->layout.kernel != ACM_KERNEL_FUSED)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "in-place streaming needs the fused kernel (ACM_LAYOUT_KERNEL = "
                         "ACM_KERNEL_FUSED); the split and baseline structures keep two arrays");
@@ -306,26 +306,26 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the CUDA backend state");
     d->impl = m;
     d->memory_bytes = 0;
-    m->elem = d->precision == ACM_PRECISION_FP16   ? ACM_ELEM_HALF
-              : d->precision == ACM_PRECISION_FP64 ? ACM_ELEM_DOUBLE
+    m->elem = d->layout.precision == ACM_PRECISION_FP16   ? ACM_ELEM_HALF
+              : d->layout.precision == ACM_PRECISION_FP64 ? ACM_ELEM_DOUBLE
                                                    : ACM_ELEM_FLOAT;
     m->real = m->elem == ACM_ELEM_DOUBLE ? sizeof(double) : sizeof(float);
-    m->block = d->block_size > 0 ? (unsigned)d->block_size : (unsigned)ACM_GPU_DEFAULT_BLOCK;
-    d->block_size = (int32_t)m->block;
+    m->block = d->layout.block_size > 0 ? (unsigned)d->layout.block_size : (unsigned)ACM_GPU_DEFAULT_BLOCK;
+    d->layout.block_size = (int32_t)m->block;
     CU_TRY(d, cudaSetDevice(d->device));
     CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     m->own_stream = true;
     CU_TRY(d, cudaEventCreateWithFlags(&m->marker, cudaEventDisableTiming));
     CU_TRY(d, cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
     CU_TRY(d, cudaEventCreateWithFlags(&m->side_done, cudaEventDisableTiming));
-    m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
+    m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(dev_alloc(d, &m->f[b], pop_bytes(d), "populations"));
-    if (d->kernel != ACM_KERNEL_FUSED) {
+    if (d->layout.kernel != ACM_KERNEL_FUSED) {
         ACM_TRY(dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
         ACM_TRY(dev_alloc(d, &m->macro, 4 * plane_bytes(d), "macroscopic fields"));
     }
-    if (d->kernel == ACM_KERNEL_SPLIT)
+    if (d->layout.kernel == ACM_KERNEL_SPLIT)
         ACM_TRY(dev_alloc(d, &m->mom, mom_bytes(d), "collision moments"));
     const size_t redo_bytes = acm_redo_words(d->ncells) * sizeof(uint32_t);
     ACM_TRY(dev_alloc(d, (void **)&m->redo, redo_bytes, "fallback marks"));
@@ -463,7 +463,7 @@ static acm_status ensure_tau(acm_domain *d)
     if (m->tau != NULL)
         return ACM_OK;
     ACM_TRY(dev_alloc(d, &m->tau, plane_bytes(d), "ACM_LI2020 state"));
-    CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0, m->stream));
+    CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->setup.coll.li2020_tau0, m->stream));
     return ACM_OK;
 }
 
@@ -488,7 +488,7 @@ static acm_status adopt_physical_state(acm_domain *d)
     cuda_impl *m = IMPL(d);
     ACM_TRY(store_physical_state(d));
     if (m->tau != NULL)
-        CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->coll.li2020_tau0,
+        CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->setup.coll.li2020_tau0,
                                   m->stream));
     ACM_TRY(refresh_ring(d));
     ACM_TRY(reset_counters(d));
@@ -579,7 +579,7 @@ static acm_status download_force(acm_domain *d, acm_dtype dtype, void *dst)
             double v = planes == NULL ? 0.0
                        : m->real == sizeof(float) ? (double)((float *)planes)[i]
                                                   : planes[i];
-            acm__store(dtype, dst, 3 * k + (size_t)a, d->body_force[a] + v);
+            acm__store(dtype, dst, 3 * k + (size_t)a, d->setup.body_force[a] + v);
         }
     acm__free(planes);
     return ACM_OK;
@@ -670,7 +670,7 @@ static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, i
 {
     cuda_impl *m = IMPL(d);
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
-        if (acm_face_is_layer(d->face[face].type))
+        if (acm_face_is_layer(d->setup.face[face].type))
             CU_TRY(d, acm_launch_layer(g, f, m->elem, face, z0, z1, m->stream));
     return ACM_OK;
 }
@@ -679,7 +679,7 @@ static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, i
  * a slab's next step takes the whole domain's instead (before_step). */
 static acm_status finish_sums(acm_domain *d)
 {
-    return acm_is_adaptive(d->coll.model) && d->slab_cells == 0.0
+    return acm_is_adaptive(d->setup.coll.model) && d->slab_cells == 0.0
                ? fold_planes(d, 1 - IMPL(d)->ring)
                : ACM_OK;
 }
@@ -688,7 +688,7 @@ static acm_status finish_sums(acm_domain *d)
 static acm_status clear_planes(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
-    if (acm_is_adaptive(d->coll.model))
+    if (acm_is_adaptive(d->setup.coll.model))
         CU_TRY(d, cudaMemsetAsync(m->planes, 0, planes_bytes(d), m->stream));
     return ACM_OK;
 }
@@ -698,7 +698,7 @@ static acm_status clear_planes(acm_domain *d)
 static acm_status redo_marked(acm_domain *d, const acm_step_args &a, bool pull)
 {
     cuda_impl *m = IMPL(d);
-    if (acm_is_adaptive(d->coll.model) && d->coll.safety_net)
+    if (acm_is_adaptive(d->setup.coll.model) && d->setup.coll.safety_net)
         CU_TRY(d, acm_launch_redo(a, m->elem, pull, m->block, m->stream));
     return ACM_OK;
 }
@@ -732,7 +732,7 @@ static acm_status enqueue_split(acm_domain *d, acm_step_args a)
     cuda_impl *m = IMPL(d);
     CU_TRY(d, acm_launch_stream(a.g, a.src, m->tmp, m->elem, m->block, m->stream));
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
-        if (d->face[face].type != ACM_BOUNDARY_PERIODIC)
+        if (d->setup.face[face].type != ACM_BOUNDARY_PERIODIC)
             CU_TRY(d, acm_launch_wall_face(a.g, a.src, m->tmp, m->elem, face, m->stream));
     ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_macro(a, m->tmp, m->macro, m->elem, m->block, m->stream));
@@ -763,7 +763,7 @@ static acm_status start_step(acm_domain *d, acm_step_args &a)
     a = step_args(d);
     if (m->smoke_capture) { /* the step's start velocity for the smoke (acm_cuda_smoke_velocity) */
         m->smoke_capture = false;
-        if (d->kernel != ACM_KERNEL_SPLIT) /* the collision kernel writes it on the way */
+        if (d->layout.kernel != ACM_KERNEL_SPLIT) /* the collision kernel writes it on the way */
             a.u_out = m->smoke_u;
         else /* the split kernels have no single place for it: a pass of its own */
             CU_TRY(d, acm_launch_field(a, state_array(m), m->elem, ACM_FIELD_VELOCITY, m->smoke_u,
@@ -819,9 +819,9 @@ static acm_status end_step(acm_domain *d)
     m->ring = 1 - m->ring;
     m->batch_step++;
     d->step++;
-    if (d->slab_cells == 0.0 || !acm_is_adaptive(d->coll.model))
+    if (d->slab_cells == 0.0 || !acm_is_adaptive(d->setup.coll.model))
         return ACM_OK;
-    return m->npeers > 0 && d->divergence_interval > 1 ? push_planes(d) : send_planes(d);
+    return m->npeers > 0 && d->setup.divergence_interval > 1 ? push_planes(d) : send_planes(d);
 }
 
 /* Enqueue one step of the domain's kernel structure. */
@@ -830,9 +830,9 @@ static acm_status enqueue_step(acm_domain *d)
     cuda_impl *m = IMPL(d);
     acm_step_args a;
     ACM_TRY(start_step(d, a));
-    if (d->kernel == ACM_KERNEL_SPLIT)
+    if (d->layout.kernel == ACM_KERNEL_SPLIT)
         ACM_TRY(enqueue_split(d, a));
-    else if (d->kernel == ACM_KERNEL_BASELINE)
+    else if (d->layout.kernel == ACM_KERNEL_BASELINE)
         ACM_TRY(enqueue_baseline(d, a));
     else
         ACM_TRY(enqueue_fused(d, a));
@@ -855,7 +855,7 @@ static bool split_cells(const acm_domain *d, uint32_t cut[4], int32_t planes[4])
 {
     acm__stepped_planes(d, &planes[0], &planes[3]);
     acm__edge_planes(d, &planes[1], &planes[2]);
-    if (IMPL(d)->in_place || d->kernel != ACM_KERNEL_FUSED || planes[1] >= planes[2])
+    if (IMPL(d)->in_place || d->layout.kernel != ACM_KERNEL_FUSED || planes[1] >= planes[2])
         return false;
     cut[0] = word_cell(d, planes[0], false);
     cut[1] = word_cell(d, planes[1], true);
@@ -914,7 +914,7 @@ static acm_status check(acm_domain *d)
     return ACM_FAIL(d, ACM_ERR_DIVERGED,
                     "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity (%g, "
                     "%g, %g), speed limit %g; %s",
-                    (long long)first, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
+                    (long long)first, x, y, z, rho, u[0], u[1], u[2], d->setup.max_speed,
                     rolled_back ? "the state before that step is kept"
                     : m->in_place
                         ? "in-place streaming kept no copy of the state before it"
@@ -955,9 +955,9 @@ static acm_status fold_shared(acm_domain *d)
 static acm_status before_step(acm_domain *d)
 {
     ACM_TRY(enter(d));
-    if (d->coll.model == ACM_COLLISION_ACM_LI2020)
+    if (d->setup.coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(ensure_tau(d));
-    if (d->slab_cells > 0.0 && acm_is_adaptive(d->coll.model))
+    if (d->slab_cells > 0.0 && acm_is_adaptive(d->setup.coll.model))
         ACM_TRY(d->slab_sums_shared ? fold_shared(d) : take_domain_sums(d));
     return ACM_OK;
 }
@@ -1009,13 +1009,13 @@ extern "C" acm_status acm_cuda_advance_rest(acm_domain *d, acm_check when)
 extern "C" acm_status acm_cuda_prepare(acm_domain *d)
 {
     ACM_TRY(enter(d));
-    return d->coll.model == ACM_COLLISION_ACM_LI2020 ? ensure_tau(d) : ACM_OK;
+    return d->setup.coll.model == ACM_COLLISION_ACM_LI2020 ? ensure_tau(d) : ACM_OK;
 }
 
 extern "C" acm_status acm_cuda_check(acm_domain *d, acm_check when)
 {
     if (when == ACM_CHECK_NOW ||
-        (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->divergence_interval)) {
+        (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->setup.divergence_interval)) {
         ACM_TRY(enter(d));
         return check(d);
     }
@@ -1057,7 +1057,7 @@ static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, int dz, c
 {
     cuda_impl *m = IMPL(d);
     const acm_gpu_grid g = grid_of(d);
-    const size_t per_cell = (size_t)acm_moved_count(dz) * acm__precision_bytes(d->precision);
+    const size_t per_cell = (size_t)acm_moved_count(dz) * acm__precision_bytes(d->layout.precision);
     const uint32_t first = (uint32_t)z0 * (uint32_t)d->nx * (uint32_t)d->ny;
     const uint32_t count = (uint32_t)n * (uint32_t)d->nx * (uint32_t)d->ny;
     const bool put = out == NULL;
@@ -1503,7 +1503,7 @@ static acm_status ib_allocate(acm_domain *d)
     ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
     ACM_TRY(dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
     CU_TRY(d, cudaMallocHost((void **)&ib->host_ft, ib->ft_bytes));
-    if (d->ib.spread == ACM_IB_SPREAD_GATHER) {
+    if (d->layout.ib.spread == ACM_IB_SPREAD_GATHER) {
         ib->scratch_bytes = acm_ib_gather_scratch_bytes(ib->region, ib->most);
         ACM_TRY(dev_alloc(d, &ib->scratch, ib->scratch_bytes, "gather cell lists"));
     }
@@ -1529,14 +1529,14 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     /* a re-sort hands over samples of the same sizes (in another order): the
      * storage stays, only the samples are uploaded again */
     const bool same = d->nsamples > 0 && ib->n == d->nsamples && ib->nsolids == d->nsolids &&
-                      ib->spread == d->ib.spread && ib->region == region && ib->most == most;
+                      ib->spread == d->layout.ib.spread && ib->region == region && ib->most == most;
     if (!same) {
         ib_release(d, d->nsamples == 0);
         if (d->nsamples == 0)
             return ACM_OK;
         ib->n = d->nsamples;
         ib->nsolids = d->nsolids;
-        ib->spread = d->ib.spread;
+        ib->spread = d->layout.ib.spread;
         ib->region = region;
         ib->most = most;
         const acm_status st = ib_allocate(d);
@@ -1630,7 +1630,7 @@ static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
 static acm_status ib_spread(acm_domain *d, const acm_ib_args &a)
 {
     cuda_impl *m = IMPL(d);
-    if (d->ib.spread != ACM_IB_SPREAD_GATHER) {
+    if (d->layout.ib.spread != ACM_IB_SPREAD_GATHER) {
         CU_TRY(d, acm_launch_ib_scatter(a, m->elem, (uint64_t)d->ncells, m->stream));
         return ACM_OK;
     }
@@ -1672,7 +1672,7 @@ static acm_status ib_rest(acm_domain *d, bool fused)
     const acm_ib_args a = ib_args(d);
     if (!fused)
         ACM_TRY(ib_spread(d, a));
-    for (int it = 1; it < d->ib.iterations; ++it) {
+    for (int it = 1; it < d->layout.ib.iterations; ++it) {
         CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, false, false, m->stream));
         ACM_TRY(ib_spread(d, a));
     }
@@ -1686,7 +1686,7 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
     bool free_bodies = false;
     for (int32_t i = 0; i < d->nsolids; ++i)
         free_bodies |= d->solids[i]->body.motion == ACM_MOTION_FREE;
-    const bool fused = !free_bodies && d->ib.spread != ACM_IB_SPREAD_GATHER;
+    const bool fused = !free_bodies && d->layout.ib.spread != ACM_IB_SPREAD_GATHER;
     ACM_TRY(ib_first(d, fused));
     ACM_TRY(ib_couple(d, ib_args(d)));
     return ib_rest(d, fused);

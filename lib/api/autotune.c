@@ -532,7 +532,7 @@ static void cache_key(acm_domain *d, const acm_tune_options *o, char *key, size_
     acm__format(key, size,
                 "acm-tune 1 device=%s grid=%dx%dx%d precision=%d model=%d flags=%u solids=%d "
                 "samples=%llu moving=%d bbox=%g,%g,%g,%g,%g,%g",
-                dev, d->nx, d->ny, d->nz, (int)d->precision, (int)d->coll.model,
+                dev, d->nx, d->ny, d->nz, (int)d->layout.precision, (int)d->setup.coll.model,
                 o->flags & (ACM_TUNE_STREAMING | ACM_TUNE_PRECISION), (int)d->nsolids,
                 (unsigned long long)samples, moving, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
 }

@@ -237,21 +237,21 @@ static acm_status domain_create(acm_domain **out, const acm_domain_options *opts
     d->ny = o.ny;
     d->nz = o.nz;
     d->ncells = (int64_t)o.nx * o.ny * o.nz;
-    d->viscosity = nu;
-    d->omega = 1.0 / (3.0 * nu + 0.5);
+    d->setup.viscosity = nu;
+    d->setup.omega = 1.0 / (3.0 * nu + 0.5);
     d->backend = ops->kind;
     d->device = ops->kind == ACM_BACKEND_CUDA ? (o.device < 0 ? 0 : o.device) : -1;
-    d->options_precision = o.precision;
-    d->ib.iterations = 1;
+    d->setup.options_precision = o.precision;
+    d->layout.ib.iterations = 1;
     acm__domain_apply_layout(d, o.layout);
     acm_collision_options coll = ACM_COLLISION_OPTIONS_INIT;
     coll.model = o.collision == ACM_COLLISION_DEFAULT ? ACM_COLLISION_ACM_LI2018 : o.collision;
-    d->coll = coll;
+    d->setup.coll = coll;
     for (int f = 0; f < ACM_FACE_COUNT; ++f)
-        d->face[f].type = ACM_BOUNDARY_PERIODIC;
-    d->max_speed = o.max_speed == 0.0 ? ACM_DEFAULT_MAX_SPEED : o.max_speed;
-    d->divergence_interval = 1;
-    d->halo_overlap = 1;
+        d->setup.face[f].type = ACM_BOUNDARY_PERIODIC;
+    d->setup.max_speed = o.max_speed == 0.0 ? ACM_DEFAULT_MAX_SPEED : o.max_speed;
+    d->setup.divergence_interval = 1;
+    d->setup.halo_overlap = 1;
     d->ops = ops;
 
     if (comm != NULL)
@@ -333,18 +333,18 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
     double u[3] = {0.0, 0.0, 0.0};
     if (velocity != NULL && (type == ACM_BOUNDARY_WALL || type == ACM_BOUNDARY_INLET)) {
         memcpy(u, velocity, sizeof u);
-        if (!speed_ok(u, domain->max_speed))
+        if (!speed_ok(u, domain->setup.max_speed))
             return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                             "face %s: velocity (%g, %g, %g) must be finite and slower than "
                             "max_speed=%g",
-                            acm__face_name(face), u[0], u[1], u[2], domain->max_speed);
+                            acm__face_name(face), u[0], u[1], u[2], domain->setup.max_speed);
         if (type == ACM_BOUNDARY_WALL && u[face / 2] != 0.0)
             return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                             "face %s: a wall velocity must be tangential (component %c is %g)",
                             acm__face_name(face), "xyz"[face / 2], u[face / 2]);
     }
-    domain->face[face].type = type;
-    memcpy(domain->face[face].u, u, sizeof u);
+    domain->setup.face[face].type = type;
+    memcpy(domain->setup.face[face].u, u, sizeof u);
     return ACM_OK;
 }
 
@@ -357,9 +357,9 @@ static acm_status domain_get_face_unguarded(acm_domain *domain, acm_face face, a
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "type is NULL");
     if (!face_ok(face))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
-    *type = domain->face[face].type;
+    *type = domain->setup.face[face].type;
     if (velocity != NULL)
-        memcpy(velocity, domain->face[face].u, 3 * sizeof(double));
+        memcpy(velocity, domain->setup.face[face].u, 3 * sizeof(double));
     return ACM_OK;
 }
 
@@ -372,7 +372,7 @@ static acm_status domain_set_body_force_unguarded(acm_domain *domain, const doub
     if (!isfinite(force[0]) || !isfinite(force[1]) || !isfinite(force[2]))
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "body force (%g, %g, %g) is not finite",
                         force[0], force[1], force[2]);
-    memcpy(domain->body_force, force, 3 * sizeof(double));
+    memcpy(domain->setup.body_force, force, 3 * sizeof(double));
     return ACM_OK;
 }
 
@@ -392,7 +392,7 @@ static acm_status domain_set_collision_unguarded(acm_domain *domain, const acm_c
     if (c.model == ACM_COLLISION_DEFAULT)
         c.model = ACM_COLLISION_ACM_LI2018;
     c.version = ACM_COLLISION_OPTIONS_VERSION;
-    domain->coll = c;
+    domain->setup.coll = c;
     return ACM_OK;
 }
 
@@ -407,7 +407,7 @@ static acm_status domain_get_collision_unguarded(acm_domain *domain, acm_collisi
         return ACM_FAIL(domain, ACM_ERR_BAD_VERSION,
                         "acm_collision_options version %u is not supported", opts->version);
     uint32_t version = opts->version;
-    memcpy(opts, &domain->coll, size);
+    memcpy(opts, &domain->setup.coll, size);
     opts->version = version;
     return ACM_OK;
 }
@@ -449,13 +449,13 @@ static acm_status domain_set_param_unguarded(acm_domain *domain, acm_param param
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "parameter %d: value %lld outside [%lld, %lld]",
                         (int)param, (long long)value, (long long)lo, (long long)hi);
     if (param == ACM_PARAM_THREADS)
-        domain->threads = value;
+        domain->setup.threads = value;
     else if (param == ACM_PARAM_IB_ITERATIONS)
-        domain->ib.iterations = (int32_t)value;
+        domain->layout.ib.iterations = (int32_t)value;
     else if (param == ACM_PARAM_HALO_OVERLAP)
-        domain->halo_overlap = (int32_t)value;
+        domain->setup.halo_overlap = (int32_t)value;
     else
-        domain->divergence_interval = value;
+        domain->setup.divergence_interval = value;
     return ACM_OK;
 }
 
@@ -466,10 +466,10 @@ static acm_status domain_get_param_unguarded(acm_domain *domain, acm_param param
     if (value == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "value is NULL");
     switch (param) {
-    case ACM_PARAM_THREADS: *value = domain->threads; return ACM_OK;
-    case ACM_PARAM_DIVERGENCE_INTERVAL: *value = domain->divergence_interval; return ACM_OK;
-    case ACM_PARAM_IB_ITERATIONS: *value = domain->ib.iterations; return ACM_OK;
-    case ACM_PARAM_HALO_OVERLAP: *value = domain->halo_overlap; return ACM_OK;
+    case ACM_PARAM_THREADS: *value = domain->setup.threads; return ACM_OK;
+    case ACM_PARAM_DIVERGENCE_INTERVAL: *value = domain->setup.divergence_interval; return ACM_OK;
+    case ACM_PARAM_IB_ITERATIONS: *value = domain->layout.ib.iterations; return ACM_OK;
+    case ACM_PARAM_HALO_OVERLAP: *value = domain->setup.halo_overlap; return ACM_OK;
     default: return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown parameter %d", (int)param);
     }
 }
@@ -497,10 +497,10 @@ static acm_status domain_init_uniform_unguarded(acm_domain *domain, double densi
     if (!(isfinite(density) && density > 0.0))
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "density=%g must be positive and finite",
                         density);
-    if (!speed_ok(u, domain->max_speed))
+    if (!speed_ok(u, domain->setup.max_speed))
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                         "velocity must be finite with speed below max_speed=%g",
-                        domain->max_speed);
+                        domain->setup.max_speed);
     acm_init_source src = {ACM_DTYPE_FLOAT64, NULL, NULL, density, {u[0], u[1], u[2]}};
     ACM_TRY(domain->ops->init_equilibrium(domain, &src));
     reset_counters(domain);
@@ -526,14 +526,14 @@ static acm_status domain_init_fields_unguarded(acm_domain *domain, acm_dtype dty
         if (velocity != NULL)
             for (int a = 0; a < 3; ++a)
                 u[a] = acm__load(dtype, velocity, 3 * k + (size_t)a);
-        if (!(isfinite(rho) && rho > 0.0) || !speed_ok(u, domain->max_speed))
+        if (!(isfinite(rho) && rho > 0.0) || !speed_ok(u, domain->setup.max_speed))
             return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                             "cell %zu (x=%lld y=%lld z=%lld): density %g and velocity (%g, %g, "
                             "%g) must be finite, density > 0, speed < max_speed=%g",
                             k, (long long)(k % (size_t)domain->nx),
                             (long long)(k / (size_t)domain->nx % (size_t)domain->ny),
                             (long long)(k / ((size_t)domain->nx * (size_t)domain->ny)), rho,
-                            u[0], u[1], u[2], domain->max_speed);
+                            u[0], u[1], u[2], domain->setup.max_speed);
     }
     acm_init_source src = {dtype, density, velocity, 1.0, {0.0, 0.0, 0.0}};
     ACM_TRY(domain->ops->init_equilibrium(domain, &src));
@@ -618,7 +618,7 @@ static acm_status domain_set_field_unguarded(acm_domain *domain, acm_field field
                         "density and velocity are set with acm_domain_init_fields");
     if (field == ACM_FIELD_FORCE && src == NULL && src_bytes == 0) {
         ACM_TRY(domain->ops->set_field(domain, field, dtype, NULL));
-        domain->has_force_field = false;
+        domain->setup.has_force_field = false;
         return ACM_OK;
     }
     if (src == NULL)
@@ -636,7 +636,7 @@ static acm_status domain_set_field_unguarded(acm_domain *domain, acm_field field
         ACM_TRY(check_populations(domain, dtype, src));
     ACM_TRY(domain->ops->set_field(domain, field, dtype, src));
     if (field == ACM_FIELD_FORCE)
-        domain->has_force_field = true;
+        domain->setup.has_force_field = true;
     else
         reset_counters(domain);
     return ACM_OK;
@@ -748,16 +748,16 @@ static acm_status domain_get_info_unguarded(acm_domain *domain, acm_domain_info 
     i.nz = domain->nz;
     i.backend = domain->backend;
     i.device = domain->device;
-    i.precision = domain->precision;
-    i.collision = domain->coll.model;
-    i.viscosity = domain->viscosity;
-    i.tau = 3.0 * domain->viscosity + 0.5;
-    i.csoa_group = (int64_t)domain->csoa.alpha;
-    i.kernel = domain->kernel;
-    i.block_size = domain->block_size;
+    i.precision = domain->layout.precision;
+    i.collision = domain->setup.coll.model;
+    i.viscosity = domain->setup.viscosity;
+    i.tau = 3.0 * domain->setup.viscosity + 0.5;
+    i.csoa_group = (int64_t)domain->layout.csoa.alpha;
+    i.kernel = domain->layout.kernel;
+    i.block_size = domain->layout.block_size;
     i.step = domain->step;
     i.memory_bytes = domain->memory_bytes;
-    i.streaming = domain->streaming;
+    i.streaming = domain->layout.streaming;
     i.bytes_per_cell = (double)domain->memory_bytes / (double)domain->ncells;
     memcpy(info, &i, size);
     return ACM_OK;

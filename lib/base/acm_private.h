@@ -60,27 +60,42 @@ typedef struct acm_init_source {
 
 struct acm_backend_ops;
 
-struct acm_domain {
-    /* configuration (validated) */
-    int32_t nx, ny, nz;
-    int64_t ncells;
+/* How a domain's state is stored and stepped: what its layout resolves to
+ * (lib/engine/state.c, acm__domain_apply_layout). A slab runs its parent's
+ * whole (lib/multi/decomp.c); a failed re-layout puts the old one back whole. */
+typedef struct acm_resolved_layout {
+    acm_precision precision; /* of the stored populations */
+    acm_csoa csoa;           /* population layout (beta = 27) */
+    acm_kernel kernel;       /* GPU kernel structure */
+    acm_streaming streaming; /* population streaming */
+    int32_t block_size;      /* GPU threads per block, 0 = backend default */
+    acm_ib_settings ib;      /* the immersed boundary's (with ACM_PARAM_IB_ITERATIONS) */
+} acm_resolved_layout;
+
+/* What the caller set up, validated: the fluid and its collision model, the
+ * faces, the forces and the parameters of acm_domain_set_param. A slab steps
+ * with its parent's whole (lib/multi/decomp.c), the z faces at its cuts aside. */
+typedef struct acm_setup {
     double viscosity, omega;
-    acm_backend backend;
-    int32_t device;
-    acm_precision precision;     /* of the layout (resolved) */
     acm_precision options_precision; /* of acm_domain_options (resolved) */
-    acm_csoa csoa;               /* population layout (beta = 27) */
-    acm_kernel kernel;           /* GPU kernel structure (resolved) */
-    acm_streaming streaming;     /* population streaming (resolved) */
-    int32_t block_size;          /* GPU threads per block, 0 = backend default */
-    acm_collision_options coll;  /* model resolved */
+    acm_collision_options coll;      /* model resolved */
     acm_face_bc face[ACM_FACE_COUNT];
     double body_force[3];
     bool has_force_field;
     double max_speed;
     int64_t threads;
     int64_t divergence_interval;
-    int32_t halo_overlap;        /* ACM_PARAM_HALO_OVERLAP (a decomposed domain's) */
+    int32_t halo_overlap; /* ACM_PARAM_HALO_OVERLAP (a decomposed domain's) */
+} acm_setup;
+
+struct acm_domain {
+    /* configuration */
+    int32_t nx, ny, nz;
+    int64_t ncells;
+    acm_backend backend;
+    int32_t device;
+    acm_resolved_layout layout;
+    acm_setup setup;
 
     /* state */
     int64_t step;

@@ -255,7 +255,7 @@ struct acm_backend_ops {
  * their pushes land in the slab's own planes: they are. */
 static inline void acm__stepped_planes(const acm_domain *d, int32_t *z0, int32_t *z1)
 {
-    const bool pushes = d->streaming == ACM_STREAMING_IN_PLACE;
+    const bool pushes = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     *z0 = pushes ? 0 : d->halo[0];
     *z1 = d->nz - (pushes ? 0 : d->halo[1]);
 }
@@ -274,7 +274,7 @@ static inline int32_t acm__own_origin(const acm_domain *d) { return d->origin_z 
 static inline size_t acm__planes_bytes(const acm_domain *d, int32_t n, int dz)
 {
     return (size_t)n * (size_t)d->nx * (size_t)d->ny * (size_t)acm_moved_count(dz) *
-           acm__precision_bytes(d->precision);
+           acm__precision_bytes(d->layout.precision);
 }
 
 /* A slab's split step (advance_edges, two arrays): first the planes its

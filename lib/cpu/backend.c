@@ -238,7 +238,7 @@ static acm_status alloc_scratch(acm_domain *d, cpu_impl *m, int n)
 /* Bytes held by the domain, for acm_domain_get_info(). */
 static void account(acm_domain *d, const cpu_impl *m)
 {
-    uint64_t pops = acm_csoa_size(d->csoa, (uint64_t)d->ncells) * m->elem;
+    uint64_t pops = acm_csoa_size(d->layout.csoa, (uint64_t)d->ncells) * m->elem;
     uint64_t per_cell = (m->force ? 3 : 0) + (m->tau ? 1 : 0) + (m->ib.force ? 7 : 0);
     uint64_t scratch = (uint64_t)m->nthreads * (uint64_t)(2 * ACM_Q + 5) * (uint64_t)d->nx;
     const cpu_ib *ib = &m->ib;
@@ -252,7 +252,7 @@ static void account(acm_domain *d, const cpu_impl *m)
 /* Match the thread count to ACM_PARAM_THREADS before a parallel pass. */
 static acm_status sync_threads(acm_domain *d, cpu_impl *m)
 {
-    int want = d->threads > 0 ? (int)d->threads : acm_max_threads();
+    int want = d->setup.threads > 0 ? (int)d->setup.threads : acm_max_threads();
     if (want != m->nthreads)
         ACM_TRY(alloc_scratch(d, m, want));
     account(d, m);
@@ -330,12 +330,12 @@ static acm_status cpu_domain_init(acm_domain *d)
     if (m == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the CPU backend state");
     d->impl = m;
-    m->elem = d->precision == ACM_PRECISION_FP64 ? sizeof(double) : sizeof(float);
+    m->elem = d->layout.precision == ACM_PRECISION_FP64 ? sizeof(double) : sizeof(float);
     m->kernels = acm_cpu_kernels_select();
-    uint64_t n = acm_csoa_size(d->csoa, (uint64_t)d->ncells);
+    uint64_t n = acm_csoa_size(d->layout.csoa, (uint64_t)d->ncells);
     if (n > SIZE_MAX / m->elem)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "population storage does not fit in memory");
-    m->in_place = d->streaming == ACM_STREAMING_IN_PLACE;
+    m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     const int arrays = m->in_place ? 1 : 2;
     /* refuse what the machine cannot hold (available_memory) before the
      * kernel grants it and kills the process on first touch */
@@ -401,9 +401,9 @@ static void acm_cpu_reset_tau(const acm_domain *d, cpu_impl *m)
 {
     for (int64_t k = 0; k < d->ncells; ++k) {
         if (FP64(m))
-            ((double *)m->tau)[k] = d->coll.li2020_tau0;
+            ((double *)m->tau)[k] = d->setup.coll.li2020_tau0;
         else
-            ((float *)m->tau)[k] = (float)d->coll.li2020_tau0;
+            ((float *)m->tau)[k] = (float)d->setup.coll.li2020_tau0;
     }
 }
 
@@ -447,7 +447,7 @@ static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t 
     return ACM_FAIL(d, ACM_ERR_DIVERGED,
                     "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity "
                     "(%g, %g, %g), speed limit %g; %s",
-                    (long long)d->diverged_step, x, y, z, rho, u[0], u[1], u[2], d->max_speed,
+                    (long long)d->diverged_step, x, y, z, rho, u[0], u[1], u[2], d->setup.max_speed,
                     m->in_place ? "in-place streaming kept no copy of the state before it"
                                 : "the state before that step is kept");
 }
@@ -456,7 +456,7 @@ static acm_status cpu_prepare(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
-    return d->coll.model == ACM_COLLISION_ACM_LI2020 ? acm_cpu_ensure_tau(d, m) : ACM_OK;
+    return d->setup.coll.model == ACM_COLLISION_ACM_LI2020 ? acm_cpu_ensure_tau(d, m) : ACM_OK;
 }
 
 static acm_status cpu_advance(acm_domain *d, acm_check check)
@@ -638,7 +638,7 @@ static acm_status cpu_ib_attach(acm_domain *d)
     ib->ft = acm__calloc((size_t)d->nsolids * (size_t)acm__own_planes(d), sizeof *ib->ft);
     ib->cp = acm__calloc((size_t)d->nsolids * (size_t)acm__own_planes(d), sizeof *ib->cp);
     ib->dvdw = acm__calloc(6 * (size_t)d->nsolids, sizeof *ib->dvdw);
-    if (d->ib.spread == ACM_IB_SPREAD_GATHER)
+    if (d->layout.ib.spread == ACM_IB_SPREAD_GATHER)
         ib->cell_samples = acm__malloc(n * sizeof(uint64_t));
     if (ib->macro == NULL)
         ib->macro = alloc_zeroed(4 * cells * m->elem);
@@ -648,7 +648,7 @@ static acm_status cpu_ib_attach(acm_domain *d)
         ib->mask = alloc_zeroed((cells + 31) / 32 * sizeof(uint32_t));
     if (ib->X == NULL || ib->ub == NULL || ib->dv == NULL || ib->alpha == NULL || ib->G == NULL ||
         ib->Gsum == NULL || ib->rho == NULL || ib->ft == NULL || ib->cp == NULL || ib->dvdw == NULL || ib->macro == NULL || ib->force == NULL || ib->mask == NULL ||
-        (d->ib.spread == ACM_IB_SPREAD_GATHER && ib->cell_samples == NULL)) {
+        (d->layout.ib.spread == ACM_IB_SPREAD_GATHER && ib->cell_samples == NULL)) {
         ib_free_samples(ib);
         account(d, m);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY,
@@ -812,7 +812,7 @@ static void cpu_planes_move(acm_domain *d, int32_t z0, int32_t n, int dz, const 
         for (int i = 0, j = 0; i < ACM_Q; ++i) {
             if (!acm_moves(dz, i))
                 continue;
-            char *slot = f + e * acm_csoa_index(d->csoa, (uint64_t)(first + c), (uint32_t)i);
+            char *slot = f + e * acm_csoa_index(d->layout.csoa, (uint64_t)(first + c), (uint32_t)i);
             const size_t at = e * ((size_t)c * per + (size_t)j++);
             if (in != NULL)
                 memcpy(slot, in + at, e);
@@ -846,8 +846,8 @@ static acm_status cpu_planes_copy(acm_domain *dst, int32_t dst_z, acm_domain *sr
     for (int64_t c = 0; c < count; ++c)
         for (int i = 0; i < ACM_Q; ++i)
             if (acm_moves(dz, i))
-                memcpy(to + e * acm_csoa_index(dst->csoa, (uint64_t)(d0 + c), (uint32_t)i),
-                       from + e * acm_csoa_index(src->csoa, (uint64_t)(s0 + c), (uint32_t)i),
+                memcpy(to + e * acm_csoa_index(dst->layout.csoa, (uint64_t)(d0 + c), (uint32_t)i),
+                       from + e * acm_csoa_index(src->layout.csoa, (uint64_t)(s0 + c), (uint32_t)i),
                        e);
     return ACM_OK;
 }
@@ -932,7 +932,7 @@ static void cpu_device_name(acm_domain *d, char *buf, size_t size)
     }
     if (f != NULL)
         fclose(f);
-    acm__format(buf, size, "cpu %s x%d", model, d->threads > 0 ? (int)d->threads : acm_max_threads());
+    acm__format(buf, size, "cpu %s x%d", model, d->setup.threads > 0 ? (int)d->setup.threads : acm_max_threads());
 }
 
 const struct acm_backend_ops acm_backend_cpu = {

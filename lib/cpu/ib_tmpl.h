@@ -67,7 +67,7 @@ static void S(pull_cell)(const acm_domain *d, const cpu_impl *m, int32_t x, int3
     const uint64_t own = (uint64_t)x + (uint64_t)n[0] * ((uint64_t)y + (uint64_t)n[1] * (uint64_t)z);
     if (m->in_place && m->parity == 0) {
         for (int i = 0; i < ACM_Q; ++i)
-            f[i] = src[acm_csoa_index(d->csoa, own, (uint32_t)i)];
+            f[i] = src[acm_csoa_index(d->layout.csoa, own, (uint32_t)i)];
         return;
     }
     const int swap = m->in_place;
@@ -76,13 +76,13 @@ static void S(pull_cell)(const acm_domain *d, const cpu_impl *m, int32_t x, int3
         int32_t s[3] = {x - acm_cx(i), y - acm_cy(i), z - acm_cz(i)};
         acm_crossing cr = acm_no_crossing();
         for (int a = 0; a < 3; ++a)
-            acm_cross_axis(d->face, a, n[a], &s[a], &cr);
+            acm_cross_axis(d->setup.face, a, n[a], &s[a], &cr);
         if (cr.n > 0) {
-            f[i] = src[acm_csoa_index(d->csoa, own, (uint32_t)bounced)] + (R)acm_bounce_term(i, &cr);
+            f[i] = src[acm_csoa_index(d->layout.csoa, own, (uint32_t)bounced)] + (R)acm_bounce_term(i, &cr);
             continue;
         }
         const uint64_t k = (uint64_t)s[0] + (uint64_t)n[0] * ((uint64_t)s[1] + (uint64_t)n[1] * (uint64_t)s[2]);
-        f[i] = src[acm_csoa_index(d->csoa, k, (uint32_t)pulled)];
+        f[i] = src[acm_csoa_index(d->layout.csoa, k, (uint32_t)pulled)];
     }
 }
 
@@ -209,7 +209,7 @@ static void S(ib_begin)(acm_domain *d, cpu_impl *m)
 
 static acm_status S(ib_spread)(acm_domain *d, cpu_ib *ib, const acm_ib_grid *g)
 {
-    if (d->ib.spread == ACM_IB_SPREAD_GATHER) {
+    if (d->layout.ib.spread == ACM_IB_SPREAD_GATHER) {
         for (int32_t i = 0; i < d->nsolids; ++i)
             ACM_TRY(S(ib_gather_solid)(d, ib, g, d->solids[i]));
         return ACM_OK;
@@ -227,7 +227,7 @@ static acm_status S(ib_end)(acm_domain *d, cpu_impl *m, const double *dvdw)
     const acm_ib_grid g = acm__ib_grid(d);
     if (dvdw != NULL)
         acm__cpu_ib_couple(d, ib, dvdw);
-    for (int it = 0; it < d->ib.iterations; ++it) {
+    for (int it = 0; it < d->layout.ib.iterations; ++it) {
         if (it > 0) {
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (ib->n >= 4096)
             for (int64_t l = 0; l < (int64_t)ib->n; ++l)

@@ -78,36 +78,36 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
         R *o = out + (size_t)i * (size_t)nx;
         acm_crossing cr = acm_no_crossing();
         int32_t ys = y - cy, zs = z - cz;
-        acm_cross_axis(d->face, 1, ny, &ys, &cr);
-        acm_cross_axis(d->face, 2, nz, &zs, &cr);
+        acm_cross_axis(d->setup.face, 1, ny, &ys, &cr);
+        acm_cross_axis(d->setup.face, 2, nz, &zs, &cr);
         if (cr.n > 0) { /* the whole row bounces back from its own opposite population */
-            S(load_range)(src, d->csoa, row, nx, bounced, o);
+            S(load_range)(src, d->layout.csoa, row, nx, bounced, o);
             const R t = (R)acm_bounce_term(i, &cr);
             for (int32_t x = 0; x < nx; ++x)
                 o[x] += t;
             if (cx != 0) { /* the end cell also crosses an x face */
                 int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx;
                 acm_crossing cx_cr = cr;
-                acm_cross_axis(d->face, 0, nx, &xs, &cx_cr);
+                acm_cross_axis(d->setup.face, 0, nx, &xs, &cx_cr);
                 o[x] += (R)(acm_bounce_term(i, &cx_cr) - acm_bounce_term(i, &cr));
             }
             continue;
         }
         const int64_t srow = (int64_t)nx * (ys + (int64_t)ny * zs);
         if (cx == 0) {
-            S(load_range)(src, d->csoa, srow, nx, pulled, o);
+            S(load_range)(src, d->layout.csoa, srow, nx, pulled, o);
             continue;
         }
         int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx; /* the end cell */
         if (cx > 0)
-            S(load_range)(src, d->csoa, srow, nx - 1, pulled, o + 1);
+            S(load_range)(src, d->layout.csoa, srow, nx - 1, pulled, o + 1);
         else
-            S(load_range)(src, d->csoa, srow + 1, nx - 1, pulled, o);
-        acm_cross_axis(d->face, 0, nx, &xs, &cr);
+            S(load_range)(src, d->layout.csoa, srow + 1, nx - 1, pulled, o);
+        acm_cross_axis(d->setup.face, 0, nx, &xs, &cr);
         if (cr.n == 0)
-            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(srow + xs), (uint32_t)pulled)];
+            o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(srow + xs), (uint32_t)pulled)];
         else
-            o[x] = src[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)bounced)] +
+            o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)bounced)] +
                    (R)acm_bounce_term(i, &cr);
     }
 }
@@ -125,33 +125,33 @@ static void S(push_row)(const acm_domain *d, R *dst, int32_t y, int32_t z, const
         const R *o = in + (size_t)i * (size_t)nx;
         acm_crossing cr = acm_no_crossing();
         int32_t yt = y + acm_cy(i), zt = z + acm_cz(i);
-        acm_cross_axis(d->face, 1, ny, &yt, &cr);
-        acm_cross_axis(d->face, 2, nz, &zt, &cr);
+        acm_cross_axis(d->setup.face, 1, ny, &yt, &cr);
+        acm_cross_axis(d->setup.face, 2, nz, &zt, &cr);
         if (cr.n > 0) { /* the whole row bounces into its own opposite slots */
             for (int32_t x = 0; x < nx; ++x) {
                 acm_crossing xcr = cr;
                 int32_t xt = x + cx;
-                acm_cross_axis(d->face, 0, nx, &xt, &xcr);
-                dst[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)back)] =
+                acm_cross_axis(d->setup.face, 0, nx, &xt, &xcr);
+                dst[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)back)] =
                     o[x] + (R)acm_bounce_term(back, &xcr);
             }
             continue;
         }
         const int64_t trow = (int64_t)nx * (yt + (int64_t)ny * zt);
         if (cx == 0) {
-            S(store_range)(dst, d->csoa, trow, nx, i, o);
+            S(store_range)(dst, d->layout.csoa, trow, nx, i, o);
             continue;
         }
         int32_t x = cx > 0 ? nx - 1 : 0, xt = x + cx; /* the end cell */
         if (cx > 0)
-            S(store_range)(dst, d->csoa, trow + 1, nx - 1, i, o);
+            S(store_range)(dst, d->layout.csoa, trow + 1, nx - 1, i, o);
         else
-            S(store_range)(dst, d->csoa, trow, nx - 1, i, o + 1);
-        acm_cross_axis(d->face, 0, nx, &xt, &cr);
+            S(store_range)(dst, d->layout.csoa, trow, nx - 1, i, o + 1);
+        acm_cross_axis(d->setup.face, 0, nx, &xt, &cr);
         if (cr.n == 0)
-            dst[acm_csoa_index(d->csoa, (uint64_t)(trow + xt), (uint32_t)i)] = o[x];
+            dst[acm_csoa_index(d->layout.csoa, (uint64_t)(trow + xt), (uint32_t)i)] = o[x];
         else
-            dst[acm_csoa_index(d->csoa, (uint64_t)(row + x), (uint32_t)back)] =
+            dst[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)back)] =
                 o[x] + (R)acm_bounce_term(back, &cr);
     }
 }
@@ -166,7 +166,7 @@ static void S(physical_row)(const acm_domain *d, const cpu_impl *m, int32_t y, i
     if (m->in_place && m->parity == 0) {
         const int64_t row = (int64_t)d->nx * (y + (int64_t)d->ny * z);
         for (int i = 0; i < ACM_Q; ++i)
-            S(load_range)(src, d->csoa, row, d->nx, i, out + (size_t)i * (size_t)d->nx);
+            S(load_range)(src, d->layout.csoa, row, d->nx, i, out + (size_t)i * (size_t)d->nx);
         return;
     }
     S(stream_row)(d, src, y, z, +1, m->in_place, out);
@@ -181,9 +181,9 @@ static uint64_t S(post_slot)(const acm_domain *d, const cpu_impl *m, const int32
     const int state = !m->in_place ? ACM_STATE_POST
                                    : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
     int32_t t[3];
-    const int slot = acm_post_target(d->face, n, state, c, i, t, term);
+    const int slot = acm_post_target(d->setup.face, n, state, c, i, t, term);
     const uint64_t k = (uint64_t)t[0] + (uint64_t)n[0] * ((uint64_t)t[1] + (uint64_t)n[1] * (uint64_t)t[2]);
-    return acm_csoa_index(d->csoa, k, (uint32_t)slot);
+    return acm_csoa_index(d->layout.csoa, k, (uint32_t)slot);
 }
 
 /* ---- equilibrium in public order ---------------------------------------- */
@@ -223,7 +223,7 @@ static void S(cell_force)(const acm_domain *d, const cpu_impl *m, int64_t k, dou
 {
     const R *pl = (const R *)m->force;
     for (int a = 0; a < 3; ++a)
-        F[a] = d->body_force[a] + (pl ? (double)pl[(size_t)a * (size_t)d->ncells + (size_t)k] : 0.0);
+        F[a] = d->setup.body_force[a] + (pl ? (double)pl[(size_t)a * (size_t)d->ncells + (size_t)k] : 0.0);
 }
 
 /* Total force density of cell k in the last step: external plus the immersed
@@ -245,7 +245,7 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
     const int axis = face / 2, hi = face & 1;
     const int32_t n[3] = {d->nx, d->ny, d->nz};
     const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-    const acm_face_bc *bc = &d->face[face];
+    const acm_face_bc *bc = &d->setup.face[face];
     const int inward = hi ? -1 : 1;
 #pragma omp parallel for schedule(static) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int32_t q = 0; q < n[a2]; ++q) {
@@ -283,7 +283,7 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
 static void S(apply_layers)(const acm_domain *d, const cpu_impl *m, R *f, int32_t z0, int32_t z1)
 {
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
-        if (acm_face_is_layer(d->face[face].type))
+        if (acm_face_is_layer(d->setup.face[face].type))
             S(apply_layer)(d, m, f, face, z0, z1);
 }
 
@@ -325,7 +325,7 @@ static void S(unstream_into_current)(const acm_domain *d, cpu_impl *m)
             S(stream_row)(d, phys, y, z, -1, 0, buf);
             int64_t row = (int64_t)d->nx * (y + (int64_t)d->ny * z);
             for (int i = 0; i < ACM_Q; ++i)
-                S(store_range)(cur, d->csoa, row, d->nx, i, buf + (size_t)i * (size_t)d->nx);
+                S(store_range)(cur, d->layout.csoa, row, d->nx, i, buf + (size_t)i * (size_t)d->nx);
         }
     }
 }
@@ -410,7 +410,7 @@ static void S(collide_part)(const acm_domain *d, const cpu_impl *m, const S(row_
         const size_t plane = (size_t)b * (size_t)d->ncells + at;
         a.force[b] = job->force ? (const void *)(job->force + plane) : m->zeros;
         a.force_ib[b] = job->force_ib ? (const void *)(job->force_ib + plane) : m->zeros;
-        a.force0[b] = d->body_force[b];
+        a.force0[b] = d->setup.body_force[b];
     }
     a.tau = job->tau ? (void *)(job->tau + at) : NULL;
     a.scratch = fout + (size_t)ACM_Q * (size_t)d->nx; /* 5 nx reals after fout */
@@ -427,7 +427,7 @@ static void S(collide_row)(const acm_domain *d, const cpu_impl *m, const S(row_j
 {
     const int32_t nx = d->nx;
     const int64_t row = ((int64_t)z * d->ny + y) * nx;
-    const acm_face_bc *f = d->face;
+    const acm_face_bc *f = d->setup.face;
     const bool at_face = (y == 0 && f[ACM_FACE_Y_MIN].type != ACM_BOUNDARY_PERIODIC) ||
                          (y == d->ny - 1 && f[ACM_FACE_Y_MAX].type != ACM_BOUNDARY_PERIODIC) ||
                          (z == 0 && f[ACM_FACE_Z_MIN].type != ACM_BOUNDARY_PERIODIC) ||
@@ -453,10 +453,10 @@ static void S(row_job_init)(const acm_domain *d, const cpu_impl *m, S(row_job) *
     job->dst = m->in_place ? S(state)(m) : (R *)m->f[1 - m->cur];
     job->force = (const R *)m->force;
     job->force_ib = (const R *)m->ib.force;
-    job->tau = d->coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
+    job->tau = d->setup.coll.model == ACM_COLLISION_ACM_LI2020 ? (R *)m->tau : NULL;
     job->kernel = sizeof(R) == sizeof(float) ? m->kernels->collide_row_f32
                                              : m->kernels->collide_row_f64;
-    job->u2_limit = d->max_speed * d->max_speed;
+    job->u2_limit = d->setup.max_speed * d->setup.max_speed;
 }
 
 /* Pull-stream and collide the rows of planes [z0, z1) into job->dst, each
@@ -484,7 +484,7 @@ static void S(step_planes)(const acm_domain *d, cpu_impl *m, const S(row_job) *j
                 S(push_row)(d, dst, y, z, fout);
             else
                 for (int i = 0; i < ACM_Q; ++i) /* in place: into the opposite slot */
-                    S(store_range)(dst, d->csoa, row, nx, m->in_place ? acm_opp(i) : i,
+                    S(store_range)(dst, d->layout.csoa, row, nx, m->in_place ? acm_opp(i) : i,
                                    fout + (size_t)i * (size_t)nx);
         }
     }
@@ -519,7 +519,7 @@ static acm_status S(finish_step)(acm_domain *d, cpu_impl *m, R *dst, bool layere
  * immersed-boundary force, face layers. */
 static acm_status S(advance)(acm_domain *d, cpu_impl *m)
 {
-    if (d->coll.model == ACM_COLLISION_ACM_LI2020)
+    if (d->setup.coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(acm_cpu_ensure_tau(d, m));
     S(row_job) job;
     S(row_job_init)(d, m, &job);
@@ -540,7 +540,7 @@ static acm_status S(advance_edges)(acm_domain *d, cpu_impl *m)
     m->split = !m->in_place && lo < hi;
     if (!m->split)
         return S(advance)(d, m);
-    if (d->coll.model == ACM_COLLISION_ACM_LI2020)
+    if (d->setup.coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(acm_cpu_ensure_tau(d, m));
     S(row_job) job;
     S(row_job_init)(d, m, &job);
@@ -604,7 +604,7 @@ static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_sourc
             u[a] = (R)(src->u ? acm__load(src->dtype, src->u, 3 * (size_t)k + (size_t)a) : src->u0[a]);
         S(equilibrium)(rho, u, e);
         for (int i = 0; i < ACM_Q; ++i)
-            phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] = e[i];
+            phys[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)] = e[i];
     }
     S(adopt_physical)(d, m);
     if (m->tau != NULL)
@@ -618,7 +618,7 @@ static void S(set_populations)(acm_domain *d, cpu_impl *m, acm_dtype dtype, cons
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
-            phys[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)i)] =
+            phys[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)] =
                 (R)(acm__load(dtype, src, (size_t)k * ACM_Q + (size_t)i) - acm_weight(i));
     S(adopt_physical)(d, m);
     S(refresh_prev)(d, m);
@@ -715,7 +715,7 @@ static void S(state_save)(const acm_domain *d, const cpu_impl *m, acm_state *st)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
             st->f[(size_t)k * ACM_Q + (size_t)i] =
-                (double)src[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)(swap ? acm_opp(i) : i))];
+                (double)src[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)(swap ? acm_opp(i) : i))];
     if (st->force != NULL)
         S(planes_save)(d, m->force, 3, st->force);
     if (st->tau != NULL)
@@ -736,7 +736,7 @@ static void S(state_load_populations)(acm_domain *d, cpu_impl *m, const acm_stat
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
-            dst[acm_csoa_index(d->csoa, (uint64_t)k, (uint32_t)(swap ? acm_opp(i) : i))] =
+            dst[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)(swap ? acm_opp(i) : i))] =
                 (R)st->f[(size_t)k * ACM_Q + (size_t)i];
     if (m->in_place)
         m->parity = physical ? 0 : 1;

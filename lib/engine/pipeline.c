@@ -78,7 +78,7 @@ acm_status acm__domain_check_faces(acm_domain *d)
 {
     const int32_t size[3] = {d->nx, d->ny, d->nz};
     for (int axis = 0; axis < 3; ++axis) {
-        const acm_face_bc *lo = &d->face[2 * axis], *hi = &d->face[2 * axis + 1];
+        const acm_face_bc *lo = &d->setup.face[2 * axis], *hi = &d->setup.face[2 * axis + 1];
         if ((lo->type == ACM_BOUNDARY_PERIODIC) != (hi->type == ACM_BOUNDARY_PERIODIC))
             return ACM_FAIL(d, ACM_ERR_INVALID_ARG,
                             "faces %s (%s) and %s (%s): both or neither must be periodic",
@@ -105,17 +105,17 @@ static double acm__rate_cap(double nu) { return fmax(1.0, 1.0 / (0.375 * nu + 0.
 
 void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
 {
-    const acm_collision_options *c = &d->coll;
+    const acm_collision_options *c = &d->setup.coll;
     memset(p, 0, sizeof *p);
     p->model = c->model;
     p->safety_net = c->safety_net != 0;
     p->floor_ratio = ACM_SAFETY_FLOOR;
     p->hermite_high_orders = c->safety_net && acm_is_adaptive(c->model);
-    p->omega = d->omega;
+    p->omega = d->setup.omega;
     p->rate_h = c->high_order_rate;
     p->rate_b = c->bulk_follows_high_order ? c->high_order_rate : c->bulk_rate;
     p->rate_min = c->safety_net ? 1.0 : 0.0;
-    p->rate_max = c->safety_net ? fmin(c->max_high_order_rate, acm__rate_cap(d->viscosity)) : 2.0;
+    p->rate_max = c->safety_net ? fmin(c->max_high_order_rate, acm__rate_cap(d->setup.viscosity)) : 2.0;
     for (int o = 0; o < 4; ++o) {
         p->li2018_nu0[o] = c->li2018_nu0[o];
         p->li2020_theta[o] = c->li2020_theta[o];

@@ -66,25 +66,25 @@ void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout)
 {
     const acm_layout none = {0};
     const acm_layout *l = layout != NULL ? layout : &none;
-    d->precision = l->precision != 0 ? (acm_precision)l->precision : d->options_precision;
-    d->streaming = l->streaming != 0 ? (acm_streaming)l->streaming : ACM_STREAMING_TWO_ARRAYS;
-    d->kernel = l->kernel != 0 ? (acm_kernel)l->kernel : ACM_KERNEL_FUSED;
-    d->block_size = (int32_t)l->block_size;
-    d->csoa = choose_layout(l, d->ncells, d->backend, d->kernel);
-    d->ib = ib_settings(l, d->ib.iterations);
+    d->layout.precision = l->precision != 0 ? (acm_precision)l->precision : d->setup.options_precision;
+    d->layout.streaming = l->streaming != 0 ? (acm_streaming)l->streaming : ACM_STREAMING_TWO_ARRAYS;
+    d->layout.kernel = l->kernel != 0 ? (acm_kernel)l->kernel : ACM_KERNEL_FUSED;
+    d->layout.block_size = (int32_t)l->block_size;
+    d->layout.csoa = choose_layout(l, d->ncells, d->backend, d->layout.kernel);
+    d->layout.ib = ib_settings(l, d->layout.ib.iterations);
 }
 
 void acm__domain_layout(const acm_domain *d, acm_layout *layout)
 {
     const bool gpu = d->backend == ACM_BACKEND_CUDA;
-    layout->csoa_group = (int64_t)d->csoa.alpha;
-    layout->kernel = gpu ? d->kernel : 0;
-    layout->block_size = gpu ? (d->block_size ? d->block_size : ACM_GPU_DEFAULT_BLOCK) : 0;
-    layout->sample_block = d->ib.sample_block;
-    layout->sample_order = d->ib.sample_order;
-    layout->ib_spread = d->ib.spread;
-    layout->streaming = d->streaming;
-    layout->precision = d->precision;
+    layout->csoa_group = (int64_t)d->layout.csoa.alpha;
+    layout->kernel = gpu ? d->layout.kernel : 0;
+    layout->block_size = gpu ? (d->layout.block_size ? d->layout.block_size : ACM_GPU_DEFAULT_BLOCK) : 0;
+    layout->sample_block = d->layout.ib.sample_block;
+    layout->sample_order = d->layout.ib.sample_order;
+    layout->ib_spread = d->layout.ib.spread;
+    layout->streaming = d->layout.streaming;
+    layout->precision = d->layout.precision;
     layout->error[0] = '\0';
 }
 
@@ -190,8 +190,8 @@ acm_status acm__snapshot_take(acm_domain *d, acm_snapshot *snap, bool park)
     snap->fallback_total = d->fallback_total;
     snap->diverged = d->diverged;
     snap->prev = d->prev;
-    snap->ib = d->ib;
-    snap->precision = d->precision;
+    snap->ib = d->layout.ib;
+    snap->precision = d->layout.precision;
     if (d->nsolids > 0 &&
         (snap->solids = acm__calloc((size_t)d->nsolids, sizeof *snap->solids)) == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot copy %d solids", (int)d->nsolids);
@@ -210,15 +210,15 @@ acm_status acm__snapshot_take(acm_domain *d, acm_snapshot *snap, bool park)
  * the one they were in. */
 static acm_status restore_solids(acm_domain *d, const acm_snapshot *snap)
 {
-    if (snap->backend.parked != NULL && snap->precision != d->precision)
+    if (snap->backend.parked != NULL && snap->precision != d->layout.precision)
         return ACM_FAIL(d, ACM_ERR_INTERNAL, "a state parked in precision %d restored in %d",
-                        (int)snap->precision, (int)d->precision);
+                        (int)snap->precision, (int)d->layout.precision);
     if (snap->nsolids != d->nsolids)
         return ACM_FAIL(d, ACM_ERR_INTERNAL, "a snapshot of %d solids for a domain of %d",
                         (int)snap->nsolids, (int)d->nsolids);
     for (int32_t i = 0; i < d->nsolids; ++i)
         solid_copy_put(d->solids[i], &snap->solids[i]);
-    if (d->ib.sample_block != snap->ib.sample_block || d->ib.sample_order != snap->ib.sample_order)
+    if (d->layout.ib.sample_block != snap->ib.sample_block || d->layout.ib.sample_order != snap->ib.sample_order)
         ACM_TRY(acm__solids_resort(d));
     return d->nsolids > 0 ? acm__solids_reattach(d) : ACM_OK;
 }
@@ -261,11 +261,11 @@ acm_status acm__snapshot_restore(acm_domain *d, const acm_snapshot *snap)
  * a domain after acm__domain_apply_layout). The CPU ignores kernel and block. */
 static bool fluid_changes(const acm_domain *d, const acm_domain *next)
 {
-    bool change = d->precision != next->precision || d->streaming != next->streaming ||
-                  d->csoa.alpha != next->csoa.alpha;
+    bool change = d->layout.precision != next->layout.precision || d->layout.streaming != next->layout.streaming ||
+                  d->layout.csoa.alpha != next->layout.csoa.alpha;
     if (d->backend == ACM_BACKEND_CUDA)
-        change = change || d->kernel != next->kernel ||
-                 (next->block_size != 0 && next->block_size != d->block_size);
+        change = change || d->layout.kernel != next->layout.kernel ||
+                 (next->layout.block_size != 0 && next->layout.block_size != d->layout.block_size);
     return change;
 }
 
@@ -274,8 +274,8 @@ static bool fluid_changes(const acm_domain *d, const acm_domain *next)
 static acm_status relayout_samples(acm_domain *d, const acm_ib_settings *ib)
 {
     ACM_TRY(acm__solids_fetch(d));
-    const acm_ib_settings old = d->ib;
-    d->ib = *ib;
+    const acm_ib_settings old = d->layout.ib;
+    d->layout.ib = *ib;
     acm_status st = acm__solids_resort(d);
     if (st == ACM_OK && d->nsolids > 0)
         st = acm__solids_reattach(d);
@@ -283,7 +283,7 @@ static acm_status relayout_samples(acm_domain *d, const acm_ib_settings *ib)
         return ACM_OK;
     char msg[ACM_ERROR_SIZE];
     memcpy(msg, d->error, sizeof msg);
-    d->ib = old;
+    d->layout.ib = old;
     if (acm__solids_resort(d) != ACM_OK || (d->nsolids > 0 && acm__solids_reattach(d) != ACM_OK))
         d->ib_dirty = true; /* the next step tries again */
     memcpy(d->error, msg, sizeof msg);
@@ -293,28 +293,23 @@ static acm_status relayout_samples(acm_domain *d, const acm_ib_settings *ib)
 acm_status acm__domain_relayout(acm_domain *d, const acm_layout *layout)
 {
     char msg[ACM_ERROR_SIZE];
-    acm_status st = acm__layout_check(layout, d->options_precision, d->backend, msg, sizeof msg);
+    acm_status st = acm__layout_check(layout, d->setup.options_precision, d->backend, msg, sizeof msg);
     if (st != ACM_OK)
         return ACM_FAIL(d, st, "%s", msg);
     acm_domain next = *d;
     acm__domain_apply_layout(&next, layout);
     if (!fluid_changes(d, &next))
-        return relayout_samples(d, &next.ib);
+        return relayout_samples(d, &next.layout.ib);
 
     acm_snapshot snap;
-    ACM_TRY(acm__snapshot_take(d, &snap, next.precision == d->precision));
+    ACM_TRY(acm__snapshot_take(d, &snap, next.layout.precision == d->layout.precision));
     d->config_serial++; /* a divergence snapshot parked for the old storage is dropped */
-    const acm_domain old = *d;
+    const acm_resolved_layout old = d->layout;
     acm__domain_apply_layout(d, layout);
     st = reinit(d, &snap);
     if (st != ACM_OK) { /* back to the old settings, which held this state a moment ago */
         memcpy(msg, d->error, sizeof msg);
-        d->precision = old.precision;
-        d->streaming = old.streaming;
-        d->kernel = old.kernel;
-        d->block_size = old.block_size;
-        d->csoa = old.csoa;
-        d->ib = old.ib;
+        d->layout = old;
         if (reinit(d, &snap) != ACM_OK) /* out of memory twice: acm__domain_require_storage */
             acm__format(msg + strlen(msg), sizeof msg - strlen(msg),
                         "; restoring the old layout failed as well (%s): destroy the domain",

@@ -51,8 +51,8 @@ acm_ib_grid acm__ib_grid(const acm_domain *d)
     for (int a = 0; a < 3; ++a) {
         g.n[a] = g.whole[a] = n[a];
         g.lo[a] = 0;
-        g.periodic[a] = d->face[2 * a].type == ACM_BOUNDARY_PERIODIC &&
-                        d->face[2 * a + 1].type == ACM_BOUNDARY_PERIODIC;
+        g.periodic[a] = d->setup.face[2 * a].type == ACM_BOUNDARY_PERIODIC &&
+                        d->setup.face[2 * a + 1].type == ACM_BOUNDARY_PERIODIC;
     }
     if (d->whole_nz > 0) { /* a slab: its ghost ends are walls, the whole domain's are not */
         g.lo[2] = d->origin_z;
@@ -354,7 +354,7 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
 {
     memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
     memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
-    const bool morton = d->ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
+    const bool morton = d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
     const size_t n = (size_t)s->count;
     if (n < 2 || (!morton && in_sampling_order(s)))
         return ACM_OK;
@@ -368,7 +368,7 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
         for (int64_t l = 0; l < (int64_t)n; ++l) {
             double X[3], ub[3];
             acm_rigid_place(s->body.x, s->body.q, zero, zero, s->r + 3 * l, X, ub);
-            items[l].key = morton ? acm_sample_key(X, g.n, g.periodic, d->ib.sample_block)
+            items[l].key = morton ? acm_sample_key(X, g.n, g.periodic, d->layout.ib.sample_block)
                                   : s->origin[l];
             items[l].index = (uint64_t)l;
         }
@@ -622,8 +622,8 @@ void acm__solids_coupled_velocities(const acm_domain *d, const acm_coupling *pla
 static bool needs_resort(const acm_domain *d, const acm_solid *s)
 {
     const acm_body *b = &s->body;
-    return b->motion != ACM_MOTION_STATIC && d->ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK &&
-           acm__body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->ib.sample_block;
+    return b->motion != ACM_MOTION_STATIC && d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK &&
+           acm__body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
 }
 
 acm_status acm__solids_after_step(acm_domain *d)

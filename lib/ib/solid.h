@@ -78,7 +78,7 @@ acm_status acm__solids_attach(acm_domain *d);
  * anew from their bodies, as always). */
 acm_status acm__solids_reattach(acm_domain *d);
 
-/* Sort every solid's samples into the domain's sample order (d->ib) at its
+/* Sort every solid's samples into the domain's sample order (d->layout.ib) at its
  * current pose; acm__solids_attach must follow. */
 acm_status acm__solids_resort(acm_domain *d);
 

@@ -605,26 +605,26 @@ static void settings_of(const acm_domain *d, ckpt_settings *s)
     s->nx = d->nx;
     s->ny = d->ny;
     s->nz = d->nz;
-    s->viscosity = d->viscosity;
-    s->max_speed = d->max_speed;
+    s->viscosity = d->setup.viscosity;
+    s->max_speed = d->setup.max_speed;
     s->backend = (int32_t)d->backend;
     s->device = d->device;
-    s->options_precision = (int32_t)d->options_precision;
+    s->options_precision = (int32_t)d->setup.options_precision;
     acm_layout l;
     acm__domain_layout(d, &l);
     const int64_t values[8] = {l.csoa_group, l.kernel,    l.block_size, l.sample_block,
                                l.sample_order, l.ib_spread, l.streaming,  l.precision};
     memcpy(s->layout, values, sizeof values);
-    s->coll = d->coll;
+    s->coll = d->setup.coll;
     for (int f = 0; f < ACM_FACE_COUNT; ++f) {
-        s->face_type[f] = (int32_t)d->face[f].type;
-        memcpy(s->face_u[f], d->face[f].u, sizeof s->face_u[f]);
+        s->face_type[f] = (int32_t)d->setup.face[f].type;
+        memcpy(s->face_u[f], d->setup.face[f].u, sizeof s->face_u[f]);
     }
-    memcpy(s->body_force, d->body_force, sizeof s->body_force);
-    s->has_force_field = d->has_force_field;
-    s->threads = d->threads;
-    s->divergence_interval = d->divergence_interval;
-    s->ib_iterations = d->ib.iterations;
+    memcpy(s->body_force, d->setup.body_force, sizeof s->body_force);
+    s->has_force_field = d->setup.has_force_field;
+    s->threads = d->setup.threads;
+    s->divergence_interval = d->setup.divergence_interval;
+    s->ib_iterations = d->layout.ib.iterations;
 }
 
 static void write_solid(writer *w, uint32_t index, const acm_solid *s, const acm_solid_copy *c)
@@ -1459,7 +1459,7 @@ static acm_status make_domain(loader *l, const ckpt_settings *s, const acm_load_
         acm_domain_destroy(d);
         return st;
     }
-    d->has_force_field = s->has_force_field != 0;
+    d->setup.has_force_field = s->has_force_field != 0;
     *out = d;
     return ACM_OK;
 }
@@ -1542,7 +1542,7 @@ static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
         st = lfail(l, ACM_ERR_UNSUPPORTED, "the %s backend has no immersed boundary",
                    d->ops->name);
     if (st == ACM_OK) {
-        snap.precision = d->precision; /* host arrays: any precision loads */
+        snap.precision = d->layout.precision; /* host arrays: any precision loads */
         st = acm__snapshot_restore(d, &snap);
         if (st != ACM_OK)
             st = lfail(l, st, "restoring the state: %s", d->error);

@@ -48,14 +48,14 @@ static acm_status decomp_state_load(acm_domain *d, const acm_state *st);
 
 static bool z_periodic(const acm_domain *d)
 {
-    return d->face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
+    return d->setup.face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
 }
 
 /* Ghost planes at a cut with d's streaming, solids and iterations (decomp.h). */
 static int32_t ghost_depth(const acm_domain *d)
 {
-    const int32_t fluid = d->streaming == ACM_STREAMING_IN_PLACE ? ACM_HALO_PLANES : 1;
-    return fluid + (d->nsolids > 0 ? d->ib.iterations : 0);
+    const int32_t fluid = d->layout.streaming == ACM_STREAMING_IN_PLACE ? ACM_HALO_PLANES : 1;
+    return fluid + (d->nsolids > 0 ? d->layout.ib.iterations : 0);
 }
 
 /* Ghost planes slab p needs below and above with d's z faces. */
@@ -70,27 +70,19 @@ static void slab_halo(const acm_domain *d, int32_t p, int32_t halo[2])
  * device stay. */
 static void slab_sync(const acm_domain *d, acm_domain *s)
 {
-    s->viscosity = d->viscosity;
-    s->omega = d->omega;
-    s->coll = d->coll;
-    memcpy(s->face, d->face, sizeof s->face);
+    s->setup = d->setup;
     for (int e = 0; e < 2; ++e)
         if (s->halo[e] > 0) { /* seen by the outer ghost plane only */
-            memset(&s->face[ACM_FACE_Z_MIN + e], 0, sizeof s->face[0]);
-            s->face[ACM_FACE_Z_MIN + e].type = ACM_BOUNDARY_WALL;
+            memset(&s->setup.face[ACM_FACE_Z_MIN + e], 0, sizeof s->setup.face[0]);
+            s->setup.face[ACM_FACE_Z_MIN + e].type = ACM_BOUNDARY_WALL;
         }
-    memcpy(s->body_force, d->body_force, sizeof s->body_force);
-    s->has_force_field = d->has_force_field;
-    s->max_speed = d->max_speed;
-    s->threads = d->threads;
-    s->divergence_interval = d->divergence_interval;
     s->step = d->step;
     s->prev = d->prev;
     s->slab_total = IMPL(d)->total;
     s->slab_cells = (double)d->ncells;
     s->whole_nz = d->nz;
-    s->whole_periodic_z = z_periodic(d) && d->face[ACM_FACE_Z_MAX].type == ACM_BOUNDARY_PERIODIC;
-    s->ib.iterations = d->ib.iterations;
+    s->whole_periodic_z = z_periodic(d) && d->setup.face[ACM_FACE_Z_MAX].type == ACM_BOUNDARY_PERIODIC;
+    s->layout.ib.iterations = d->layout.ib.iterations;
     s->diverged = false;
 }
 
@@ -179,13 +171,7 @@ static acm_status slab_init(acm_domain *d, acm_slab *sl, int32_t p)
     s->origin_z = sl->z0 - s->halo[0];
     s->backend = d->backend;
     s->device = sl->device;
-    s->precision = d->precision;
-    s->options_precision = d->options_precision;
-    s->csoa = d->csoa;
-    s->kernel = d->kernel;
-    s->streaming = d->streaming;
-    s->block_size = d->block_size;
-    s->ib = d->ib;
+    s->layout = d->layout;
     s->ops = d->decomp->slab_ops;
     slab_sync(d, s);
     acm_status st = s->ops->domain_init(s);
@@ -314,7 +300,7 @@ static acm_status fold_planes(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
     m->stale = false;
-    if (d->backend == ACM_BACKEND_CUDA && !acm_is_adaptive(d->coll.model))
+    if (d->backend == ACM_BACKEND_CUDA && !acm_is_adaptive(d->setup.coll.model))
         return ACM_OK;
     for (int32_t p = 0; p < m->n; ++p) {
         acm_slab *sl = &m->slab[p];
@@ -341,11 +327,11 @@ static acm_status host_sums(acm_domain *d)
 static acm_status after_step_sums(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
-    if (!m->shared || d->divergence_interval <= 1) {
+    if (!m->shared || d->setup.divergence_interval <= 1) {
         sums_on_devices(d, false); /* the slabs sent their planes here */
         return fold_planes(d);
     }
-    const bool adaptive = acm_is_adaptive(d->coll.model);
+    const bool adaptive = acm_is_adaptive(d->setup.coll.model);
     sums_on_devices(d, adaptive); /* the others push nothing: the last sums stay */
     if (adaptive)
         m->stale = true;
@@ -552,9 +538,9 @@ static bool spans_devices(const acm_domain *d)
 static bool overlapped(const acm_domain *d)
 {
     const acm_decomp *dc = d->decomp;
-    if (d->halo_overlap == 0 || dc->slab_ops->advance_edges == NULL)
+    if (d->setup.halo_overlap == 0 || dc->slab_ops->advance_edges == NULL)
         return false;
-    return d->halo_overlap == 2 || dc->transport != NULL || spans_devices(d);
+    return d->setup.halo_overlap == 2 || dc->transport != NULL || spans_devices(d);
 }
 
 static acm_status decomp_advance(acm_domain *d, acm_check check)
@@ -844,7 +830,7 @@ static acm_status check_solids(acm_domain *d)
                             "slab %d has %d planes: with immersed solids and %d iterations a slab "
                             "needs at least %d (and, along a periodic z, nz - %d); use fewer "
                             "slabs",
-                            (int)p, (int)own, (int)d->ib.iterations, (int)depth, (int)(2 * depth));
+                            (int)p, (int)own, (int)d->layout.ib.iterations, (int)depth, (int)(2 * depth));
     }
     return ACM_OK;
 }
@@ -1276,7 +1262,7 @@ static acm_status decomp_reshape(acm_domain *d)
      * cell) unless the slabs still hold a uniform equilibrium and no per-cell
      * force field, the usual case of solids added before the first step: that
      * is made anew. */
-    const bool uniform = d->decomp->uniform && !d->has_force_field;
+    const bool uniform = d->decomp->uniform && !d->setup.has_force_field;
     const acm_init_source init = d->decomp->init;
     acm_state st;
     memset(&st, 0, sizeof st);
