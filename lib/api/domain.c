@@ -763,6 +763,37 @@ static acm_status domain_get_info_unguarded(acm_domain *domain, acm_domain_info 
     return ACM_OK;
 }
 
+/* ---- the domain's solids and smokes -------------------------------------------------- */
+
+/* The domain's first `count` handles of a list (`have`, `nhave` of them; all
+ * pointers to structs share one representation, so both lists copy alike)
+ * into out, and their number into *n. */
+static acm_status get_handles_unguarded(acm_domain *d, const void *have, int32_t nhave, void *out,
+                                        size_t count, size_t *n)
+{
+    if (n == NULL || (out == NULL && count > 0))
+        return ACM_FAIL(d, ACM_ERR_NULL_POINTER, "%s is NULL", n == NULL ? "n" : "out");
+    const size_t k = count < (size_t)nhave ? count : (size_t)nhave;
+    if (k > 0)
+        memcpy(out, have, k * sizeof(acm_solid *));
+    *n = (size_t)nhave;
+    return ACM_OK;
+}
+
+ACM_API acm_status acm_domain_get_smokes(acm_domain *domain, acm_smoke **out, size_t count,
+                                         size_t *n)
+{
+    ACM_GUARDED(domain,
+                get_handles_unguarded(domain, domain->smokes, domain->nsmokes, out, count, n));
+}
+
+ACM_API acm_status acm_domain_get_solids(acm_domain *domain, acm_solid **out, size_t count,
+                                         size_t *n)
+{
+    ACM_GUARDED(domain,
+                get_handles_unguarded(domain, domain->solids, domain->nsolids, out, count, n));
+}
+
 /* ---- layout ------------------------------------------------------------------ */
 
 static acm_status domain_set_layout_unguarded(acm_domain *domain, const acm_layout *layout)
