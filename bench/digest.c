@@ -346,8 +346,11 @@ static acm_status make_forced(scene *sc, const run_options *ro, int v)
 
 static acm_status make_channel(scene *sc, const run_options *ro, int v)
 {
-    return channel_solids(sc, ro, ACM_PRECISION_FP32,
-                          v == 0 ? ACM_IB_SPREAD_GATHER : ACM_IB_SPREAD_SCATTER);
+    TRY(channel_solids(sc, ro, ACM_PRECISION_FP32,
+                       v == 1 ? ACM_IB_SPREAD_SCATTER : ACM_IB_SPREAD_GATHER));
+    if (v == 2) /* multi-direct forcing: the later iterations read the force spread so far */
+        TRY(acm_domain_set_param(sc->d, ACM_PARAM_IB_ITERATIONS, 3));
+    return ACM_OK;
 }
 
 static acm_status make_free(scene *sc, const run_options *ro, int v)
@@ -366,6 +369,7 @@ static const scene_def scenes[] = {
     {"forced-in-place-fp64", false, make_forced, 1},
     {"channel-solids-smoke-gather", false, make_channel, 0},
     {"channel-solids-smoke-scatter", false, make_channel, 1},
+    {"channel-solids-3-iterations", false, make_channel, 2},
     {"free-sphere", false, make_free, 0},
     {"free-sphere-2-slabs", false, make_free, 1},
 };

@@ -188,20 +188,9 @@ __device__ __forceinline__ void acm_ib_penalty_sample(const acm_ib_args &ib, uin
                                                       uint64_t l, const acm_ib_stencil &st,
                                                       double g[3])
 {
-    const R *M = (const R *)ib.macro, *F = (const R *)ib.force;
-    double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
-    for (int c = 0; c < ACM_IB_NODES; ++c) {
-        if (!(st.w[c] > 0.0)) /* not in the band: no rho there */
-            continue;
-        const uint64_t k = st.cell[c];
-        const double rk = (double)M[k], w = st.w[c];
-        rho += w * rk;
-        const double half = FIRST ? 0.0 : 0.5 / rk;
-#pragma unroll
-        for (int d = 0; d < 3; ++d)
-            u[d] += w * ((double)M[(uint64_t)(d + 1) * ncells + k] +
-                         (FIRST ? 0.0 : half * (double)F[(uint64_t)d * ncells + k]));
-    }
+    double u[3];
+    const double rho = acm_ib_interpolate(&st, ib.macro, FIRST ? NULL : ib.force, ncells,
+                                          (int)sizeof(R), u);
     const R *ubr = (const R *)ib.ub + 3 * l;
     const double ub[3] = {(double)ubr[0], (double)ubr[1], (double)ubr[2]};
     acm_ib_penalty((double)((const R *)ib.alpha)[l], rho, ub, u, g);

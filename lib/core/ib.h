@@ -83,6 +83,39 @@ ACM_HD int acm_ib_make_stencil(const acm_ib_grid *g, const double X[3], acm_ib_s
     return 1;
 }
 
+/* Element i of an array of the backend's real type, `bytes` wide (4: float,
+ * 8: double; a constant where the caller inlines this). */
+ACM_HD double acm_ib_real(const void *p, uint64_t i, int bytes)
+{
+    return bytes == 4 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+/* Interpolation at a sample (spec 8.3), over the nodes of its stencil in the
+ * band: returns the density, and in u the velocity u* + F / (2 rho) that the
+ * penalty compares with the body's. M holds rho, then u*'s three planes; F the
+ * IB force spread so far, three planes (NULL before the first spread); n cells
+ * each, elements of `bytes` (acm_ib_real). The CPU and the kernels both
+ * interpolate here. */
+ACM_HD double acm_ib_interpolate(const acm_ib_stencil *st, const void *M, const void *F,
+                                 uint64_t n, int bytes, double u[3])
+{
+    double rho = 0.0;
+    u[0] = u[1] = u[2] = 0.0;
+    for (int c = 0; c < ACM_IB_NODES; ++c) {
+        if (!(st->w[c] > 0.0)) /* not in the band: no rho there */
+            continue;
+        const uint64_t k = st->cell[c];
+        const double rk = acm_ib_real(M, k, bytes), w = st->w[c];
+        rho += w * rk;
+        for (int a = 0; a < 3; ++a) {
+            const double half_f =
+                F != NULL ? 0.5 * acm_ib_real(F, (uint64_t)a * n + k, bytes) / rk : 0.0;
+            u[a] += w * (acm_ib_real(M, (uint64_t)(a + 1) * n + k, bytes) + half_f);
+        }
+    }
+    return rho;
+}
+
 /* The whole domain's plane a sample's forces are summed in: that of its
  * stencil's base, wrapped along a periodic z, else the nearest plane. Each
  * sample has exactly one, so that slabs can sum a solid's force plane by

@@ -116,24 +116,15 @@ static void S(ib_band_macro)(const acm_domain *d, const cpu_impl *m, cpu_ib *ib)
  * (the velocity seen is u* plus half the IB force spread so far). */
 static void S(ib_penalty)(const acm_domain *d, cpu_ib *ib, const acm_ib_grid *g, uint64_t l)
 {
-    const R *M = (const R *)ib->macro, *F = (const R *)ib->force;
-    const uint64_t n = (uint64_t)d->ncells;
     double *G = ib->G + 3 * l;
     acm_ib_stencil st;
     if (!acm_ib_make_stencil(g, ib->X + 3 * l, &st)) {
         G[0] = G[1] = G[2] = 0.0;
         return;
     }
-    double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
-    for (int c = 0; c < ACM_IB_NODES; ++c) {
-        if (!(st.w[c] > 0.0)) /* not in the band: no rho there */
-            continue;
-        const uint64_t k = st.cell[c];
-        const double rk = (double)M[k], w = st.w[c];
-        rho += w * rk;
-        for (int a = 0; a < 3; ++a)
-            u[a] += w * ((double)M[(uint64_t)(a + 1) * n + k] + 0.5 * (double)F[(uint64_t)a * n + k] / rk);
-    }
+    double u[3];
+    const double rho = acm_ib_interpolate(&st, ib->macro, ib->force, (uint64_t)d->ncells,
+                                          (int)sizeof(R), u);
     acm_ib_penalty(ib->alpha[l], rho, ib->ub + 3 * l, u, G);
     ib->rho[l] = rho;
     for (int a = 0; a < 3; ++a)
