@@ -14,6 +14,7 @@
 #define ACMLBM_IB_H
 
 #include <math.h>   /* floor */
+#include <stddef.h> /* NULL */
 #include <stdint.h> /* uint64_t */
 
 #include "lattice.h" /* ACM_HD */

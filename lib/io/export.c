@@ -10,9 +10,9 @@
 #include <unistd.h> /* fsync, getpid */
 
 #include "alloc.h"
-#include "guard.h"
 #include "backend.h"
 #include "export.h"
+#include "guard.h"
 #include "smoke.h"
 
 /* ---- files written whole or not at all ---------------------------------------------- */
