@@ -784,7 +784,7 @@ static acm_status autotune_unguarded(acm_domain *domain, const acm_tune_options 
     return st;
 }
 
-/* The whole search holds the domain (domain.c, the call guard): another
+/* The whole search holds the domain (lib/base/guard.c, the call guard): another
  * thread's call between two candidates would see a trial layout. The steps
  * and re-layouts inside are this thread's nested calls. */
 ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_options *opts,

@@ -1,6 +1,6 @@
 /*
  * libacmlbm -- the private backend interface (style guide R15). The public
- * entry points in domain.c validate every argument, then call these. Built
+ * entry points (lib/api/domain.c) validate every argument, then call these. Built
  * into the library, so no ABI version field. An optional op left NULL makes
  * the public call return ACM_ERR_UNSUPPORTED.
  * SPDX-License-Identifier: Apache-2.0
@@ -73,7 +73,7 @@ struct acm_backend_ops {
      * domain enqueues every slab's step before it waits for any). */
     acm_status (*check)(acm_domain *d, acm_check when);
 
-    /* ---- immersed boundary (spec 8; the order of a step is in domain.c) ---- */
+    /* ---- immersed boundary (spec 8; the order of a step: lib/engine/pipeline.c) ---- */
 
     /* Take the samples of d->solids (concatenated in that order, each solid's
      * at s->offset) and place them at their bodies' poses; allocate the IB

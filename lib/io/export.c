@@ -372,7 +372,7 @@ ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path, 
     return st;
 }
 
-/* One thread at a time (domain.c, the call guard). */
+/* One thread at a time (lib/base/guard.h, the call guard). */
 ACM_API acm_status acm_domain_export_vti(acm_domain *domain, const char *path,
                                          const acm_field *fields, size_t count)
 {

@@ -332,7 +332,7 @@ static acm_status domain_export_vdb_unguarded(acm_domain *domain, const char *pa
     return st;
 }
 
-/* One thread at a time (domain.c, the call guard). */
+/* One thread at a time (lib/base/guard.h, the call guard). */
 ACM_API acm_status acm_domain_export_vdb(acm_domain *domain, const char *path,
                                          const acm_field *fields, size_t count)
 {
