@@ -194,8 +194,12 @@ START_TEST(solid_calls_reject_bad_arguments)
     EXPECT_SOLID_FAIL(s, acm_solid_set_state(s, &st), ACM_ERR_BAD_VERSION);
     ACM_CK_OK(d, acm_solid_get_force(s, v3, NULL));
     EXPECT_SOLID_FAIL(s, acm_solid_get_force(s, NULL, NULL), ACM_ERR_NULL_POINTER);
-    EXPECT_SOLID_FAIL(s, acm_solid_set_load(s, NULL, v3), ACM_ERR_NULL_POINTER);
+    /* a NULL force or torque is zero (docs: acm_solid_set_load) */
+    ACM_CK_OK(d, acm_solid_set_load(s, NULL, v3));
+    ACM_CK_OK(d, acm_solid_set_load(s, v3, NULL));
+    ACM_CK_OK(d, acm_solid_set_load(s, NULL, NULL));
     const double inf3[3] = {0, INFINITY, 0};
+    EXPECT_SOLID_FAIL(s, acm_solid_set_load(s, NULL, inf3), ACM_ERR_OUT_OF_RANGE);
     EXPECT_SOLID_FAIL(s, acm_solid_set_load(s, inf3, v3), ACM_ERR_OUT_OF_RANGE);
     EXPECT_SOLID_FAIL(s, acm_solid_get_samples(s, NULL, 4), ACM_ERR_NULL_POINTER);
     EXPECT_SOLID_FAIL(s, acm_solid_get_samples(s, buf, 3), ACM_ERR_BUFFER_SIZE);

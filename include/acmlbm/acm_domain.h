@@ -166,8 +166,9 @@ typedef struct acm_collision_options {
     acm_collision model;         /**< model; ::ACM_COLLISION_DEFAULT = ACM_LI2018 */
     double high_order_rate;      /**< CM/RM-MRT: rate of the moments of order 3 to 6 (default 1: De Rosis) */
     double bulk_rate;            /**< CM/RM-MRT: rate of the trace moment (default 1) */
-    int32_t bulk_follows_high_order; /**< CM/RM-MRT: 1 = trace uses high_order_rate (default 0) */
-    int32_t safety_net;          /**< ACM modes: 1 = relax the orders 3-6 as central Hermite moments
+    int32_t bulk_follows_high_order; /**< CM/RM-MRT: 1 = trace uses high_order_rate (default 0;
+                                      0 or 1, others are refused) */
+    int32_t safety_net;          /**< ACM modes (0 or 1): 1 = relax the orders 3-6 as central Hermite moments
                                       (decoupled from the shear), clamp the adaptive rates to
                                       [1, max_high_order_rate], hold them at 1 in the cells
                                       next to a non-periodic face,

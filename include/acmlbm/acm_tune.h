@@ -78,7 +78,7 @@ typedef struct acm_tune_options {
                                    1 s); the final round measures 3x as many. A candidate
                                    already twice as slow as the best after half its
                                    window is cut there */
-    uint32_t flags;           /**< ::acm_tune_flag values, or-ed */
+    uint32_t flags;           /**< ::acm_tune_flag values, or-ed (other bits: ::ACM_ERR_BAD_ENUM) */
     const char *cache_path;   /**< a text file of tuned layouts (NULL: no cache). A hit
                                    skips the search; a search stores its result there
                                    (written to a temporary file and renamed) */

@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "calls.h" /* acm__domain_finish */
 #include "guard.h"
 #include "options.h"
 #include "pipeline.h" /* acm__domain_check_faces */
@@ -235,7 +236,13 @@ static void report_progress(tune_ctx *c, const acm_tune_entry *e)
         return;
     acm_tune_progress p = {c->r->n, c->planned, now_s() - c->t0, stage_name(e->stage), e->layout,
                            e->ms_per_step, c->best_ms};
-    if (c->o.progress(&p, c->o.user_data) != 0)
+    const acm_callback outer = acm__callback_begin(c->d, ACM_CALLBACK_TUNE);
+    const int cancel = c->o.progress(&p, c->o.user_data);
+    acm__callback_end(c->d, outer);
+    if (c->d->destroy_deferred || c->d->handles_doomed)
+        c->stop = ACM_FAIL(c->d, ACM_ERR_CANCELLED, "the progress callback destroyed the domain, "
+                           "a solid or a smoke: the search stopped");
+    else if (cancel != 0)
         c->stop = ACM_FAIL(c->d, ACM_ERR_CANCELLED, "the progress callback cancelled the search");
 }
 
@@ -695,6 +702,10 @@ static acm_status check_tune_args(acm_domain *d, const acm_tune_options *o, cons
     if (o->version != ACM_TUNE_OPTIONS_VERSION)
         return ACM_FAIL(d, ACM_ERR_BAD_VERSION, "acm_tune_options version %u is not supported (%d)",
                         o->version, ACM_TUNE_OPTIONS_VERSION);
+    const uint32_t known =
+        ACM_TUNE_EXHAUSTIVE | ACM_TUNE_STREAMING | ACM_TUNE_PRECISION | ACM_TUNE_REFRESH;
+    if (o->flags & ~known)
+        return ACM_FAIL(d, ACM_ERR_BAD_ENUM, "unknown flags 0x%x", (unsigned)(o->flags & ~known));
     if (!(o->time_budget_s >= 0.0) || o->window_steps < 0)
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                         "time_budget_s=%g and window_steps=%lld must not be negative",
@@ -790,5 +801,8 @@ static acm_status autotune_unguarded(acm_domain *domain, const acm_tune_options 
 ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_options *opts,
                                        acm_layout *best, acm_tune_report **report)
 {
-    ACM_GUARDED(domain, autotune_unguarded(domain, opts, best, report));
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    ACM_TRY(acm__domain_enter(domain, ACM_CALL_STATE));
+    return acm__domain_finish(domain, autotune_unguarded(domain, opts, best, report));
 }

@@ -10,6 +10,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "backends.h"   /* acm__backend_select */
+#include "calls.h"
 #include "decomp.h"     /* acm__decomp_init */
 #include "divergence.h" /* acm__divergence_step */
 #include "guard.h"      /* ACM_GUARDED */
@@ -78,6 +79,12 @@ static acm_status check_collision(const acm_collision_options *c, char *msg, siz
         acm__format(msg, n, "unknown collision model %d", (int)c->model);
         return ACM_ERR_BAD_ENUM;
     }
+    if ((c->safety_net != 0 && c->safety_net != 1) ||
+        (c->bulk_follows_high_order != 0 && c->bulk_follows_high_order != 1)) {
+        acm__format(msg, n, "safety_net=%d and bulk_follows_high_order=%d must be 0 or 1",
+                    (int)c->safety_net, (int)c->bulk_follows_high_order);
+        return ACM_ERR_OUT_OF_RANGE;
+    }
     if (!rate_ok(c->high_order_rate) || !rate_ok(c->bulk_rate)) {
         acm__format(msg, n, "high_order_rate=%g and bulk_rate=%g must lie in (0, 2)",
                     c->high_order_rate, c->bulk_rate);
@@ -104,6 +111,18 @@ static acm_status check_collision(const acm_collision_options *c, char *msg, siz
         return ACM_ERR_OUT_OF_RANGE;
     }
     return ACM_OK;
+}
+
+/* A density the storage holds (acm__density_range); msg says why not. */
+static acm_status check_density(double rho, acm_precision p, char *msg, size_t n)
+{
+    double lo, hi;
+    acm__density_range(p, &lo, &hi);
+    if (rho >= lo && rho <= hi)
+        return ACM_OK;
+    acm__format(msg, n, "density %g outside [%.2g, %.2g], the densities %s storage holds", rho,
+                lo, hi, acm__precision_name(p));
+    return ACM_ERR_OUT_OF_RANGE;
 }
 
 /* Validate creation options; on success fill nu. */
@@ -210,6 +229,12 @@ static acm_status domain_create(acm_domain **out, const acm_domain_options *opts
 
     double nu = 0.0;
     acm_status st = check_options(&o, &nu, msg, sizeof msg);
+    if (st == ACM_OK) {
+        const acm_precision p = o.precision == ACM_PRECISION_DEFAULT ? ACM_PRECISION_FP32
+                                                                      : o.precision;
+        st = check_density(o.initial_density, acm__layout_precision(o.layout, p), msg,
+                           sizeof msg);
+    }
     if (st == ACM_OK && comm != NULL && o.subdomains > 1) {
         acm__format(msg, sizeof msg, "subdomains=%d: over MPI each rank steps one slab",
                     o.subdomains);
@@ -288,10 +313,8 @@ ACM_API acm_status acm_domain_create_on_comm(acm_domain **out, const acm_domain_
     return domain_create(out, opts, mpi_comm);
 }
 
-ACM_API void acm_domain_destroy(acm_domain *domain)
+static void destroy_now(acm_domain *domain)
 {
-    if (domain == NULL)
-        return;
     acm__solids_destroy_all(domain);
     acm__smokes_destroy_all(domain);
     acm__divergence_forget(domain);
@@ -299,6 +322,41 @@ ACM_API void acm_domain_destroy(acm_domain *domain)
         domain->ops->domain_fini(domain);
     acm__decomp_free(domain);
     acm__free(domain);
+}
+
+ACM_API void acm_domain_destroy(acm_domain *domain)
+{
+    if (domain == NULL)
+        return;
+    if (domain->in_callback != ACM_CALLBACK_NONE) {
+        domain->destroy_deferred = true; /* acm__domain_finish */
+        return;
+    }
+    destroy_now(domain);
+}
+
+/* The smokes, then the solids, destroyed inside a callback. */
+static void destroy_doomed(acm_domain *d)
+{
+    d->handles_doomed = false;
+    for (int32_t i = d->nsmokes - 1; i >= 0; --i)
+        if (d->smokes[i]->doomed)
+            acm_smoke_destroy(d->smokes[i]);
+    for (int32_t i = d->nsolids - 1; i >= 0; --i)
+        if (d->solids[i]->doomed)
+            acm_solid_destroy(d->solids[i]);
+}
+
+acm_status acm__domain_finish(acm_domain *d, acm_status st)
+{
+    if (d->guard_depth == 1 && d->handles_doomed)
+        destroy_doomed(d);
+    if (d->guard_depth == 1 && d->destroy_deferred) {
+        destroy_now(d); /* the guard goes with it */
+        return st;
+    }
+    acm__domain_leave(d);
+    return st;
 }
 
 ACM_API const char *acm_domain_last_error(const acm_domain *domain)
@@ -486,6 +544,17 @@ static void reset_counters(acm_domain *d)
     d->fallback_total = 0;
 }
 
+/* Cell k's density, held by the storage; nothing is changed otherwise. */
+static acm_status check_cell_density(acm_domain *d, size_t k, double rho)
+{
+    char msg[ACM_ERROR_SIZE / 2];
+    if (check_density(rho, d->layout.precision, msg, sizeof msg) == ACM_OK)
+        return ACM_OK;
+    const size_t nx = (size_t)d->nx, ny = (size_t)d->ny;
+    return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "cell %zu (x=%zu y=%zu z=%zu): %s; nothing was changed",
+                    k, k % nx, k / nx % ny, k / (nx * ny), msg);
+}
+
 static acm_status domain_init_uniform_unguarded(acm_domain *domain, double density,
                                                 const double velocity[3])
 {
@@ -497,6 +566,7 @@ static acm_status domain_init_uniform_unguarded(acm_domain *domain, double densi
     if (!(isfinite(density) && density > 0.0))
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "density=%g must be positive and finite",
                         density);
+    ACM_TRY(check_density(density, domain->layout.precision, domain->error, sizeof domain->error));
     if (!speed_ok(u, domain->setup.max_speed))
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                         "velocity must be finite with speed below max_speed=%g",
@@ -534,6 +604,7 @@ static acm_status domain_init_fields_unguarded(acm_domain *domain, acm_dtype dty
                             (long long)(k / (size_t)domain->nx % (size_t)domain->ny),
                             (long long)(k / ((size_t)domain->nx * (size_t)domain->ny)), rho,
                             u[0], u[1], u[2], domain->setup.max_speed);
+        ACM_TRY(check_cell_density(domain, k, rho));
     }
     acm_init_source src = {dtype, density, velocity, 1.0, {0.0, 0.0, 0.0}};
     ACM_TRY(domain->ops->init_equilibrium(domain, &src));
@@ -604,6 +675,7 @@ static acm_status check_populations(acm_domain *d, acm_dtype dtype, const void *
                             "cell %zu (x=%zu y=%zu z=%zu): density %g (the sum of its 27 "
                             "populations) must be positive and finite; nothing was changed",
                             k, k % nx, k / nx % ny, k / (nx * ny), rho);
+        ACM_TRY(check_cell_density(d, k, rho));
     }
     return ACM_OK;
 }
@@ -817,7 +889,10 @@ static acm_status domain_get_layout_unguarded(acm_domain *domain, acm_layout *la
 
 ACM_API acm_status acm_step(acm_domain *domain, int64_t nsteps)
 {
-    ACM_GUARDED(domain, step_unguarded(domain, nsteps));
+    if (domain == NULL)
+        return ACM_ERR_NULL_POINTER;
+    ACM_TRY(acm__domain_enter(domain, ACM_CALL_STATE));
+    return acm__domain_finish(domain, step_unguarded(domain, nsteps)); /* the divergence callback */
 }
 
 ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_boundary type,
@@ -860,14 +935,14 @@ ACM_API acm_status acm_domain_get_param(acm_domain *domain, acm_param param, int
 ACM_API acm_status acm_domain_init_uniform(acm_domain *domain, double density,
                                            const double velocity[3])
 {
-    ACM_GUARDED(domain, domain_init_uniform_unguarded(domain, density, velocity));
+    ACM_GUARDED_STATE(domain, domain_init_uniform_unguarded(domain, density, velocity));
 }
 
 ACM_API acm_status acm_domain_init_fields(acm_domain *domain, acm_dtype dtype,
                                           const void *density, const void *velocity,
                                           size_t cell_count)
 {
-    ACM_GUARDED(domain, domain_init_fields_unguarded(domain, dtype, density, velocity, cell_count));
+    ACM_GUARDED_STATE(domain, domain_init_fields_unguarded(domain, dtype, density, velocity, cell_count));
 }
 
 ACM_API acm_status acm_domain_field_size(acm_domain *domain, acm_field field, acm_dtype dtype,
@@ -885,7 +960,7 @@ ACM_API acm_status acm_domain_get_field(acm_domain *domain, acm_field field, acm
 ACM_API acm_status acm_domain_set_field(acm_domain *domain, acm_field field, acm_dtype dtype,
                                         const void *src, size_t src_bytes)
 {
-    ACM_GUARDED(domain, domain_set_field_unguarded(domain, field, dtype, src, src_bytes));
+    ACM_GUARDED_STATE(domain, domain_set_field_unguarded(domain, field, dtype, src, src_bytes));
 }
 
 ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, int32_t z,
@@ -912,7 +987,7 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
 
 ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *layout)
 {
-    ACM_GUARDED(domain, domain_set_layout_unguarded(domain, layout));
+    ACM_GUARDED_STATE(domain, domain_set_layout_unguarded(domain, layout));
 }
 
 ACM_API acm_status acm_domain_get_layout(acm_domain *domain, acm_layout *layout)

@@ -153,6 +153,14 @@ struct acm_domain {
     uint64_t memory_bytes; /* held by the backend, kept current by it */
     char error[ACM_ERROR_SIZE];
 
+    /* A callback of the library running on the thread inside a call on this
+     * domain (an acm_callback of lib/base/guard.h: the guard refuses what it
+     * must not call), and the destroys it asked for, carried out when the call
+     * that ran it returns (lib/api/domain.c, acm__domain_finish). */
+    int32_t in_callback;
+    bool destroy_deferred; /* acm_domain_destroy inside a callback */
+    bool handles_doomed;   /* acm_solid_destroy or acm_smoke_destroy inside one */
+
     /* The call guard (lib/base/guard.c, acm__domain_enter): the thread inside a public
      * call on this domain (0: none) and how deeply its calls nest (the
      * autotuner steps the domain, a progress callback may query it). Last in
@@ -184,6 +192,25 @@ int acm__field_components(acm_field field);
 static inline size_t acm__precision_bytes(acm_precision p)
 {
     return p == ACM_PRECISION_FP64 ? 8 : (p == ACM_PRECISION_FP16 ? 2 : 4);
+}
+
+/* The densities a storage precision holds (acm_domain.h, "Densities"). The
+ * populations are stored as f_i - w_i, so a density rho keeps a relative
+ * precision of about u / rho (u: the storage's unit roundoff): 2^7 u holds it
+ * to 1 %. The same factor above 1 keeps the step's products and sums far
+ * from overflow. FP64: [1.4e-14, 7.0e13], FP32: [7.6e-6, 1.3e5], FP16:
+ * [1/16, 16]. */
+static inline void acm__density_range(acm_precision p, double *lo, double *hi)
+{
+    const double u = p == ACM_PRECISION_FP64 ? 0x1p-53 : (p == ACM_PRECISION_FP16 ? 0x1p-11 : 0x1p-24);
+    *lo = 0x1p7 * u;
+    *hi = 1.0 / *lo;
+}
+
+/* The name of a storage precision, for messages. */
+static inline const char *acm__precision_name(acm_precision p)
+{
+    return p == ACM_PRECISION_FP64 ? "FP64" : (p == ACM_PRECISION_FP16 ? "FP16" : "FP32");
 }
 
 /* Size of one element of a dtype (0 for an unknown dtype). */

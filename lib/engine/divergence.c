@@ -99,7 +99,7 @@ static acm_status get_policy_unguarded(acm_domain *d, acm_divergence_policy *p)
 ACM_API acm_status acm_domain_set_divergence_policy(acm_domain *domain,
                                                     const acm_divergence_policy *policy)
 {
-    ACM_GUARDED(domain, set_policy_unguarded(domain, policy));
+    ACM_GUARDED_STATE(domain, set_policy_unguarded(domain, policy));
 }
 
 ACM_API acm_status acm_domain_get_divergence_policy(acm_domain *domain,
@@ -126,8 +126,15 @@ static acm_status diverged(acm_domain *d)
         }
         memcpy(d->error, msg, sizeof msg);
     }
-    if (d->divergence.callback != NULL)
+    if (d->divergence.callback != NULL) { /* acm_step's message stays, whatever it calls */
+        char msg[ACM_ERROR_SIZE];
+        memcpy(msg, d->error, sizeof msg);
+        e.message = msg;
+        const acm_callback outer = acm__callback_begin(d, ACM_CALLBACK_DIVERGENCE);
         d->divergence.callback(d, &e, d->divergence.user_data);
+        acm__callback_end(d, outer);
+        memcpy(d->error, msg, sizeof msg);
+    }
     return ACM_ERR_DIVERGED;
 }
 

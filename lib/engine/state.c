@@ -50,11 +50,16 @@ static acm_ib_settings ib_settings(const acm_layout *layout, int32_t iterations)
     return ib;
 }
 
+acm_precision acm__layout_precision(const acm_layout *layout, acm_precision options_precision)
+{
+    return layout != NULL && layout->precision != 0 ? (acm_precision)layout->precision
+                                                    : options_precision;
+}
+
 acm_status acm__layout_check(const acm_layout *layout, acm_precision options_precision,
                              acm_backend backend, char *msg, size_t size)
 {
-    const acm_precision p = layout != NULL && layout->precision != 0 ? (acm_precision)layout->precision
-                                                                     : options_precision;
+    const acm_precision p = acm__layout_precision(layout, options_precision);
     if (p == ACM_PRECISION_FP16 && backend != ACM_BACKEND_CUDA) {
         acm__format(msg, size, "FP16 storage needs the CUDA backend");
         return ACM_ERR_NOT_BUILT;
@@ -66,7 +71,7 @@ void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout)
 {
     const acm_layout none = {0};
     const acm_layout *l = layout != NULL ? layout : &none;
-    d->layout.precision = l->precision != 0 ? (acm_precision)l->precision : d->setup.options_precision;
+    d->layout.precision = acm__layout_precision(l, d->setup.options_precision);
     d->layout.streaming = l->streaming != 0 ? (acm_streaming)l->streaming : ACM_STREAMING_TWO_ARRAYS;
     d->layout.kernel = l->kernel != 0 ? (acm_kernel)l->kernel : ACM_KERNEL_FUSED;
     d->layout.block_size = (int32_t)l->block_size;

@@ -97,6 +97,8 @@ void acm__snapshot_free(acm_snapshot *snap);
 void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout);
 /* The layout d runs with, every value resolved (acm_domain_get_layout). */
 void acm__domain_layout(const acm_domain *d, acm_layout *layout);
+/* The storage precision of a layout (NULL, or 0 in it: the options'). */
+acm_precision acm__layout_precision(const acm_layout *layout, acm_precision options_precision);
 /* Whether the backend can run the layout (msg says why not). */
 acm_status acm__layout_check(const acm_layout *layout, acm_precision options_precision,
                              acm_backend backend, char *msg, size_t size);

@@ -245,22 +245,59 @@ static acm_status mass_properties(acm_domain *d, acm_solid *s, const acm_solid_o
 
 /* ---- placement checks ----------------------------------------------------------------- */
 
-/* Every sample within the domain ([-1/2, n - 1/2]) along non-periodic axes. */
+/* Farthest a solid's centre may lie from the origin along a periodic axis,
+ * cells: positions are taken modulo the axis, and beyond this the samples'
+ * offsets from the centre would be lost to rounding. */
+#define ACM_SOLID_PERIODIC_REACH 0x1p24
+
+/* Every sample within the domain ([-1/2, n - 1/2]) along non-periodic axes;
+ * the samples' extent along every axis into span. */
 static bool inside_domain(const acm_domain *d, const acm_solid *s, const acm_body *b,
-                          uint64_t *bad, double X[3])
+                          uint64_t *bad, double X[3], double span[3])
 {
     const acm_ib_grid g = acm__ib_grid(d);
     const double zero[3] = {0.0, 0.0, 0.0};
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
     for (uint64_t l = 0; l < s->count; ++l) {
         double ub[3];
         acm_rigid_place(b->x, b->q, zero, zero, s->r + 3 * l, X, ub);
-        for (int a = 0; a < 3; ++a)
+        for (int a = 0; a < 3; ++a) {
             if (!g.periodic[a] && !(X[a] >= -0.5 && X[a] <= (double)g.n[a] - 0.5)) {
                 *bad = l;
                 return false;
             }
+            lo[a] = fmin(lo[a], X[a]);
+            hi[a] = fmax(hi[a], X[a]);
+        }
     }
+    for (int a = 0; a < 3; ++a)
+        span[a] = s->count > 0 ? hi[a] - lo[a] : 0.0;
     return true;
+}
+
+/* Along every periodic axis: the centre within reach, and the solid shorter
+ * than the axis (else it would reach around onto itself). */
+static acm_status check_periodic(const acm_domain *d, const acm_body *b, const double span[3],
+                                 char *msg, size_t n)
+{
+    const acm_ib_grid g = acm__ib_grid(d);
+    for (int a = 0; a < 3; ++a) {
+        if (!g.periodic[a])
+            continue;
+        if (!(fabs(b->x[a]) <= ACM_SOLID_PERIODIC_REACH)) {
+            acm__format(msg, n, "position %c=%g is farther than 2^24 cells from the origin "
+                        "along a periodic axis (it is used modulo the %d cells there)",
+                        "xyz"[a], b->x[a], g.whole[a]);
+            return ACM_ERR_OUT_OF_RANGE;
+        }
+        if (!(span[a] < (double)g.whole[a])) {
+            acm__format(msg, n, "the solid spans %g cells along periodic axis %c, which has %d: "
+                        "it would reach around the axis onto itself", span[a], "xyz"[a],
+                        g.whole[a]);
+            return ACM_ERR_OUT_OF_RANGE;
+        }
+    }
+    return ACM_OK;
 }
 
 static double largest_offset(const acm_solid *s)
@@ -289,15 +326,15 @@ static acm_status check_body(acm_domain *d, const acm_solid *s, acm_body *b, cha
         return ACM_ERR_OUT_OF_RANGE;
     }
     uint64_t bad = 0;
-    double X[3];
-    if (!inside_domain(d, s, b, &bad, X)) {
+    double X[3], span[3];
+    if (!inside_domain(d, s, b, &bad, X, span)) {
         acm__format(msg, n,
                     "sample %llu at (%g, %g, %g) lies outside the %dx%dx%d domain along a "
                     "non-periodic axis (cells span [-0.5, n - 0.5])",
                     (unsigned long long)bad, X[0], X[1], X[2], d->nx, d->ny, d->nz);
         return ACM_ERR_OUT_OF_RANGE;
     }
-    return ACM_OK;
+    return check_periodic(d, b, span, msg, n);
 }
 
 /* ---- the Morton-block order (paper Sec. 4.1.2) ---------------------------------------- */
@@ -509,6 +546,7 @@ ACM_API acm_status acm_solid_create(acm_solid **out, acm_domain *domain,
                         ACM_SOLID_OPTIONS_VERSION);
     acm_solid_options o = ACM_SOLID_OPTIONS_INIT;
     memcpy(&o, opts, size);
+    ACM_TRY(acm__callback_check(domain, ACM_CALL_STATE));
     ACM_TRY(check_options(domain, &o));
     if (domain->ops->ib_attach == NULL)
         return ACM_FAIL(domain, ACM_ERR_UNSUPPORTED, "the %s backend has no immersed boundary",
@@ -533,6 +571,10 @@ ACM_API void acm_solid_destroy(acm_solid *solid)
     if (solid == NULL)
         return;
     acm_domain *d = solid->domain;
+    if (d->in_callback != ACM_CALLBACK_NONE) { /* the call that runs it destroys it */
+        solid->doomed = d->handles_doomed = true;
+        return;
+    }
     if (acm__solids_fetch(d) != ACM_OK) /* the others' forces; a device fault shows later */
         d->forces_stale = false;
     int32_t j = 0;
@@ -734,12 +776,12 @@ ACM_API acm_status acm_solid_set_load(acm_solid *solid, const double force[3],
 {
     if (solid == NULL)
         return ACM_ERR_NULL_POINTER;
-    if (force == NULL || torque == NULL)
-        return solid_fail(solid, ACM_ERR_NULL_POINTER, "%s is NULL", force ? "torque" : "force");
-    if (!finite_n(force, 3) || !finite_n(torque, 3))
+    const double zero[3] = {0.0, 0.0, 0.0};
+    const double *f = force != NULL ? force : zero, *t = torque != NULL ? torque : zero;
+    if (!finite_n(f, 3) || !finite_n(t, 3))
         return solid_fail(solid, ACM_ERR_OUT_OF_RANGE, "the load has a non-finite value");
-    memcpy(solid->body.load_f, force, sizeof solid->body.load_f);
-    memcpy(solid->body.load_t, torque, sizeof solid->body.load_t);
+    memcpy(solid->body.load_f, f, sizeof solid->body.load_f);
+    memcpy(solid->body.load_t, t, sizeof solid->body.load_t);
     return ACM_OK;
 }
 

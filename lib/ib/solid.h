@@ -45,6 +45,7 @@ struct acm_solid {
     double *normal;       /* 3 per sample in sampling order (origin): outward unit normal */
     double inset;         /* how far the samples lie inside the surface, cells */
     acm_occupancy occ;    /* the inside as a body-frame bit grid, built when a smoke asks */
+    bool doomed;          /* destroyed inside a callback: gone when its call returns */
     char error[ACM_ERROR_SIZE];
 };
 

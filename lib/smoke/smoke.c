@@ -110,6 +110,7 @@ ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
     if (opts->capacity < 1 || opts->capacity >= ACM_SMOKE_CAPACITY_MAX)
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "capacity=%llu must be in [1, 2^31)",
                         (unsigned long long)opts->capacity);
+    ACM_TRY(acm__callback_check(domain, ACM_CALL_STATE));
     ACM_TRY(acm__domain_require_storage(domain));
     acm_smoke *s = acm__calloc(1, sizeof *s);
     const size_t n = (size_t)opts->capacity;
@@ -146,6 +147,10 @@ ACM_API void acm_smoke_destroy(acm_smoke *smoke)
     if (smoke == NULL)
         return;
     acm_domain *d = smoke->domain;
+    if (d->in_callback != ACM_CALLBACK_NONE) { /* the call that runs it destroys it */
+        smoke->doomed = d->handles_doomed = true;
+        return;
+    }
     for (int32_t i = 0; i < d->nsmokes; ++i)
         if (d->smokes[i] == smoke) {
             memmove(d->smokes + i, d->smokes + i + 1, (size_t)(d->nsmokes - i - 1) * sizeof *d->smokes);

@@ -50,6 +50,7 @@ struct acm_smoke {
     int32_t nemitters;
     acm_smoke_source *sources; /* scratch of the plans, one per emitter */
     void *dev;           /* the backend's particles (ops->smoke_attach), or NULL */
+    bool doomed;         /* destroyed inside a callback: gone when its call returns */
     char error[ACM_ERROR_SIZE];
 };
 
