@@ -163,7 +163,7 @@ struct acm_backend_ops {
     /* s->counts alone. */
     acm_status (*smoke_counts)(acm_domain *d, struct acm_smoke *s);
     /* The other way: s->x, s->age, s->life and s->counts to the device (a
-     * smoke loaded from a checkpoint, lib/io/checkpoint.c); synchronised. */
+     * smoke loaded from a checkpoint, lib/io/checkpoint_load.c); synchronised. */
     acm_status (*smoke_upload)(acm_domain *d, struct acm_smoke *s);
     /* The density grid (lib/core/smoke_math.h acm_smoke_cic) into dst: device
      * memory, enqueued (on_device), or host memory, synchronised. */

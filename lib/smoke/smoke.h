@@ -92,7 +92,7 @@ acm_status acm__smokes_advance(acm_domain *d);
 /* Destroy every smoke of a domain (acm_domain_destroy). */
 void acm__smokes_destroy_all(acm_domain *d);
 
-/* ---- checkpoints (lib/io/checkpoint.c) ---- */
+/* ---- checkpoints (lib/io/checkpoint_load.c) ---- */
 
 /* Add an emitter as a checkpoint holds it: se->e (its solid resolved, or NULL
  * for a solid emitter whose solid was destroyed: then its rate must be 0),
