@@ -58,6 +58,7 @@ typedef struct acm_row_sums {
     double max_u2, sum_rho, sum_j, sum_pi;
     int64_t fallbacks;
     int64_t first_bad; /* smallest linear index of a diverged cell, -1 if none */
+    double bad_rho, bad_u2; /* its rho and |u|^2 in the collision */
 } acm_row_sums;
 
 /* Immersed-boundary state: the samples of every solid, concatenated in the
@@ -145,8 +146,11 @@ static void acm_row_sums_add(acm_row_sums *s, const acm_row_diag *d, int64_t row
     s->sum_j += d->sum_j;
     s->sum_pi += d->sum_pi;
     s->fallbacks += d->fallbacks;
-    if (d->first_bad >= 0 && (s->first_bad < 0 || row + d->first_bad < s->first_bad))
+    if (d->first_bad >= 0 && (s->first_bad < 0 || row + d->first_bad < s->first_bad)) {
         s->first_bad = row + d->first_bad;
+        s->bad_rho = d->bad_rho;
+        s->bad_u2 = d->bad_u2;
+    }
 }
 
 /* The planes [halo[0], nz - halo[1]) of the last advance: each plane's sums
@@ -163,8 +167,11 @@ static void acm_cpu_fold_rows(const acm_domain *d, const cpu_impl *m, acm_plane_
             const acm_plane_sums rs = {r->max_u2, r->sum_rho, r->sum_j, r->sum_pi};
             acm__plane_sums_add(&p, &rs);
             total->fallbacks += r->fallbacks;
-            if (r->first_bad >= 0 && (total->first_bad < 0 || r->first_bad < total->first_bad))
+            if (r->first_bad >= 0 && (total->first_bad < 0 || r->first_bad < total->first_bad)) {
                 total->first_bad = r->first_bad;
+                total->bad_rho = r->bad_rho;
+                total->bad_u2 = r->bad_u2;
+            }
         }
         if (planes != NULL)
             planes[z - d->halo[0]] = p;
@@ -175,7 +182,7 @@ static void *alloc_zeroed(size_t bytes) { return acm__calloc(1, bytes ? bytes : 
 
 static acm_status acm_cpu_ensure_tau(acm_domain *d, cpu_impl *m);
 static void acm_cpu_reset_tau(const acm_domain *d, cpu_impl *m);
-static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t cell);
+static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, const acm_row_sums *bad);
 static void acm__cpu_ib_place(const acm_domain *d, cpu_ib *ib, bool all);
 static acm_status acm__cpu_ib_cell_list(cpu_ib *ib, const acm_ib_grid *g, const acm_ib_region *rg,
                                         uint64_t first, uint64_t count);
@@ -433,21 +440,20 @@ static acm_status cpu_init_equilibrium(acm_domain *d, const acm_init_source *src
     return ACM_OK;
 }
 
-static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, int64_t cell)
+/* The cell that went bad, with what it held in the collision that failed
+ * (the state kept may look healthy there). */
+static acm_status acm_cpu_report_divergence(acm_domain *d, cpu_impl *m, const acm_row_sums *bad)
 {
+    const int64_t cell = bad->first_bad;
     int32_t x = (int32_t)(cell % d->nx), y = (int32_t)(cell / d->nx % d->ny),
             z = (int32_t)(cell / ((int64_t)d->nx * d->ny));
-    double rho, u[3];
-    if (FP64(m))
-        probe_f64(d, m, x, y, z, &rho, u);
-    else
-        probe_f32(d, m, x, y, z, &rho, u);
     d->diverged = true;
     d->diverged_step = d->step + 1; /* the step under way: d->step counts completed ones */
     return ACM_FAIL(d, ACM_ERR_DIVERGED,
-                    "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity "
-                    "(%g, %g, %g), speed limit %g; %s",
-                    (long long)d->diverged_step, x, y, z, rho, u[0], u[1], u[2], d->setup.max_speed,
+                    "diverged at step %lld: cell (%d, %d, %d) had density %g and speed %g in "
+                    "that step's collision, speed limit %g; %s",
+                    (long long)d->diverged_step, x, y, z + d->origin_z, bad->bad_rho,
+                    sqrt(bad->bad_u2), d->setup.max_speed,
                     m->in_place ? "in-place streaming kept no copy of the state before it"
                                 : "the state before that step is kept");
 }

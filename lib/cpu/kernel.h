@@ -18,6 +18,8 @@ typedef struct acm_row_diag {
     double sum_pi;
     int64_t fallbacks;   /* cells redone by the ACM safety net */
     int32_t first_bad;   /* first x with NaN, |u|^2 > limit or rho <= 0, -1 if none */
+    double bad_rho;      /* with first_bad: that cell's rho and |u|^2 in the collision */
+    double bad_u2;
 } acm_row_diag;
 
 /* Arguments of one row collision. Arrays are [27][stride] (population-major)

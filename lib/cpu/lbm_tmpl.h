@@ -499,7 +499,7 @@ static acm_status S(finish_step)(acm_domain *d, cpu_impl *m, R *dst, bool layere
     if (m->in_place) /* the new state is in place, diverged or not */
         m->parity = 1 - m->parity;
     if (total.first_bad >= 0)
-        return acm_cpu_report_divergence(d, m, total.first_bad);
+        return acm_cpu_report_divergence(d, m, &total);
     if (!m->in_place)
         m->cur = 1 - m->cur;
     if (!layered) {

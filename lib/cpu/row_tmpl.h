@@ -59,12 +59,15 @@ static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
     const ACM_R *scratch = (const ACM_R *)a->scratch;
     const int32_t n = a->n, st = a->stride;
     const ACM_R *rho = scratch, *u2 = scratch + n, *pi = scratch + 2 * n, *fb = scratch + 3 * n;
-    acm_row_diag r = {0.0, 0.0, 0.0, 0.0, 0, -1};
+    acm_row_diag r = {0.0, 0.0, 0.0, 0.0, 0, -1, 0.0, 0.0};
     for (int32_t x = 0; x < n; ++x) {
         double v = (double)u2[x];
         /* NaN fails both comparisons; a density <= 0 can come with any speed */
-        if ((!(v <= a->u2_limit) || !((double)rho[x] > 0.0)) && r.first_bad < 0)
+        if ((!(v <= a->u2_limit) || !((double)rho[x] > 0.0)) && r.first_bad < 0) {
             r.first_bad = x;
+            r.bad_rho = (double)rho[x];
+            r.bad_u2 = v;
+        }
         if (v > r.max_u2)
             r.max_u2 = v;
         r.sum_rho += (double)rho[x];
