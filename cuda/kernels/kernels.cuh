@@ -1,8 +1,8 @@
 /*
  * libacmlbm -- host-side launchers of the CUDA kernels, one per paper
- * concept and file (C++ inside the backend; lib/ only sees backend_cuda.cu's
- * extern "C" functions). Every launcher enqueues on the given stream and
- * returns cudaGetLastError(). SPDX-License-Identifier: Apache-2.0
+ * concept and file (C++ inside the backend; lib/ only sees the extern "C"
+ * functions of backend_cuda.h). Every launcher enqueues on the given stream
+ * and returns cudaGetLastError(). SPDX-License-Identifier: Apache-2.0
  */
 #ifndef ACMLBM_CUDA_KERNELS_CUH
 #define ACMLBM_CUDA_KERNELS_CUH

@@ -1,0 +1,415 @@
+/*
+ * libacmlbm -- the CUDA backend's immersed boundary: the samples' device
+ * storage, the penalty iterations and the implicit coupling of free bodies,
+ * and the solids' forces and torques. SPDX-License-Identifier: Apache-2.0
+ */
+#include <string.h> /* memcpy, memset */
+
+#include "alloc.h"
+#include "backend_impl.cuh"
+#include "solid.h"
+
+/* ---- immersed boundary (the CPU's twin: lib/cpu/backend.c, lib/cpu/ib_tmpl.h) ------------ */
+
+static acm_ib_args ib_args(const acm_domain *d)
+{
+    cuda_ib *ib = &IMPL(d)->ib;
+    acm_ib_args a;
+    a.ig = acm__ib_grid(d);
+    a.n = ib->n;
+    a.X = ib->X;
+    a.r = ib->r;
+    a.ub = ib->ub;
+    a.dv = ib->dv;
+    a.alpha = ib->alpha;
+    a.G = ib->G;
+    a.Gsum = ib->Gsum;
+    a.rho = ib->rho;
+    a.macro = ib->macro;
+    a.force = ib->force;
+    a.mask = ib->mask;
+    a.band = ib->band;
+    a.band_count = ib->band + ib->band_cap;
+    a.own0 = acm__own_origin(d);
+    a.own_n = acm__own_planes(d);
+    return a;
+}
+
+/* Free the per-sample arrays (and with `cells` the per-cell planes too). */
+void cu_ib_release(acm_domain *d, bool cells)
+{
+    cuda_ib *ib = &IMPL(d)->ib;
+    const uint64_t n = ib->n;
+    const size_t real = IMPL(d)->real;
+    cu_dev_free(d, (void **)&ib->X, 3 * n * sizeof(double));
+    cu_dev_free(d, (void **)&ib->r, 3 * n * sizeof(double));
+    cu_dev_free(d, &ib->ub, 3 * n * real);
+    cu_dev_free(d, &ib->dv, n * real);
+    cu_dev_free(d, &ib->alpha, n * real);
+    cu_dev_free(d, &ib->G, 3 * n * real);
+    cu_dev_free(d, &ib->Gsum, 3 * n * real);
+    cu_dev_free(d, &ib->rho, n * real);
+    cu_dev_free(d, (void **)&ib->partials, ib->partial_bytes);
+    cu_dev_free(d, (void **)&ib->ft, ib->ft_bytes);
+    cu_dev_free(d, &ib->scratch, ib->scratch_bytes);
+    cu_dev_free(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t));
+    if (ib->host_ft != NULL)
+        cudaFreeHost(ib->host_ft);
+    ib->host_ft = NULL;
+    acm__free(ib->centre);
+    ib->centre = NULL;
+    ib->n = ib->band_cap = 0;
+    ib->band_valid = false;
+    ib->partial_bytes = ib->ft_bytes = ib->scratch_bytes = 0;
+    if (cells) {
+        cu_dev_free(d, &ib->macro, 4 * cu_plane_bytes(d));
+        cu_dev_free(d, &ib->force, 3 * cu_plane_bytes(d));
+        cu_dev_free(d, (void **)&ib->mask, acm_redo_words(d->ncells) * sizeof(uint32_t));
+    }
+}
+
+/* Per-sample values of the solids in the arithmetic type R, uploaded. */
+template <typename R>
+static acm_status ib_upload(acm_domain *d)
+{
+    cuda_ib *ib = &IMPL(d)->ib;
+    const size_t n = (size_t)ib->n;
+    double *r = (double *)acm__malloc(3 * n * sizeof(double));
+    R *dv = (R *)acm__malloc(n * sizeof(R)), *alpha = (R *)acm__malloc(n * sizeof(R));
+    acm_status st = ACM_OK;
+    if (r == NULL || dv == NULL || alpha == NULL) {
+        st = ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot stage %zu samples", n);
+    } else {
+        for (int32_t i = 0; i < d->nsolids; ++i) {
+            const acm_solid *s = d->solids[i];
+            memcpy(r + 3 * s->offset, s->r, 3 * (size_t)s->count * sizeof(double));
+            for (uint64_t j = 0; j < s->count; ++j) {
+                dv[s->offset + j] = (R)s->dv[j];
+                alpha[s->offset + j] = (R)s->alpha;
+            }
+        }
+        cudaError_t e = cudaMemcpy(ib->r, r, 3 * n * sizeof(double), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(ib->dv, dv, n * sizeof(R), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(ib->alpha, alpha, n * sizeof(R), cudaMemcpyHostToDevice);
+        if (e != cudaSuccess)
+            st = cu_fail(d, e, "uploading the samples");
+    }
+    acm__free(r);
+    acm__free(dv);
+    acm__free(alpha);
+    return st;
+}
+
+static acm_status ib_place(acm_domain *d, acm_solid *s)
+{
+    cuda_impl *m = IMPL(d);
+    acm_ib_pose pose;
+    memcpy(pose.x, s->body.x, sizeof pose.x);
+    memcpy(pose.q, s->body.q, sizeof pose.q);
+    memcpy(pose.v, s->body.v, sizeof pose.v);
+    memcpy(pose.w, s->body.w, sizeof pose.w);
+    CU_TRY(d, acm_launch_ib_place(ib_args(d), m->elem, s->offset, s->count, pose, m->stream));
+    s->moved = false;
+    return ACM_OK;
+}
+
+/* The largest gather region and solid of the domain (sizes of the scratch). */
+static void ib_extents(const acm_domain *d, uint64_t *region, uint64_t *samples)
+{
+    const acm_ib_grid g = acm__ib_grid(d);
+    *region = *samples = 1;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        const uint64_t cells = acm_ib_region_bound(&g, s->body.r_max);
+        *region = cells > *region ? cells : *region;
+        *samples = s->count > *samples ? s->count : *samples;
+    }
+}
+
+/* Device storage for d's sample set (the sizes in ib->n, region, most). */
+static acm_status ib_allocate(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    const size_t n = (size_t)ib->n, real = m->real;
+    ACM_TRY(cu_dev_alloc(d, (void **)&ib->X, 3 * n * sizeof(double), "sample positions"));
+    ACM_TRY(cu_dev_alloc(d, (void **)&ib->r, 3 * n * sizeof(double), "sample offsets"));
+    ACM_TRY(cu_dev_alloc(d, &ib->ub, 3 * n * real, "sample velocities"));
+    ACM_TRY(cu_dev_alloc(d, &ib->dv, n * real, "sample weights"));
+    ACM_TRY(cu_dev_alloc(d, &ib->alpha, n * real, "sample gains"));
+    ACM_TRY(cu_dev_alloc(d, &ib->G, 3 * n * real, "sample forces"));
+    ACM_TRY(cu_dev_alloc(d, &ib->Gsum, 3 * n * real, "sample forces"));
+    ACM_TRY(cu_dev_alloc(d, &ib->rho, n * real, "sample densities"));
+    ib->partial_bytes = 4 * (size_t)acm_ib_sum_blocks(ib->most) * sizeof(acm_gpu_sums);
+    ACM_TRY(cu_dev_alloc(d, (void **)&ib->partials, ib->partial_bytes, "force sums"));
+    ib->band_cap = acm_ib_band_bound(n, (uint32_t)d->ncells);
+    ACM_TRY(cu_dev_alloc(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t),
+                      "IB band list"));
+    ib->centre = (double *)acm__calloc(3 * (size_t)d->nsolids, sizeof(double));
+    if (ib->centre == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d torque centres", (int)d->nsolids);
+    ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
+    ACM_TRY(cu_dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
+    CU_TRY(d, cudaMallocHost((void **)&ib->host_ft, ib->ft_bytes));
+    if (d->layout.ib.spread == ACM_IB_SPREAD_GATHER) {
+        ib->scratch_bytes = acm_ib_gather_scratch_bytes(ib->region, ib->most);
+        ACM_TRY(cu_dev_alloc(d, &ib->scratch, ib->scratch_bytes, "gather cell lists"));
+    }
+    if (ib->macro == NULL) {
+        ACM_TRY(cu_dev_alloc(d, &ib->macro, 4 * cu_plane_bytes(d), "IB macroscopic planes"));
+        ACM_TRY(cu_dev_alloc(d, &ib->force, 3 * cu_plane_bytes(d), "IB force planes"));
+        const size_t words = acm_redo_words(d->ncells) * sizeof(uint32_t);
+        ACM_TRY(cu_dev_alloc(d, (void **)&ib->mask, words, "IB band mask"));
+        CU_TRY(d, cudaMemsetAsync(ib->mask, 0, words, m->stream));
+        CU_TRY(d, cudaMemsetAsync(ib->force, 0, 3 * cu_plane_bytes(d), m->stream));
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    uint64_t most = 1, region = 1;
+    ib_extents(d, &region, &most);
+    /* a re-sort hands over samples of the same sizes (in another order): the
+     * storage stays, only the samples are uploaded again */
+    const bool same = d->nsamples > 0 && ib->n == d->nsamples && ib->nsolids == d->nsolids &&
+                      ib->spread == d->layout.ib.spread && ib->region == region && ib->most == most;
+    if (!same) {
+        cu_ib_release(d, d->nsamples == 0);
+        if (d->nsamples == 0)
+            return ACM_OK;
+        ib->n = d->nsamples;
+        ib->nsolids = d->nsolids;
+        ib->spread = d->layout.ib.spread;
+        ib->region = region;
+        ib->most = most;
+        const acm_status st = ib_allocate(d);
+        if (st != ACM_OK) {
+            cu_ib_release(d, false); /* nothing half-allocated looks reusable */
+            return st;
+        }
+    }
+    ib->band_valid = false;
+    CU_TRY(d, cudaMemsetAsync(ib->Gsum, 0, 3 * (size_t)ib->n * m->real, m->stream));
+    CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
+    acm_status st = m->real == sizeof(double) ? ib_upload<double>(d) : ib_upload<float>(d);
+    for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
+        st = ib_place(d, d->solids[i]);
+    return st;
+}
+
+/* A solid's force and torque (2 sums) or a free body's coupling sums (4) as
+ * acm_launch_ib_sums and acm_launch_ib_coupling lay them out. */
+static void unpack_ft(const acm_gpu_sums *p, double f[3], double t[3])
+{
+    f[0] = p[0].max_u2;
+    f[1] = p[0].sum_rho;
+    f[2] = p[0].sum_j;
+    t[0] = p[0].sum_pi;
+    t[1] = p[1].max_u2;
+    t[2] = p[1].sum_rho;
+}
+
+static void unpack_coupling(const acm_gpu_sums *p, acm_coupling *c)
+{
+    double *v = (double *)c; /* F, T, k, s, J */
+    for (int q = 0; q < 4; ++q) {
+        v[4 * q] = p[q].max_u2;
+        v[4 * q + 1] = p[q].sum_rho;
+        v[4 * q + 2] = p[q].sum_j;
+        v[4 * q + 3] = p[q].sum_pi;
+    }
+}
+
+/* Every solid's force and torque (coupling false: about the centres of the
+ * last step) or every free body's coupling sums, from its samples on the own
+ * planes, into m->ib.host_ft (2 or 4 sums per solid after the forces' 2 per
+ * solid): one wait for the device. Block sums in a fixed order: the same
+ * every run. */
+static acm_status ib_sums(acm_domain *d, bool coupling)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    acm_gpu_sums *ft = m->ib.ft + (coupling ? 2 * d->nsolids : 0);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (coupling && s->body.motion == ACM_MOTION_FREE)
+            CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
+                                             m->ib.partials, ft + 4 * i, m->sum_scratch,
+                                             m->stream));
+        else if (!coupling)
+            CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
+                                         m->ib.partials, ft + 2 * i, m->sum_scratch, m->stream));
+    }
+    CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
+                              m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+/* Implicit coupling of the free bodies (lib/core/rigid.c): their coupling sums,
+ * the velocity change, the samples' new forces. */
+static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
+{
+    cuda_impl *m = IMPL(d);
+    if (!acm__solids_any_free(d))
+        return ACM_OK;
+    ACM_TRY(ib_sums(d, true));
+    const acm_gpu_sums *host = m->ib.host_ft + 2 * d->nsolids;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion != ACM_MOTION_FREE)
+            continue;
+        acm_coupling c;
+        unpack_coupling(host + 4 * i, &c);
+        double dv[3], dw[3];
+        acm__body_coupled_velocity(&s->body, &c, dv, dw);
+        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x, dv, dw,
+                                       m->stream));
+    }
+    return ACM_OK;
+}
+
+/* Spread the penalty forces of the current iteration. */
+static acm_status ib_spread(acm_domain *d, const acm_ib_args &a)
+{
+    cuda_impl *m = IMPL(d);
+    if (d->layout.ib.spread != ACM_IB_SPREAD_GATHER) {
+        CU_TRY(d, acm_launch_ib_scatter(a, m->elem, (uint64_t)d->ncells, m->stream));
+        return ACM_OK;
+    }
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        acm_ib_region rg = acm_ib_solid_region(&a.ig, s->body.x, s->body.r_max);
+        CU_TRY(d, acm_launch_ib_gather(a, m->elem, (uint64_t)d->ncells, rg, s->offset, s->count,
+                                       m->ib.scratch, m->ib.scratch_bytes, m->stream));
+    }
+    return ACM_OK;
+}
+
+/* The IB phase up to the first interpolation (spread with it when `fused`). */
+static acm_status ib_first(acm_domain *d, bool fused)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        if (s->moved || s->body.motion != ACM_MOTION_STATIC) {
+            ACM_TRY(ib_place(d, s));
+            m->ib.band_valid = false;
+        }
+        memcpy(m->ib.centre + 3 * i, s->body.x, 3 * sizeof(double));
+    }
+    const acm_ib_args a = ib_args(d);
+    if (!m->ib.band_valid) /* static samples keep their support */
+        CU_TRY(d, acm_launch_ib_mark(a, (uint32_t)d->ncells, m->stream));
+    m->ib.band_valid = true;
+    CU_TRY(d, acm_launch_ib_band(cu_step_args(d), a, m->elem, m->stream));
+    CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, true, fused, m->stream));
+    return ACM_OK;
+}
+
+/* The rest: the first spread (unless fused), the other iterations. */
+static acm_status ib_rest(acm_domain *d, bool fused)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    if (!fused)
+        ACM_TRY(ib_spread(d, a));
+    for (int it = 1; it < d->layout.ib.iterations; ++it) {
+        CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, false, false, m->stream));
+        ACM_TRY(ib_spread(d, a));
+    }
+    d->forces_stale = true; /* summed when asked for (acm_cuda_ib_fetch) */
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
+{
+    /* without free bodies the first iteration scatters in the same pass */
+    bool free_bodies = false;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        free_bodies |= d->solids[i]->body.motion == ACM_MOTION_FREE;
+    const bool fused = !free_bodies && d->layout.ib.spread != ACM_IB_SPREAD_GATHER;
+    ACM_TRY(ib_first(d, fused));
+    ACM_TRY(ib_couple(d, ib_args(d)));
+    return ib_rest(d, fused);
+}
+
+/* A slab's sums in the per-plane layout of ib_plane_forces and ib_begin:
+ * each solid's sums of its samples on the slab's planes, in the first plane
+ * (the others zero). The slab's share in one deterministic block sum rather
+ * than plane by plane: a decomposed domain of GPU slabs adds the slabs' shares
+ * in slab order, the same every run (on the CPU the planes are exact). */
+static acm_status slab_plane_sums(acm_domain *d, bool coupling, void *out)
+{
+    cuda_impl *m = IMPL(d);
+    const int32_t own = acm__own_planes(d);
+    const size_t per = coupling ? sizeof(acm_coupling) : sizeof(acm_ib_ft);
+    if (out == NULL)
+        return ACM_OK;
+    memset(out, 0, (size_t)d->nsolids * (size_t)own * per);
+    ACM_TRY(ib_sums(d, coupling));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        char *first = (char *)out + (size_t)i * (size_t)own * per;
+        if (coupling && d->solids[i]->body.motion == ACM_MOTION_FREE)
+            unpack_coupling(m->ib.host_ft + 2 * d->nsolids + 4 * i, (acm_coupling *)first);
+        else if (!coupling)
+            unpack_ft(m->ib.host_ft + 2 * i, ((acm_ib_ft *)first)->f, ((acm_ib_ft *)first)->t);
+    }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_begin(acm_domain *d, acm_coupling *out)
+{
+    ACM_TRY(ib_first(d, false));
+    return slab_plane_sums(d, true, out);
+}
+
+extern "C" acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    const acm_ib_args a = ib_args(d);
+    for (int32_t i = 0; dvdw != NULL && i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion == ACM_MOTION_FREE)
+            CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x,
+                                           dvdw + 6 * i, dvdw + 6 * i + 3, m->stream));
+    }
+    return ib_rest(d, false);
+}
+
+/* Force and torque of every solid for the last step, from the samples' forces
+ * and positions of that step (still on the device) and its torque centres. */
+extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
+{
+    ACM_TRY(cu_enter(d));
+    ACM_TRY(ib_sums(d, false));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        unpack_ft(IMPL(d)->ib.host_ft + 2 * i, d->solids[i]->force, d->solids[i]->torque);
+    d->forces_stale = false;
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_plane_forces(acm_domain *d, acm_ib_ft *out)
+{
+    ACM_TRY(cu_enter(d));
+    return slab_plane_sums(d, false, out);
+}
+
+extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, double *dst)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, cudaMemcpyAsync(dst, m->ib.X + 3 * s->offset, 3 * (size_t)s->count * sizeof(double),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}

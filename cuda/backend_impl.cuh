@@ -1,0 +1,137 @@
+/*
+ * libacmlbm -- what the CUDA backend's host units share (backend.cu,
+ * backend_state.cu, backend_step.cu, backend_slab.cu, backend_ib.cu,
+ * backend_smoke.cu, interop.cu): a domain's device state, the constants, the
+ * error mapping and the helpers that more than one unit calls, each defined
+ * in the unit named above its declaration. All of it is hidden
+ * (-fvisibility=hidden); lib/ sees only the extern "C" functions of
+ * cuda/backend_cuda.h. SPDX-License-Identifier: Apache-2.0
+ */
+#ifndef ACMLBM_CUDA_BACKEND_IMPL_CUH
+#define ACMLBM_CUDA_BACKEND_IMPL_CUH
+
+#include "backend_cuda.h"
+#include "kernels.cuh"
+
+#define ACM_KEY_CELL_BITS 36
+#define ACM_NO_KEY 0xffffffffffffffffull
+/* Field transfers go in chunks of this: 64 MiB moves at full PCIe speed and
+ * costs 4 B/cell at 256^3 (256 MiB cost 16, docs/performance.md). */
+#define ACM_STAGING_BYTES ((size_t)64 << 20)
+
+/* Immersed-boundary storage (see acm_ib_args); host_ft is pinned. */
+struct cuda_ib {
+    uint64_t n;
+    double *X, *r;
+    void *ub, *dv, *alpha, *G, *Gsum, *rho;
+    void *macro, *force;
+    uint32_t *mask;
+    uint32_t *band;       /* the marked cells, then their count (band[band_cap]) */
+    uint64_t band_cap;
+    bool band_valid;      /* mask and band hold the support of the samples' positions */
+    acm_gpu_sums *partials, *ft, *host_ft; /* ft: 2 per solid, then 4 of coupling */
+    size_t partial_bytes, ft_bytes;
+    double *centre;       /* host, 3 per solid: the torque centres of the last step */
+    void *scratch;        /* gather cell lists */
+    size_t scratch_bytes;
+    int32_t nsolids, spread;  /* what the storage was sized for, with n ... */
+    uint64_t region, most;    /* ... and ib_extents */
+};
+
+struct cuda_impl {
+    acm_gpu_elem elem;
+    size_t real;          /* bytes of the arithmetic type: 4 or 8 */
+    unsigned block;       /* threads per block of the per-cell kernels */
+    void *f[2];           /* stored populations (CSoA); f[1] NULL in place */
+    int cur;              /* two arrays: f[cur] holds the current post-collision state */
+    bool in_place;        /* ACM_STREAMING_IN_PLACE: f[0] only, the AA pattern */
+    int parity;           /* in place: 0 = physical state (ACM_STATE_AA_OWN), 1 = swapped */
+    void *tmp, *mom;      /* split/baseline: streamed populations, relaxed moments */
+    void *macro;          /* split/baseline: rho - 1, ux, uy, uz planes */
+    uint32_t *redo;       /* cells the safety net must redo, a bit each (acm_redo_words) */
+    void *force;          /* per-cell force planes (arithmetic type) or NULL */
+    void *tau;            /* ACM_LI2020 per-cell tau* or NULL */
+    acm_gpu_sums *sums;   /* [0..1]: ring of step sums; [2..3]: diagnostics */
+    int ring;             /* sums[ring] holds the previous step's sums */
+    acm_gpu_sums *partials;
+    acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
+    acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
+    bool planes_sent;     /* the last step enqueued that copy */
+    /* GPU slabs of one process (acm_cuda_sums_share): the first slab's, every
+     * slab's plane sums of a step, by its parity; the events after which this
+     * slab's are there; the slabs (this one among them), 0 when not shared */
+    acm_plane_fixed *whole[2];
+    cudaEvent_t pushed[2];
+    acm_domain **peers;
+    int32_t npeers;
+    void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
+    unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
+    unsigned long long *host_counters; /* pinned copy */
+    acm_gpu_sums *host_sums;           /* pinned [2] */
+    void *staging;        /* device buffer of ACM_STAGING_BYTES for field transfers */
+    float *vis;           /* acm_cuda_domain_map_fields: rho, then u interleaved */
+    float *smoke_u;       /* the velocity smoke particles move with, 3 per cell */
+    bool smoke_capture;   /* the next step writes it (acm_cuda_smoke_velocity) */
+    double *probe;        /* acm_domain_sample_velocity: points, then velocities */
+    size_t probe_bytes;
+    cudaStream_t stream;
+    cudaEvent_t marker;   /* orders work between this domain's stream and another's */
+    cudaStream_t side;    /* a slab's: the copies into its ghost planes (planes_copy) */
+    cudaEvent_t side_done;
+    bool split;           /* advance_edges stepped the edges of part: advance_rest the rest */
+    acm_step_args part;
+    bool own_stream;
+    bool broken;          /* a sticky device error: the context is unusable */
+    int64_t batch_step;   /* steps since the divergence key was reset */
+    cuda_ib ib;
+};
+
+#define IMPL(d) ((cuda_impl *)(d)->impl)
+
+/* ---- errors and device memory (backend.cu) ---------------------------------- */
+
+/* A CUDA error as ACM_ERR_DEVICE, ACM_ERR_DEVICE_MEMORY or ACM_ERR_NO_DEVICE
+ * on d; a sticky one marks d's context broken. */
+acm_status cu_fail(acm_domain *d, cudaError_t e, const char *what);
+
+#define CU_TRY(d, call)                                                                    \
+    do {                                                                                   \
+        cudaError_t cu_e_ = (call);                                                        \
+        if (cu_e_ != cudaSuccess)                                                          \
+            return cu_fail((d), cu_e_, #call);                                             \
+    } while (0)
+
+acm_status cu_enter(acm_domain *d);
+acm_status cu_dev_alloc(acm_domain *d, void **p, size_t bytes, const char *what);
+void cu_dev_free(acm_domain *d, void **p, size_t bytes);
+
+/* ---- sizes and kernel arguments (backend.cu) -------------------------------- */
+
+size_t cu_plane_bytes(const acm_domain *d);
+size_t cu_planes_bytes(const acm_domain *d);
+acm_gpu_grid cu_grid_of(const acm_domain *d);
+void *cu_state_array(const cuda_impl *m);
+acm_step_args cu_step_args(const acm_domain *d);
+
+/* ---- lifecycle (backend.cu) -------------------------------------------------- */
+
+acm_status cu_reset_counters(acm_domain *d);
+
+/* ---- statistics and state transfers (backend_state.cu) ----------------------- */
+
+acm_status cu_fold_planes(acm_domain *d, int slot);
+acm_status cu_ensure_tau(acm_domain *d);
+
+/* ---- time stepping (backend_step.cu) ----------------------------------------- */
+
+acm_status cu_copy_planes_home(acm_domain *d, const acm_plane_fixed *src);
+acm_status cu_send_planes(acm_domain *d);
+acm_plane_fixed *cu_shared_planes(const acm_domain *d, int64_t step);
+acm_status cu_check(acm_domain *d);
+
+/* ---- decomposition (backend_slab.cu) and immersed boundary (backend_ib.cu) --- */
+
+void cu_share_release(acm_domain *d);
+void cu_ib_release(acm_domain *d, bool cells);
+
+#endif /* ACMLBM_CUDA_BACKEND_IMPL_CUH */
