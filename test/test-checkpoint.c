@@ -5,7 +5,6 @@
  * refused with its status; a failed save leaves the earlier file. Public API only.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <dirent.h>       /* opendir: temporaries left behind */
 #include <stdbool.h>
 #include <signal.h>       /* SIGXFSZ */
 #include <stdint.h>
@@ -76,18 +75,6 @@ static void spit(const char *path, const unsigned char *b, size_t n)
     fclose(f);
 }
 
-/* Files in dir whose name holds ".tmp." */
-static int temporaries(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    int n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strstr(e->d_name, ".tmp.") != NULL;
-    closedir(d);
-    return n;
-}
-
 typedef struct tmpdir {
     char dir[64], path[128];
 } tmpdir;
@@ -102,7 +89,7 @@ static void tmpdir_make(tmpdir *t)
 static void tmpdir_remove(tmpdir *t)
 {
     remove(t->path);
-    ck_assert_int_eq(temporaries(t->dir), 0);
+    ck_assert_int_eq(acm_test_temporaries(t->dir), 0);
     ck_assert_int_eq(rmdir(t->dir), 0);
 }
 
@@ -416,20 +403,6 @@ static void expect_same(acm_domain *a, acm_domain *b, const char *what, bool cro
     expect_same_smokes(a, b, what, cross);
 }
 
-static acm_domain *load_ok(const char *path, acm_backend backend)
-{
-    char err[512] = "";
-    acm_load_options lo = ACM_LOAD_OPTIONS_INIT;
-    lo.backend = backend;
-    lo.error_buffer = err;
-    lo.error_buffer_size = sizeof err;
-    acm_domain *d = NULL;
-    const acm_status st = acm_domain_load(&d, path, &lo);
-    ck_assert_msg(st == ACM_OK, "acm_domain_load(%s): %s: %s", path, acm_status_string(st), err);
-    ck_assert_ptr_nonnull(d);
-    return d;
-}
-
 /* ---- restart is bitwise ------------------------------------------------------------------- */
 
 /* Every fate of a particle came to pass in the smoke scene, so that its
@@ -493,7 +466,7 @@ START_TEST(restart_bitwise)
     acm_domain *d = scene(kind, be);
     ACM_CK_OK(d, acm_step(d, 7));
     ACM_CK_OK(d, acm_domain_save(d, t.path));
-    acm_domain *r = load_ok(t.path, ACM_BACKEND_AUTO);
+    acm_domain *r = acm_test_load(t.path, ACM_BACKEND_AUTO);
     acm_domain_info info = {.version = ACM_DOMAIN_INFO_VERSION};
     ACM_CK_OK(r, acm_domain_get_info(r, &info));
     ck_assert_int_eq(info.backend, be);
@@ -503,7 +476,7 @@ START_TEST(restart_bitwise)
     expect_same(d, r, scene_names[kind], false);
     /* the reloaded domain saves the same state again: a second generation */
     ACM_CK_OK(r, acm_domain_save(r, t.path));
-    acm_domain *r2 = load_ok(t.path, ACM_BACKEND_AUTO);
+    acm_domain *r2 = acm_test_load(t.path, ACM_BACKEND_AUTO);
     ACM_CK_OK(d, acm_step(d, 4));
     ACM_CK_OK(r2, acm_step(r2, 4));
     expect_same(d, r2, scene_names[kind], false);
@@ -577,7 +550,7 @@ START_TEST(restart_cross_backend)
         acm_domain *d = scene(kind, src);
         ACM_CK_OK(d, acm_step(d, 5));
         ACM_CK_OK(d, acm_domain_save(d, t.path));
-        acm_domain *r = load_ok(t.path, dst);
+        acm_domain *r = acm_test_load(t.path, dst);
         acm_domain_info info = {.version = ACM_DOMAIN_INFO_VERSION};
         ACM_CK_OK(r, acm_domain_get_info(r, &info));
         ck_assert_int_eq(info.backend, dst);
@@ -778,7 +751,7 @@ START_TEST(corrupted_files)
     fclose(f);
 
     /* the intact file still loads */
-    acm_domain *ok = load_ok(t.path, ACM_BACKEND_AUTO);
+    acm_domain *ok = acm_test_load(t.path, ACM_BACKEND_AUTO);
     acm_domain_destroy(ok);
     free(good);
     free(b);
@@ -934,7 +907,7 @@ START_TEST(corrupted_smoke)
     expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "smoke 2", "smoke 2 of 2");
 
     /* the intact file still loads, its smokes whole */
-    acm_domain *ok = load_ok(t.path, ACM_BACKEND_AUTO);
+    acm_domain *ok = acm_test_load(t.path, ACM_BACKEND_AUTO);
     size_t count = 0;
     ACM_CK_OK(ok, acm_domain_get_smokes(ok, NULL, 0, &count));
     ck_assert_uint_eq(count, 2);
@@ -974,7 +947,7 @@ START_TEST(save_errors)
     signal(SIGXFSZ, old);
     ck_assert_msg(st == ACM_ERR_IO, "%s: %s", acm_status_string(st), acm_domain_last_error(d));
     ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), t.path));
-    ck_assert_int_eq(temporaries(t.dir), 0);
+    ck_assert_int_eq(acm_test_temporaries(t.dir), 0);
     size_t after_size = 0;
     unsigned char *after = slurp(t.path, &after_size);
     ck_assert_uint_eq(after_size, before_size);

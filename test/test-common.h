@@ -10,6 +10,7 @@
 #define ACMLBM_TEST_COMMON_H
 
 #include <check.h>
+#include <dirent.h> /* opendir: temporaries left behind */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -145,6 +146,41 @@ static inline void *acm_test_alloc(size_t bytes)
     void *p = calloc(1, bytes);
     ck_assert_ptr_nonnull(p);
     return p;
+}
+
+/* acm_domain_load onto `backend`, its message in err[n]. */
+static inline acm_status acm_test_try_load(const char *path, acm_backend backend, acm_domain **d,
+                                           char *err, size_t n)
+{
+    acm_load_options lo = ACM_LOAD_OPTIONS_INIT;
+    lo.backend = backend;
+    lo.error_buffer = err;
+    lo.error_buffer_size = n;
+    return acm_domain_load(d, path, &lo);
+}
+
+/* A checkpoint loaded onto `backend`, or the test failed. */
+static inline acm_domain *acm_test_load(const char *path, acm_backend backend)
+{
+    char err[512] = "";
+    acm_domain *d = NULL;
+    const acm_status st = acm_test_try_load(path, backend, &d, err, sizeof err);
+    ck_assert_msg(st == ACM_OK, "acm_domain_load(%s): %s: %s", path, acm_status_string(st), err);
+    ck_assert_ptr_nonnull(d);
+    return d;
+}
+
+/* Entries of a directory whose name holds ".tmp." (a writer's temporary,
+ * `.acm.tmp.<pid>.<n>`, left behind). */
+static inline int acm_test_temporaries(const char *dir)
+{
+    DIR *dp = opendir(dir);
+    ck_assert_ptr_nonnull(dp);
+    int n = 0;
+    for (struct dirent *e = readdir(dp); e != NULL; e = readdir(dp))
+        n += strstr(e->d_name, ".tmp.") != NULL;
+    closedir(dp);
+    return n;
 }
 
 #endif /* ACMLBM_TEST_COMMON_H */

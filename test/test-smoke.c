@@ -4,7 +4,6 @@
  * domain, trajectories in a Taylor-Green vortex against the analytic flow,
  * bad input. On the backend under test. SPDX-License-Identifier: Apache-2.0
  */
-#include <dirent.h>       /* opendir: no temporary file left */
 #include <signal.h>       /* SIGXFSZ */
 #include <sys/resource.h> /* setrlimit: a write that fails */
 #include <unistd.h>       /* rmdir */
@@ -569,18 +568,6 @@ START_TEST(export_particles)
 }
 END_TEST
 
-/* Entries of a directory whose name holds ".tmp." (a temporary left behind). */
-static int temporaries(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    ck_assert_ptr_nonnull(dp);
-    int n = 0;
-    for (struct dirent *e = readdir(dp); e != NULL; e = readdir(dp))
-        n += strstr(e->d_name, ".tmp.") != NULL;
-    closedir(dp);
-    return n;
-}
-
 /* Bad arguments, a missing directory and a write that fails half way (the
  * file size limit, as a full disk would): specific statuses, no temporary
  * left, an earlier file of the same name untouched. */
@@ -622,7 +609,7 @@ START_TEST(export_errors)
     ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &keep), 0);
     signal(SIGXFSZ, old);
     ck_assert_msg(st == ACM_ERR_IO, "%s: %s", acm_status_string(st), acm_domain_last_error(d));
-    ck_assert_int_eq(temporaries(dir), 0);
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
     size_t after_size = 0;
     char *after = slurp(path, &after_size);
     ck_assert_uint_eq(after_size, before_size);

@@ -12,6 +12,9 @@
  *    domain.
  * 3. Two threads hammering one domain, each retrying its refused calls:
  *    every call is done in the end and no step is lost.
+ * 4. Two threads saving two domains to one path at once: each save writes a
+ *    temporary of its own (they once shared `path.tmp.<pid>`), so each
+ *    succeeds and the file left is one of the two checkpoints, whole.
  *
  * Built as its own program (suite 'threads') so that it also runs under
  * ThreadSanitizer (test/tsan.sh). The domains run on one OpenMP thread
@@ -22,7 +25,8 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <pthread.h>
-#include <sched.h> /* sched_yield */
+#include <sched.h>  /* sched_yield */
+#include <unistd.h> /* rmdir */
 
 #include "test-common.h"
 
@@ -128,6 +132,16 @@ static void result_free(result *r)
     free(r->particles);
 }
 
+/* run(a) and run(b) in two threads at once, both joined. */
+static void run_pair(void *(*run)(void *), void *a, void *b)
+{
+    pthread_t th[2];
+    ck_assert_int_eq(pthread_create(&th[0], NULL, run, a), 0);
+    ck_assert_int_eq(pthread_create(&th[1], NULL, run, b), 0);
+    for (int t = 0; t < 2; ++t)
+        ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+}
+
 /* ---- 1. two domains, two threads ------------------------------------------------- */
 
 typedef struct stepper {
@@ -172,17 +186,13 @@ START_TEST(two_domains_two_threads)
     /* both at once: created here, stepped by two threads, read here */
     scene sc[2];
     stepper s[2];
-    pthread_t th[2];
     pthread_barrier_t start;
     ck_assert_int_eq(pthread_barrier_init(&start, NULL, 2), 0);
     for (int v = 0; v < 2; ++v) {
         scene_create(&sc[v], v);
         s[v] = (stepper){sc[v].d, &start, ACM_ERR_INTERNAL};
     }
-    for (int v = 0; v < 2; ++v)
-        ck_assert_int_eq(pthread_create(&th[v], NULL, stepper_run, &s[v]), 0);
-    for (int v = 0; v < 2; ++v)
-        ck_assert_int_eq(pthread_join(th[v], NULL), 0);
+    run_pair(stepper_run, &s[0], &s[1]);
     pthread_barrier_destroy(&start);
     for (int v = 0; v < 2; ++v) {
         ck_assert_msg(s[v].st == ACM_OK, "thread %d: %s: %s", v, acm_status_string(s[v].st),
@@ -436,11 +446,7 @@ START_TEST(one_domain_two_threads_hammering)
     pthread_barrier_t start;
     ck_assert_int_eq(pthread_barrier_init(&start, NULL, 2), 0);
     hammer h[2] = {{sc.d, &start, 0, 0, 0}, {sc.d, &start, 0, 0, 0}};
-    pthread_t th[2];
-    for (int t = 0; t < 2; ++t)
-        ck_assert_int_eq(pthread_create(&th[t], NULL, hammer_run, &h[t]), 0);
-    for (int t = 0; t < 2; ++t)
-        ck_assert_int_eq(pthread_join(th[t], NULL), 0);
+    run_pair(hammer_run, &h[0], &h[1]);
     pthread_barrier_destroy(&start);
     /* every call was done in the end, none failed otherwise, no step was lost */
     ck_assert_int_eq(h[0].other + h[1].other, 0);
@@ -458,6 +464,68 @@ START_TEST(one_domain_two_threads_hammering)
 }
 END_TEST
 
+/* ---- 4. two threads saving to one path ----------------------------------------------- */
+
+#define SAVES 12
+
+typedef struct saver {
+    acm_domain *d;
+    const char *path;
+    pthread_barrier_t *start;
+    acm_status st;
+    char msg[512];
+} saver;
+
+/* Save again and again, meeting the other thread before each save. */
+static void *saver_run(void *arg)
+{
+    saver *s = arg;
+    s->st = ACM_OK;
+    for (int k = 0; k < SAVES; ++k) {
+        pthread_barrier_wait(s->start);
+        const acm_status st = acm_domain_save(s->d, s->path);
+        if (st != ACM_OK && s->st == ACM_OK) {
+            s->st = st;
+            snprintf(s->msg, sizeof s->msg, "%s", acm_domain_last_error(s->d));
+        }
+    }
+    return NULL;
+}
+
+START_TEST(two_threads_save_to_one_path)
+{
+    char dir[] = "/tmp/acm-threads-XXXXXX", path[96];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    scene sc[2];
+    for (int v = 0; v < 2; ++v) { /* told apart by their step counts */
+        scene_create(&sc[v], v);
+        ACM_CK_OK(sc[v].d, acm_step(sc[v].d, 3 + v));
+    }
+    pthread_barrier_t start;
+    ck_assert_int_eq(pthread_barrier_init(&start, NULL, 2), 0);
+    saver s[2] = {{sc[0].d, path, &start, ACM_ERR_INTERNAL, ""},
+                  {sc[1].d, path, &start, ACM_ERR_INTERNAL, ""}};
+    run_pair(saver_run, &s[0], &s[1]);
+    pthread_barrier_destroy(&start);
+    for (int v = 0; v < 2; ++v)
+        ck_assert_msg(s[v].st == ACM_OK, "thread %d: %s: %s", v, acm_status_string(s[v].st),
+                      s[v].msg);
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
+    acm_domain *back = acm_test_load(path, ACM_BACKEND_CPU);
+    acm_domain_stats st;
+    memset(&st, 0, sizeof st);
+    st.version = ACM_DOMAIN_STATS_VERSION;
+    ACM_CK_OK(back, acm_domain_get_stats(back, &st));
+    ck_assert(st.step == 3 || st.step == 4);
+    acm_domain_destroy(back);
+    for (int v = 0; v < 2; ++v)
+        acm_domain_destroy(sc[v].d);
+    ck_assert_int_eq(remove(path), 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 TEST_SUITE(threads)
 {
     Suite *s = suite_create("threads");
@@ -465,6 +533,7 @@ TEST_SUITE(threads)
     tcase_add_test(tc, two_domains_two_threads);
     tcase_add_test(tc, one_domain_second_thread_refused);
     tcase_add_test(tc, one_domain_two_threads_hammering);
+    tcase_add_test(tc, two_threads_save_to_one_path);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -8,7 +8,6 @@
  * answers ACM_ERR_NOT_BUILT and says how to get it.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <dirent.h>       /* opendir: no temporary file left */
 #include <signal.h>       /* SIGXFSZ */
 #include <sys/resource.h> /* setrlimit: a write that fails */
 #include <unistd.h>       /* rmdir, access */
@@ -65,18 +64,6 @@ static uint64_t alive_of(acm_smoke *s)
     i.version = ACM_SMOKE_INFO_VERSION;
     ck_assert_int_eq(acm_smoke_get_info(s, &i), ACM_OK);
     return i.alive;
-}
-
-/* Entries of a directory whose name holds ".tmp." (a temporary left behind). */
-static int temporaries(const char *dir)
-{
-    DIR *dp = opendir(dir);
-    ck_assert_ptr_nonnull(dp);
-    int n = 0;
-    for (struct dirent *e = readdir(dp); e != NULL; e = readdir(dp))
-        n += strstr(e->d_name, ".tmp.") != NULL;
-    closedir(dp);
-    return n;
 }
 
 #ifdef ACM_TEST_VDB_READER
@@ -220,7 +207,7 @@ START_TEST(vdb_smoke)
         free(expect);
         free(on);
     }
-    ck_assert_int_eq(temporaries(dir), 0);
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
     remove(path);
     rmdir(dir);
     acm_domain_destroy(d);
@@ -253,7 +240,7 @@ START_TEST(vdb_domain)
     check_field_grid(d, path, "fluid_density", ACM_FIELD_DENSITY, "float");
     check_field_grid(d, path, "vel", ACM_FIELD_VELOCITY, "vec3s");
     check_field_grid(d, path, "force", ACM_FIELD_FORCE, "vec3s");
-    ck_assert_int_eq(temporaries(dir), 0);
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
     free(force);
     remove(path);
     rmdir(dir);
@@ -314,13 +301,42 @@ START_TEST(vdb_errors)
     ck_assert_msg(st == ACM_ERR_IO, "%s: %s", acm_status_string(st), acm_smoke_last_error(s));
     ck_assert_msg(strstr(acm_smoke_last_error(s), "File too large") != NULL, "%s",
                   acm_smoke_last_error(s));
-    ck_assert_int_eq(temporaries(dir), 0);
+    ck_assert_msg(strstr(acm_smoke_last_error(s), path) != NULL &&
+                      strstr(acm_smoke_last_error(s), ".tmp") == NULL,
+                  "'%s' does not name the caller's path alone", acm_smoke_last_error(s));
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
     size_t after_size = 0;
     char *after = slurp(path, &after_size);
     ck_assert_uint_eq(after_size, before_size);
     ck_assert_mem_eq(after, before, before_size);
     free(before);
     free(after);
+    remove(path);
+    rmdir(dir);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* A file name of 255 bytes (NAME_MAX) is valid: its temporary `<name>.tmp.<pid>`
+ * was not, and the export failed naming the temporary. */
+START_TEST(vdb_longest_name)
+{
+    acm_smoke *s = NULL;
+    acm_domain *d = smoky_domain(&s);
+    char dir[] = "/tmp/acm-vdb-XXXXXX", name[256], path[512];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    memset(name, 'n', 255);
+    memcpy(name + 251, ".vdb", 5);
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    ck_assert_msg(acm_smoke_export_vdb(s, path, 1, ACM_VDB_VELOCITY) == ACM_OK, "%s",
+                  acm_smoke_last_error(s));
+    char names[128], creator[64], msg[512];
+    ck_assert_msg(vdb_test_names(path, names, sizeof names, creator, sizeof creator, msg,
+                                 sizeof msg) == 0, "%s", msg);
+    ck_assert_str_eq(names, "density,vel");
+    const acm_field rho = ACM_FIELD_DENSITY;
+    ACM_CK_OK(d, acm_domain_export_vdb(d, path, &rho, 1));
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
     remove(path);
     rmdir(dir);
     acm_domain_destroy(d);
@@ -344,7 +360,7 @@ START_TEST(vdb_not_built)
     ACM_CK_FAIL(d, acm_domain_export_vdb(d, path, &rho, 1), ACM_ERR_NOT_BUILT);
     ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "-Dopenvdb=enabled"));
     ck_assert_int_ne(access(path, F_OK), 0);
-    ck_assert_int_eq(temporaries(dir), 0);
+    ck_assert_int_eq(acm_test_temporaries(dir), 0);
     rmdir(dir);
     acm_domain_destroy(d);
 }
@@ -361,6 +377,7 @@ TEST_SUITE(vdb_export)
     tcase_add_test(tc, vdb_smoke);
     tcase_add_test(tc, vdb_domain);
     tcase_add_test(tc, vdb_errors);
+    tcase_add_test(tc, vdb_longest_name);
 #else
     tcase_add_test(tc, vdb_not_built);
 #endif /* ACM_TEST_VDB_READER */

@@ -90,9 +90,10 @@ ACM_API acm_status acm_load_options_init(acm_load_options *opts, uint32_t versio
 /**
  * Write the whole state of @p domain to @p path (docs/checkpoint.md).
  *
- * The file is written beside @p path (`path.tmp.<pid>`), flushed to the disk
- * and renamed over @p path only when complete: a crash or a failure half way
- * leaves the previous file at @p path as it was, and no temporary.
+ * The file is written beside @p path (a temporary `.acm.tmp.<pid>.<n>` in its
+ * directory, which fits whatever the length of the file's name), flushed to
+ * the disk and renamed over @p path only when complete: a crash or a failure
+ * half way leaves the previous file at @p path as it was, and no temporary.
  * The domain is not changed (on a GPU, the state and the smokes' particles are
  * copied to the host: this synchronises). Checkpoints are about 8 x 27 bytes
  * per cell plus 56 for the force field, tau and the immersed-boundary force
@@ -102,7 +103,8 @@ ACM_API acm_status acm_load_options_init(acm_load_options *opts, uint32_t versio
  * @param domain  the domain (receives the message on failure)
  * @param path    file to write
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_IO (the file could not be
- *         created, written, flushed or renamed: the message says which and why);
+ *         created, written, flushed or renamed: the message names @p path and
+ *         says which and why);
  *         ::ACM_ERR_NO_MEMORY; ::ACM_ERR_DEVICE (copying a GPU's state or particles).
  * @note Thread-safety: as for any call on the domain.
  * @since 1.3
@@ -124,7 +126,8 @@ ACM_API acm_status acm_domain_save(acm_domain *domain, const char *path);
  * @param opts      options, or NULL for the defaults (the checkpoint's backend
  *                  and layout)
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_IO (cannot open or read the
- *         file); ::ACM_ERR_BAD_FORMAT (not a checkpoint, truncated, a checksum
+ *         file, or it is not a regular file: a directory, a FIFO or a device is
+ *         refused before anything is read, without blocking); ::ACM_ERR_BAD_FORMAT (not a checkpoint, truncated, a checksum
  *         mismatch, an unknown, missing, repeated or inconsistent section, values
  *         out of range); ::ACM_ERR_BAD_VERSION (a format version this library does
  *         not read, or an unknown @p opts version); ::ACM_ERR_UNSUPPORTED (written

@@ -15,6 +15,9 @@
  * absurd element count, a NaN or infinite coordinate, an out-of-range,
  * negative or zero OBJ index, or a mesh with no usable triangle gives a
  * specific ::acm_status and a message, never a crash or a huge allocation.
+ * acm_mesh_load() reads regular files only: a directory, a FIFO, a device or
+ * a socket is refused before anything is read, without blocking, and no more
+ * is read than the size the file had when it was opened.
  *
  * ### What a mesh holds
  * Vertices (3 doubles each) and triangles (3 vertex indices each, counter-
@@ -92,8 +95,9 @@ ACM_API acm_status acm_mesh_options_init(acm_mesh_options *opts, uint32_t versio
  * @param opts            options, or NULL for the defaults
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION;
  *         ::ACM_ERR_OUT_OF_RANGE (a non-finite coordinate, an index >= vertex_count,
- *         too few vertices or triangles, coordinates so large or small that the
- *         area, volume or inertia leaves the range of a double);
+ *         too few vertices or triangles, coordinates so large that the area,
+ *         volume or inertia overflows a double, or so small that the area, or the
+ *         volume of a closed mesh, underflows to 0);
  *         ::ACM_ERR_INVALID_ARG (every triangle degenerate; error_buffer NULL with a
  *         non-zero error_buffer_size); ::ACM_ERR_LIMIT (more than max_triangles,
  *         more than 2^32 - 2 vertices); ::ACM_ERR_NO_MEMORY
@@ -110,9 +114,11 @@ ACM_API acm_status acm_mesh_create(acm_mesh **out, const double *vertices, size_
  * @param path      file name
  * @param opts      options (format, limit, error buffer), or NULL
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION; ::ACM_ERR_BAD_ENUM;
- *         ::ACM_ERR_IO (cannot open or read the file); ::ACM_ERR_BAD_FORMAT (malformed,
- *         truncated, a NaN/inf coordinate, a bad OBJ index, no usable triangle;
- *         the message gives the line or byte offset); ::ACM_ERR_LIMIT (more
+ *         ::ACM_ERR_IO (cannot open or read the file, or it is not a regular file:
+ *         the message names the path and what it is, "a FIFO", "a directory", ...);
+ *         ::ACM_ERR_BAD_FORMAT (malformed, truncated, a NaN/inf coordinate, a bad OBJ
+ *         index, no usable triangle, coordinates whose area or volume leaves the
+ *         range of a double; the message gives the line or byte offset); ::ACM_ERR_LIMIT (more
  *         triangles than max_triangles, or a file larger than 1 MiB + 1 KiB per
  *         allowed triangle); ::ACM_ERR_INVALID_ARG (error_buffer NULL with a
  *         non-zero size); ::ACM_ERR_NO_MEMORY

@@ -136,9 +136,10 @@ ACM_API acm_status acm_solid_options_init(acm_solid_options *opts, uint32_t vers
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION; ::ACM_ERR_BAD_ENUM;
  *         ::ACM_ERR_INVALID_ARG (neither or both of mesh and samples; a free body
  *         without a closed mesh, volume or inertia to take its mass properties from);
- *         ::ACM_ERR_OUT_OF_RANGE (non-finite or out-of-range numbers, a quaternion
- *         far from unit length, a solid outside the domain along a non-periodic
- *         axis, a surface speed of ::ACM_SOLID_MAX_SPEED or more, a free body
+ *         ::ACM_ERR_OUT_OF_RANGE (non-finite or out-of-range numbers, a scale at
+ *         which the mesh's surface, or the volume of a closed mesh, underflows in
+ *         cells, a quaternion far from unit length, a solid outside the domain
+ *         along a non-periodic axis, a surface speed of ::ACM_SOLID_MAX_SPEED or more, a free body
  *         lighter than 1.2 times the fluid it displaces);
  *         ::ACM_ERR_LIMIT (more than max_samples samples);
  *         ::ACM_ERR_NO_MEMORY, ::ACM_ERR_DEVICE_MEMORY, ::ACM_ERR_DEVICE.

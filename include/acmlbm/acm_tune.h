@@ -81,7 +81,8 @@ typedef struct acm_tune_options {
     uint32_t flags;           /**< ::acm_tune_flag values, or-ed (other bits: ::ACM_ERR_BAD_ENUM) */
     const char *cache_path;   /**< a text file of tuned layouts (NULL: no cache). A hit
                                    skips the search; a search stores its result there
-                                   (written to a temporary file and renamed) */
+                                   (written to a temporary file and renamed); it must be a
+                                   regular file (a FIFO or a directory: ::ACM_ERR_IO) */
     acm_tune_progress_fn progress; /**< called after each candidate, or NULL */
     void *user_data;          /**< passed to progress */
 } acm_tune_options;
@@ -124,8 +125,8 @@ typedef struct acm_tune_report acm_tune_report;
  *         ::ACM_ERR_BAD_STATE (the domain has diverged);
  *         ::ACM_ERR_BAD_FORMAT (the cache holds a corrupt entry for this scene:
  *         the message names file and line; ::ACM_TUNE_REFRESH replaces it);
- *         ::ACM_ERR_IO (the cache cannot be read or written: checked before
- *         the search); ::ACM_ERR_CANCELLED; device errors
+ *         ::ACM_ERR_IO (the cache cannot be read or written, or is not a regular
+ *         file: checked before the search); ::ACM_ERR_CANCELLED; device errors
  * @since 1.3
  */
 ACM_API acm_status acm_domain_autotune(acm_domain *domain, const acm_tune_options *opts,

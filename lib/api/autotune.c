@@ -7,15 +7,15 @@
  */
 #include <errno.h>  /* errno */
 #include <math.h>   /* ceil, floor, fmax, fmin */
-#include <stdio.h>  /* FILE, fopen, fgets, rename, remove */
+#include <stdio.h>  /* FILE, fopen, fputs, remove */
 #include <stdlib.h> /* calloc, free, realloc */
 #include <string.h> /* memcpy, strcmp, strerror, strstr */
 #include <time.h>   /* clock_gettime */
-#include <unistd.h> /* getpid */
 
 #include "alloc.h"
 #include "backend.h"
 #include "calls.h" /* acm__domain_finish */
+#include "file.h"  /* acm__file_fopen, acm__file_gets, acm__temp_fopen, acm__temp_finish */
 #include "guard.h"
 #include "options.h"
 #include "pipeline.h" /* acm__domain_check_faces */
@@ -544,20 +544,33 @@ static void cache_key(acm_domain *d, const acm_tune_options *o, char *key, size_
                 (unsigned long long)samples, moving, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
 }
 
+/* The cache open to be read (acm__file_fopen: a regular file only, never a
+ * FIFO that would block), its size in *size; *f NULL when there is none yet. */
+static acm_status cache_open(acm_domain *d, const char *path, FILE **f, uint64_t *size)
+{
+    char why[160];
+    int err = 0;
+    *f = acm__file_fopen(path, size, &err, why, sizeof why);
+    if (*f == NULL && err != ENOENT)
+        return ACM_FAIL(d, ACM_ERR_IO, "cannot read the tuning cache %s: %s", path, why);
+    return ACM_OK;
+}
+
 /* The cached layout of `key` into *l: 1 found, 0 not; a status on error. */
 static acm_status cache_lookup(acm_domain *d, const char *path, const char *key, acm_layout *l,
                                int *found)
 {
     *found = 0;
-    FILE *f = fopen(path, "r");
+    FILE *f = NULL;
+    uint64_t size = 0;
+    ACM_TRY(cache_open(d, path, &f, &size));
     if (f == NULL)
-        return errno == ENOENT ? ACM_OK
-                               : ACM_FAIL(d, ACM_ERR_IO, "cannot read the tuning cache %s: %s",
-                                          path, strerror(errno));
+        return ACM_OK;
     char line[ACM_TUNE_LINE];
     const size_t klen = strlen(key);
     acm_status st = ACM_OK;
-    for (int n = 1; st == ACM_OK && !*found && fgets(line, sizeof line, f) != NULL; ++n) {
+    for (int n = 1; st == ACM_OK && !*found && acm__file_gets(line, sizeof line, f, size) != NULL;
+         ++n) {
         if (strncmp(line, key, klen) != 0 || strncmp(line + klen, " | ", 3) != 0)
             continue;
         line[strcspn(line, "\n")] = '\0';
@@ -575,12 +588,18 @@ static acm_status cache_lookup(acm_domain *d, const char *path, const char *key,
     return st;
 }
 
-/* Fail early when the cache cannot be written (before minutes of search). */
+/* Fail early when the cache cannot be read or written (before minutes of
+ * search): an existing cache must be a regular file, and a temporary beside
+ * it must be possible. */
 static acm_status cache_check_writable(acm_domain *d, const char *path)
 {
-    char tmp[4096];
-    acm__format(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    FILE *in = NULL;
+    uint64_t size = 0;
+    ACM_TRY(cache_open(d, path, &in, &size));
+    if (in != NULL)
+        fclose(in);
+    char tmp[4096], msg[ACM_ERROR_SIZE];
+    FILE *f = acm__temp_fopen(tmp, sizeof tmp, path, msg, sizeof msg);
     if (f == NULL)
         return ACM_FAIL(d, ACM_ERR_IO, "cannot write the tuning cache next to %s: %s", path,
                         strerror(errno));
@@ -593,25 +612,28 @@ static acm_status cache_check_writable(acm_domain *d, const char *path)
  * file written beside the old and renamed over it. */
 static acm_status cache_store(acm_domain *d, const char *path, const char *key, const char *layout)
 {
-    char tmp[4096], line[ACM_TUNE_LINE];
-    acm__format(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *out = fopen(tmp, "w");
-    if (out == NULL)
-        return ACM_FAIL(d, ACM_ERR_IO, "cannot write %s: %s", tmp, strerror(errno));
-    FILE *in = fopen(path, "r");
+    char tmp[4096], line[ACM_TUNE_LINE], msg[ACM_ERROR_SIZE];
+    FILE *in = NULL;
+    uint64_t size = 0;
+    ACM_TRY(cache_open(d, path, &in, &size));
+    FILE *out = acm__temp_fopen(tmp, sizeof tmp, path, msg, sizeof msg);
+    if (out == NULL) {
+        if (in != NULL)
+            fclose(in);
+        return ACM_FAIL(d, ACM_ERR_IO, "%s", msg);
+    }
     const size_t klen = strlen(key);
-    while (in != NULL && fgets(line, sizeof line, in) != NULL)
+    while (in != NULL && acm__file_gets(line, sizeof line, in, size) != NULL)
         if (!(strncmp(line, key, klen) == 0 && strncmp(line + klen, " | ", 3) == 0))
             fputs(line, out);
     if (in != NULL)
         fclose(in);
     fprintf(out, "%s | %s\n", key, layout);
     const bool ok = !ferror(out);
-    if (fclose(out) != 0 || !ok || rename(tmp, path) != 0) {
-        const int e = errno;
-        remove(tmp);
-        return ACM_FAIL(d, ACM_ERR_IO, "cannot write the tuning cache %s: %s", path, strerror(e));
-    }
+    const int e = fclose(out) != 0 || !ok ? (errno ? errno : EIO) : 0;
+    if (acm__temp_finish(tmp, path, e, msg, sizeof msg) != ACM_OK)
+        return ACM_FAIL(d, ACM_ERR_IO, "cannot write the tuning cache %s: %s", path,
+                        strerror(errno));
     return ACM_OK;
 }
 

@@ -462,6 +462,14 @@ static acm_status compute_info(acm_mesh *m, char *msg, size_t msg_size)
                     f.exponent + 1);
         return ACM_ERR_OUT_OF_RANGE;
     }
+    /* a closed surface that encloses a volume must say so: 0 would call it flat */
+    if (in->closed && ms.v6 != 0.0 && in->volume == 0.0) {
+        acm__format(msg, msg_size,
+                    "the closed mesh spans 2^%d units: its volume underflows to 0 in a double "
+                    "(give its coordinates in larger units)",
+                    f.exponent + 1);
+        return ACM_ERR_OUT_OF_RANGE;
+    }
     return ACM_OK;
 }
 

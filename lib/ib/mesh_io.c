@@ -9,11 +9,12 @@
 #include <errno.h>  /* errno */
 #include <math.h>   /* isfinite */
 #include <stdarg.h> /* va_list */
-#include <stdio.h>  /* FILE, fopen, fread, fseek, ftell */
 #include <stdlib.h> /* malloc, realloc, free, strtod */
 #include <string.h> /* memchr, memcmp, memcpy, memmove, strlen, strerror_r */
+#include <unistd.h> /* read, close */
 
 #include "alloc.h"
+#include "file.h" /* acm__file_open */
 #include "mesh.h"
 
 /* A file may hold this many bytes per allowed triangle, plus a fixed
@@ -21,12 +22,13 @@
  * the rest leaves room for comments, normals and texture coordinates. */
 #define ACM_MESH_FILE_BYTES_PER_TRIANGLE 1024
 #define ACM_MESH_FILE_BYTES_BASE (UINT64_C(1) << 20)
-#define ACM_MESH_FILE_CHUNK ((size_t)1 << 16)
 
 /* Longest number token accepted (strtod reads a NUL-terminated copy). */
 #define ACM_MESH_NUMBER_MAX 128
-/* Bytes of input quoted in a message. */
-#define ACM_MESH_QUOTE 40
+/* Bytes of input quoted in a message, and the size of a quote: the bytes, the
+ * quotes, "..." and the length of a token cut, and the NUL. */
+#define ACM_MESH_QUOTE 36
+#define ACM_MESH_QUOTE_SIZE (ACM_MESH_QUOTE + 40)
 
 #define ACM_STL_HEADER 84 /* 80-byte header and the uint32 facet count */
 #define ACM_STL_FACET 50  /* normal, 3 vertices (12 float32) and a uint16 */
@@ -130,21 +132,21 @@ static bool token_is(span tok, const char *word, bool any_case)
     return true;
 }
 
-/* A printable quote of a token for messages: input bytes may be anything,
- * a message must stay plain ASCII. */
-static const char *quote(span tok, char buf[ACM_MESH_QUOTE])
+/* A printable quote of a token for messages, in single quotes: input bytes
+ * may be anything, a message must stay plain ASCII. A longer token is cut, and
+ * the quote says so with its length: '1234...' (70 bytes). */
+static const char *quote(span tok, char buf[ACM_MESH_QUOTE_SIZE])
 {
-    const size_t room = ACM_MESH_QUOTE - 4; /* "..." and the NUL */
-    size_t n = tok.n < room ? tok.n : room, i = 0;
-    for (; i < n; ++i) {
-        unsigned char c = (unsigned char)tok.s[i];
-        buf[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    size_t n = tok.n < ACM_MESH_QUOTE ? tok.n : ACM_MESH_QUOTE, i = 0;
+    buf[i++] = '\'';
+    for (size_t k = 0; k < n; ++k) {
+        unsigned char c = (unsigned char)tok.s[k];
+        buf[i++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
-    if (tok.n > room) {
-        memcpy(buf + i, "...", 3);
-        i += 3;
-    }
-    buf[i] = '\0';
+    if (tok.n > n)
+        acm__format(buf + i, ACM_MESH_QUOTE_SIZE - i, "...' (%zu bytes)", tok.n);
+    else
+        memcpy(buf + i, "'", 2);
     return buf;
 }
 
@@ -185,7 +187,7 @@ static acm_status line_fail(const reader *r, const text *t, acm_status st, const
 static acm_status read_numbers(const reader *r, const text *t, span *rest, double *x, int n,
                                bool finite, const char *record)
 {
-    char q[ACM_MESH_QUOTE];
+    char q[ACM_MESH_QUOTE_SIZE];
     for (int i = 0; i < n; ++i) {
         span tok;
         if (!next_token(rest, &tok))
@@ -193,9 +195,9 @@ static acm_status read_numbers(const reader *r, const text *t, span *rest, doubl
                              n, i);
         number_kind k = parse_number(tok, &x[i]);
         if (k == NUMBER_BAD)
-            return line_fail(r, t, ACM_ERR_BAD_FORMAT, "'%s' is not a number", quote(tok, q));
+            return line_fail(r, t, ACM_ERR_BAD_FORMAT, "%s is not a number", quote(tok, q));
         if (k == NUMBER_NOT_FINITE && finite)
-            return line_fail(r, t, ACM_ERR_BAD_FORMAT, "coordinate '%s' is not finite",
+            return line_fail(r, t, ACM_ERR_BAD_FORMAT, "coordinate %s is not finite",
                              quote(tok, q));
     }
     return ACM_OK;
@@ -205,9 +207,9 @@ static acm_status read_numbers(const reader *r, const text *t, span *rest, doubl
 static acm_status expect_end(const reader *r, const text *t, span rest, const char *record)
 {
     span extra;
-    char q[ACM_MESH_QUOTE];
+    char q[ACM_MESH_QUOTE_SIZE];
     if (next_token(&rest, &extra))
-        return line_fail(r, t, ACM_ERR_BAD_FORMAT, "unexpected '%s' after '%s'",
+        return line_fail(r, t, ACM_ERR_BAD_FORMAT, "unexpected %s after '%s'",
                          quote(extra, q), record);
     return ACM_OK;
 }
@@ -391,12 +393,12 @@ static acm_status stl_facet(const reader *r, const text *t, span rest, stl_text 
         return line_fail(r, t, ACM_ERR_LIMIT, "more than max_triangles=%llu facets",
                          (unsigned long long)r->max_triangles);
     span w;
-    char q[ACM_MESH_QUOTE];
+    char q[ACM_MESH_QUOTE_SIZE];
     if (next_token(&rest, &w)) {
         double n[3];
         if (!token_is(w, "normal", true))
             return line_fail(r, t, ACM_ERR_BAD_FORMAT, "expected 'normal' after 'facet', found "
-                             "'%s'", quote(w, q));
+                             "%s", quote(w, q));
         ACM_TRY(read_numbers(r, t, &rest, n, 3, false, "facet normal"));
         ACM_TRY(expect_end(r, t, rest, "facet normal"));
     }
@@ -423,7 +425,7 @@ static acm_status stl_vertex(const reader *r, const text *t, span rest, stl_text
 /* One non-blank line, in the state machine of the format. */
 static acm_status stl_line(const reader *r, const text *t, span kw, span rest, stl_text *s)
 {
-    char q[ACM_MESH_QUOTE];
+    char q[ACM_MESH_QUOTE_SIZE];
     switch (s->state) {
     case STL_OUTSIDE:
         if (!token_is(kw, "solid", true))
@@ -461,7 +463,7 @@ static acm_status stl_line(const reader *r, const text *t, span kw, span rest, s
         s->state = STL_SOLID;
         return expect_end(r, t, rest, "endfacet");
     }
-    return line_fail(r, t, ACM_ERR_BAD_FORMAT, "expected %s, found '%s'",
+    return line_fail(r, t, ACM_ERR_BAD_FORMAT, "expected %s, found %s",
                      stl_expected[s->state], quote(kw, q));
 }
 
@@ -561,13 +563,13 @@ static acm_status obj_vertex(const reader *r, const text *t, span rest, obj *o)
     ACM_TRY(read_numbers(r, t, &rest, x, 3, true, "v"));
     span tok;
     int n = 0;
-    char q[ACM_MESH_QUOTE];
+    char q[ACM_MESH_QUOTE_SIZE];
     while (next_token(&rest, &tok)) {
         if (n == 3)
             return line_fail(r, t, ACM_ERR_BAD_FORMAT, "'v' takes x y z [w] or x y z r g b; "
                              "this one has more numbers");
         if (parse_number(tok, &extra) == NUMBER_BAD)
-            return line_fail(r, t, ACM_ERR_BAD_FORMAT, "'%s' is not a number", quote(tok, q));
+            return line_fail(r, t, ACM_ERR_BAD_FORMAT, "%s is not a number", quote(tok, q));
         ++n;
     }
     if (n == 2)
@@ -596,14 +598,16 @@ static bool obj_int(span tok, size_t *i, int64_t *value)
     return *i > start;
 }
 
-/* A face corner: v, v/vt, v/vt/vn or v//vn. Only v is used; vt and vn are
- * checked for their form. */
-static bool obj_ref(span tok, int64_t *vindex)
+/* A face corner: v, v/vt, v/vt/vn or v//vn. Only v is used (its text in
+ * *vtext, for messages); vt and vn are checked for their form. */
+static bool obj_ref(span tok, int64_t *vindex, span *vtext)
 {
     size_t i = 0;
     int64_t unused;
     if (!obj_int(tok, &i, vindex))
         return false;
+    vtext->s = tok.s;
+    vtext->n = i;
     if (i == tok.n)
         return true;
     if (tok.s[i++] != '/')
@@ -621,20 +625,37 @@ static bool obj_ref(span tok, int64_t *vindex)
     return obj_int(tok, &i, &unused) && i == tok.n;
 }
 
-/* A 0-based vertex index: positive indices count from the first vertex of
- * the file, negative ones back from the last vertex read so far. */
-static acm_status obj_resolve(const reader *r, const text *t, const obj *o, int64_t a,
-                              uint32_t *idx)
+/* An index for a message: its value, or beyond what obj_int reads, its text
+ * whole (digits and a sign), cut after ACM_MESH_QUOTE characters with its
+ * length. */
+static const char *index_text(int64_t a, span digits, char buf[ACM_MESH_QUOTE_SIZE])
 {
+    if (a >= -ACM_OBJ_INDEX_CAP && a <= ACM_OBJ_INDEX_CAP)
+        acm__format(buf, ACM_MESH_QUOTE_SIZE, "%lld", (long long)a);
+    else if (digits.n <= ACM_MESH_QUOTE)
+        acm__format(buf, ACM_MESH_QUOTE_SIZE, "%.*s", (int)digits.n, digits.s);
+    else
+        acm__format(buf, ACM_MESH_QUOTE_SIZE, "%.*s... (%zu characters)", ACM_MESH_QUOTE,
+                    digits.s, digits.n);
+    return buf;
+}
+
+/* A 0-based vertex index (`digits` as the file writes it): positive indices
+ * count from the first vertex of the file, negative ones back from the last
+ * vertex read so far. */
+static acm_status obj_resolve(const reader *r, const text *t, const obj *o, int64_t a,
+                              span digits, uint32_t *idx)
+{
+    char q[ACM_MESH_QUOTE_SIZE];
     if (a == 0)
         return line_fail(r, t, ACM_ERR_BAD_FORMAT, "vertex index 0 (OBJ counts from 1)");
     if (a > 0 && (uint64_t)a > o->nv_total)
-        return line_fail(r, t, ACM_ERR_BAD_FORMAT, "vertex index %lld, the file has %zu vertices",
-                         (long long)a, o->nv_total);
+        return line_fail(r, t, ACM_ERR_BAD_FORMAT, "vertex index %s, the file has %zu vertices",
+                         index_text(a, digits, q), o->nv_total);
     if (a < 0 && (uint64_t)-a > o->nv)
         return line_fail(r, t, ACM_ERR_BAD_FORMAT,
-                         "relative vertex index %lld, only %zu vertices precede it", (long long)a,
-                         o->nv);
+                         "relative vertex index %s, only %zu vertices precede it",
+                         index_text(a, digits, q), o->nv);
     *idx = (uint32_t)(a > 0 ? a - 1 : (int64_t)o->nv + a);
     return ACM_OK;
 }
@@ -664,15 +685,16 @@ static acm_status obj_face(const reader *r, const text *t, span rest, obj *o)
     span tok;
     size_t n = 0;
     uint32_t first = 0, prev = 0;
-    char q[ACM_MESH_QUOTE];
+    char q[ACM_MESH_QUOTE_SIZE];
     while (next_token(&rest, &tok)) {
         int64_t a = 0;
         uint32_t idx = 0;
-        if (!obj_ref(tok, &a))
+        span digits;
+        if (!obj_ref(tok, &a, &digits))
             return line_fail(r, t, ACM_ERR_BAD_FORMAT,
-                             "'%s' is not a vertex reference (v, v/vt, v/vt/vn or v//vn)",
+                             "%s is not a vertex reference (v, v/vt, v/vt/vn or v//vn)",
                              quote(tok, q));
-        ACM_TRY(obj_resolve(r, t, o, a, &idx));
+        ACM_TRY(obj_resolve(r, t, o, a, digits, &idx));
         if (n == 0)
             first = idx;
         else if (n >= 2)
@@ -791,7 +813,7 @@ static size_t file_limit(uint64_t max_triangles)
 
 typedef struct file_buf {
     char *data;
-    size_t len, cap;
+    size_t len;
 } file_buf;
 
 static acm_status too_large(char *msg, size_t msg_size, const char *path, size_t limit)
@@ -803,73 +825,42 @@ static acm_status too_large(char *msg, size_t msg_size, const char *path, size_t
     return ACM_ERR_LIMIT;
 }
 
-/* The file's size where it tells it (a regular file does, a pipe does not),
- * so that a huge file is refused before it is read and the buffer grows once.
- * 0 when unknown. The read position is kept. */
-static acm_status size_hint(FILE *f, const char *path, size_t *hint, char *msg, size_t msg_size)
+/* The `size` bytes that fstat gave, in one buffer: no more (a file that grew
+ * since is read as it was), fewer if it shrank. */
+static acm_status read_bytes(int fd, const char *path, size_t size, file_buf *b, char *msg,
+                             size_t msg_size)
 {
-    *hint = 0;
-    long here = ftell(f);
-    if (here < 0 || fseek(f, 0, SEEK_END) != 0) {
-        clearerr(f);
-        return ACM_OK;
-    }
-    long end = ftell(f);
-    if (fseek(f, here, SEEK_SET) != 0)
-        return io_fail(msg, msg_size, "seek in", path, errno);
-    if (end > here && (unsigned long)end < SIZE_MAX)
-        *hint = (size_t)end;
-    return ACM_OK;
-}
-
-static acm_status grow_file_buf(FILE *f, const char *path, size_t limit, file_buf *b, char *msg,
-                                size_t msg_size)
-{
-    size_t want = b->cap == 0 ? ACM_MESH_FILE_CHUNK : 2 * b->cap, hint = 0;
-    if (b->cap != 0) {
-        /* asked only once the first chunk was read: opening a directory
-         * succeeds, its first read fails with a clear reason */
-        ACM_TRY(size_hint(f, path, &hint, msg, msg_size));
-        if (hint > limit)
-            return too_large(msg, msg_size, path, limit);
-        /* one byte more than the file: the read that finds its end needs no regrowth */
-        want = hint >= want ? hint + 1 : want;
-    }
-    want = want > limit + 1 ? limit + 1 : want;
-    char *p = acm__realloc(b->data, want);
-    if (p == NULL) {
-        acm__format(msg, msg_size, "cannot allocate %zu bytes to read '%s'", want, path);
+    b->data = acm__malloc(size > 0 ? size : 1);
+    if (b->data == NULL) {
+        acm__format(msg, msg_size, "cannot allocate %zu bytes to read '%s'", size, path);
         return ACM_ERR_NO_MEMORY;
     }
-    b->data = p;
-    b->cap = want;
+    while (b->len < size) {
+        ssize_t got = read(fd, b->data + b->len, size - b->len);
+        if (got < 0 && errno != EINTR)
+            return io_fail(msg, msg_size, "read", path, errno);
+        if (got == 0)
+            break;
+        b->len += got > 0 ? (size_t)got : 0;
+    }
     return ACM_OK;
 }
 
-static acm_status read_stream(FILE *f, const char *path, size_t limit, file_buf *b, char *msg,
-                              size_t msg_size)
-{
-    for (;;) {
-        if (b->len == b->cap)
-            ACM_TRY(grow_file_buf(f, path, limit, b, msg, msg_size));
-        size_t got = fread(b->data + b->len, 1, b->cap - b->len, f);
-        int err = errno;
-        b->len += got;
-        if (b->len > limit)
-            return too_large(msg, msg_size, path, limit);
-        if (got == 0)
-            return ferror(f) ? io_fail(msg, msg_size, "read", path, err) : ACM_OK;
-    }
-}
-
+/* A regular file only (acm__file_open: a FIFO, a device or a directory is
+ * refused before anything is read), no larger than the limit. */
 static acm_status read_file(const char *path, size_t limit, file_buf *b, char *msg,
                             size_t msg_size)
 {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL)
-        return io_fail(msg, msg_size, "open", path, errno);
-    acm_status st = read_stream(f, path, limit, b, msg, msg_size);
-    fclose(f);
+    int fd = -1;
+    uint64_t size = 0;
+    char why[160];
+    if (acm__file_open(path, &fd, &size, why, sizeof why) != 0) {
+        acm__format(msg, msg_size, "cannot open '%s': %s", path, why);
+        return ACM_ERR_IO;
+    }
+    acm_status st = size > limit ? too_large(msg, msg_size, path, limit)
+                                 : read_bytes(fd, path, (size_t)size, b, msg, msg_size);
+    close(fd);
     return st;
 }
 
@@ -903,7 +894,7 @@ ACM_API acm_status acm_mesh_load(acm_mesh **out, const char *path, const acm_mes
         acm__format(msg, sizeof msg, "%s is NULL", out == NULL ? "out" : "path");
         st = ACM_ERR_NULL_POINTER;
     }
-    file_buf b = {NULL, 0, 0};
+    file_buf b = {NULL, 0};
     if (st == ACM_OK)
         st = read_file(path, file_limit(o.max_triangles), &b, msg, sizeof msg);
     acm_mesh *m = NULL;

@@ -111,11 +111,38 @@ static acm_status check_options(acm_domain *d, const acm_solid_options *o)
 
 /* ---- samples ------------------------------------------------------------------------ */
 
+/* The mesh's surface in cells^2 underflows at this scale (its area in its own
+ * units is positive: acm_mesh_create refuses less). */
+static acm_status surface_underflows(acm_domain *d, const acm_solid_options *o)
+{
+    return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                    "scale=%g: the surface of the mesh (area %g) underflows in cells^2, beyond "
+                    "the range of a double; give a larger scale or the mesh in larger units",
+                    o->scale, o->mesh->info.area);
+}
+
+/* The mesh at o->scale keeps a surface and, closed, its volume (computed as
+ * mass_properties computes it). */
+static acm_status check_mesh_scale(acm_domain *d, const acm_solid_options *o)
+{
+    const acm_mesh_info *in = &o->mesh->info;
+    const double k3 = o->scale * o->scale * o->scale;
+    if (!(in->area * o->scale * o->scale > 0.0))
+        return surface_underflows(d, o);
+    if (in->closed && in->volume > 0.0 && !(in->volume * k3 > 0.0))
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                        "scale=%g: the volume of the closed mesh (%g) underflows to 0 cells^3, "
+                        "leaving it no volume; give a larger scale or the mesh in larger units",
+                        o->scale, in->volume);
+    return ACM_OK;
+}
+
 /* Body-frame samples of a mesh: vertices moved to the centroid and scaled. */
 static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid_options *o,
                                     uint64_t max_samples)
 {
     const acm_mesh *mesh = o->mesh;
+    ACM_TRY(check_mesh_scale(d, o));
     const double *c = mesh->info.centroid;
     double *v = acm__malloc(3 * mesh->nverts * sizeof(double));
     if (v == NULL)
@@ -128,7 +155,9 @@ static acm_status samples_from_mesh(acm_domain *d, acm_solid *s, const acm_solid
                                         max_samples, &smp, d->error, sizeof d->error);
     if (st != ACM_OK) {
         acm__free(v);
-        return st;
+        /* the triangles have an area (acm_mesh_create), so none in cells is the scale's doing:
+         * their areas underflow triangle by triangle */
+        return st == ACM_ERR_INVALID_ARG ? surface_underflows(d, o) : st;
     }
     s->count = smp.count;
     s->r = smp.pos;

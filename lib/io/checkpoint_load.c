@@ -8,13 +8,13 @@
 #include <inttypes.h> /* PRIu64 */
 #include <math.h>     /* isfinite, fabs, sqrt */
 #include <stdarg.h>   /* va_list */
-#include <stdio.h>    /* FILE, fopen, fread, fseeko, fileno */
+#include <stdio.h>    /* FILE, fread, fseeko */
 #include <string.h>   /* memcmp, memcpy, memset, strerror */
-#include <sys/stat.h> /* fstat */
 
 #include "alloc.h"
 #include "backend.h" /* acm_backend_ops */
 #include "checkpoint_format.h"
+#include "file.h"     /* acm__file_fopen */
 #include "options.h"  /* acm__options_init */
 #include "pipeline.h" /* acm__domain_check_faces */
 #include "smoke.h"
@@ -140,21 +140,12 @@ static acm_status sec_whole(loader *l, const ckpt_entry *e, void *dst, uint64_t 
     return sec_close(l);
 }
 
-/* The file's size, which the header must give. */
-static acm_status stat_file(loader *l)
-{
-    struct stat sb;
-    if (fstat(fileno(l->f), &sb) != 0)
-        return lfail(l, ACM_ERR_IO, "cannot stat: %s", strerror(errno));
-    l->size = (uint64_t)sb.st_size;
-    return ACM_OK;
-}
-
-/* The header's bytes into h: the magic, then the header whole; h->n past the
- * magic. */
+/* The header's bytes into h (no more than the file holds): the magic, then
+ * the header whole; h->n past the magic. */
 static acm_status read_magic(loader *l, rec *h)
 {
-    h->end = fread(h->b, 1, CKPT_HEADER_SIZE, l->f);
+    const size_t want = l->size < CKPT_HEADER_SIZE ? (size_t)l->size : CKPT_HEADER_SIZE;
+    h->end = fread(h->b, 1, want, l->f);
     if (h->end < 8 || memcmp(h->b, ckpt_magic, 8) != 0)
         return lfail(l, ACM_ERR_BAD_FORMAT, "not a libacmlbm checkpoint (no ACMLBMCK magic)");
     if (h->end < CKPT_HEADER_SIZE)
@@ -235,7 +226,6 @@ static acm_status read_header(loader *l)
 {
     rec h = {.n = 0};
     uint32_t nsections = 0, crc = 0;
-    ACM_TRY(stat_file(l));
     ACM_TRY(read_magic(l, &h));
     ACM_TRY(check_version(l, &h));
     ACM_TRY(check_sizes(l, &h, &nsections, &crc));
@@ -1029,8 +1019,11 @@ static acm_status load_file(const char *path, const acm_load_options *o, acm_dom
 {
     loader l = {.path = path, .msg = msg, .n = n};
     acm_status st;
-    if ((l.f = fopen(path, "rb")) == NULL) {
-        st = lfail(&l, ACM_ERR_IO, "cannot open: %s", strerror(errno));
+    char why[160];
+    int err = 0;
+    /* a regular file only, its size (the header must give it) the bound of every read */
+    if ((l.f = acm__file_fopen(path, &l.size, &err, why, sizeof why)) == NULL) {
+        st = lfail(&l, ACM_ERR_IO, "cannot open: %s", why);
     } else {
         st = load(&l, o, out);
         fclose(l.f);

@@ -5,14 +5,14 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>  /* errno, EIO */
-#include <stdio.h>  /* FILE, fopen, fwrite, fseeko, fflush, fclose */
-#include <string.h> /* memcpy, memset, strerror */
+#include <stdio.h>  /* FILE, fwrite, fseeko, fflush, fclose */
+#include <string.h> /* memcpy, memset */
 #include <unistd.h> /* fsync */
 
 #include "alloc.h"
 #include "checkpoint_format.h"
 #include "decomp.h" /* acm__decomp_writes */
-#include "export.h" /* acm__temp_name, acm__temp_finish */
+#include "file.h"   /* acm__temp_name, acm__temp_fopen, acm__temp_finish */
 #include "guard.h"  /* ACM_GUARDED */
 #include "halo.h"   /* acm__halo_agree */
 #include "smoke.h"
@@ -211,8 +211,9 @@ static uint32_t section_count(const acm_domain *d, const acm_snapshot *snap)
            (uint32_t)snap->nsolids + (uint32_t)d->nsmokes;
 }
 
-/* The section table allocated and the temporary created; the message in msg. */
-static acm_status open_writer(writer *w, const char *path, const char *tmp, uint32_t cap,
+/* The section table allocated and the temporary created (its name into
+ * tmp[size]); the message in msg. */
+static acm_status open_writer(writer *w, const char *path, char *tmp, size_t size, uint32_t cap,
                               char *msg, size_t n)
 {
     w->table = acm__calloc(cap, sizeof *w->table);
@@ -220,8 +221,7 @@ static acm_status open_writer(writer *w, const char *path, const char *tmp, uint
         acm__format(msg, n, "cannot allocate the section table of %s", path);
         return ACM_ERR_NO_MEMORY;
     }
-    if ((w->f = fopen(tmp, "wb")) == NULL) {
-        acm__format(msg, n, "cannot create %s: %s", tmp, strerror(errno));
+    if ((w->f = acm__temp_fopen(tmp, size, path, msg, n)) == NULL) {
         acm__free(w->table);
         return ACM_ERR_IO;
     }
@@ -288,13 +288,14 @@ static int close_writer(writer *w)
     return e;
 }
 
-/* The whole file into tmp, renamed over path when complete. */
-static acm_status write_file(acm_domain *d, const char *path, const char *tmp,
-                             const acm_snapshot *snap, char *msg, size_t n)
+/* The whole file into a temporary, renamed over path when complete. */
+static acm_status write_file(acm_domain *d, const char *path, const acm_snapshot *snap,
+                             char *msg, size_t n)
 {
     writer w = {.path = path};
+    char tmp[4096];
     const uint32_t cap = section_count(d, snap);
-    ACM_TRY(open_writer(&w, path, tmp, cap, msg, n));
+    ACM_TRY(open_writer(&w, path, tmp, sizeof tmp, cap, msg, n));
     reserve_table(&w, cap);
     write_records(&w, d, snap);
     write_fields(&w, d, &snap->backend);
@@ -327,7 +328,7 @@ static acm_status domain_save_unguarded(acm_domain *domain, const char *path)
     acm_snapshot snap;
     ACM_TRY(acm__snapshot_take(domain, &snap, false));
     if (writes)
-        st = write_file(domain, path, tmp, &snap, msg, sizeof msg);
+        st = write_file(domain, path, &snap, msg, sizeof msg);
     acm__snapshot_free(&snap);
     if (st != ACM_OK)
         ACM_FAIL(domain, st, "%s", msg);

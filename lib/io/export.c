@@ -4,14 +4,15 @@
  * over it when complete. SPDX-License-Identifier: Apache-2.0
  */
 #include <errno.h>  /* errno */
-#include <stdio.h>  /* FILE, fopen, fprintf, fwrite, rename, remove */
+#include <stdio.h>  /* FILE, fprintf, fwrite, remove */
 #include <stdlib.h> /* malloc, free */
 #include <string.h> /* strerror */
-#include <unistd.h> /* fsync, getpid */
+#include <unistd.h> /* fsync */
 
 #include "alloc.h"
 #include "backend.h"
 #include "export.h"
+#include "file.h" /* acm__temp_fopen, acm__temp_finish */
 #include "guard.h"
 #include "smoke.h"
 
@@ -24,37 +25,12 @@ typedef struct export_file {
     char error[ACM_ERROR_SIZE]; /* why it failed */
 } export_file;
 
-acm_status acm__temp_name(char *tmp, size_t size, const char *path, char *error, size_t n)
-{
-    if (strlen(path) + 32 > size) {
-        acm__format(error, n, "path of %zu characters is too long", strlen(path));
-        return ACM_ERR_IO;
-    }
-    acm__format(tmp, size, "%s.tmp.%ld", path, (long)getpid());
-    return ACM_OK;
-}
-
-acm_status acm__temp_finish(const char *tmp, const char *path, int e, char *error, size_t n)
-{
-    if (e == 0 && rename(tmp, path) != 0)
-        e = errno;
-    if (e == 0)
-        return ACM_OK;
-    acm__format(error, n, "cannot write %s: %s", path, strerror(e));
-    remove(tmp);
-    return ACM_ERR_IO;
-}
-
 static acm_status export_open(export_file *x, const char *path)
 {
     x->path = path;
     x->error[0] = '\0';
-    ACM_TRY(acm__temp_name(x->tmp, sizeof x->tmp, path, x->error, sizeof x->error));
-    if ((x->f = fopen(x->tmp, "wb")) == NULL) {
-        acm__format(x->error, sizeof x->error, "cannot create %s: %s", x->tmp, strerror(errno));
-        return ACM_ERR_IO;
-    }
-    return ACM_OK;
+    x->f = acm__temp_fopen(x->tmp, sizeof x->tmp, path, x->error, sizeof x->error);
+    return x->f != NULL ? ACM_OK : ACM_ERR_IO;
 }
 
 /* Drop the temporary file after a failure. */

@@ -2,21 +2,22 @@
  * libacmlbm -- OpenVDB export (acm_export.h), the C side: arguments checked
  * as by the other exporters, the values gathered (smoke density, fields),
  * the grids handed to the C++ writer module (export_vdb.h: loaded for each
- * export, never linked), and the file written as path.tmp.<pid>, synced and
- * renamed over path only when complete. Without OpenVDB every entry point
- * answers ACM_ERR_NOT_BUILT. SPDX-License-Identifier: Apache-2.0
+ * export, never linked), and the file written as a temporary beside path
+ * (acm__temp_create), synced and renamed over path only when complete.
+ * Without OpenVDB every entry point answers ACM_ERR_NOT_BUILT.
+ * SPDX-License-Identifier: Apache-2.0
  */
 #include <dlfcn.h>  /* dlopen, dlsym, dlclose */
 #include <errno.h>  /* errno */
-#include <fcntl.h>  /* open */
-#include <stdio.h>  /* rename, remove */
+#include <stdio.h>  /* remove */
 #include <stdlib.h> /* malloc, free */
-#include <string.h> /* strerror, strlen */
-#include <unistd.h> /* fsync, close, getpid */
+#include <string.h> /* memcpy, strcmp, strlen */
+#include <unistd.h> /* fsync, close */
 
 #include "alloc.h"
 #include "guard.h"
 #include "export.h"
+#include "file.h" /* acm__temp_create, acm__temp_finish */
 #include "export_vdb.h"
 #include "smoke.h"
 #include "vdb_config.h" /* ACM_VDB_BUILT, ACM_VDB_MODULE_INSTALLED, ACM_VDB_MODULE_BUILD */
@@ -109,13 +110,8 @@ static acm_status out_open(vdb_out *x, const char *path)
     x->path = path;
     x->fd = -1;
     x->error[0] = '\0';
-    ACM_TRY(acm__temp_name(x->tmp, sizeof x->tmp, path, x->error, sizeof x->error));
-    x->fd = open(x->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    if (x->fd < 0) {
-        acm__format(x->error, sizeof x->error, "cannot create %s: %s", x->tmp, strerror(errno));
-        return ACM_ERR_IO;
-    }
-    return ACM_OK;
+    x->fd = acm__temp_create(x->tmp, sizeof x->tmp, path, x->error, sizeof x->error);
+    return x->fd >= 0 ? ACM_OK : ACM_ERR_IO;
 }
 
 /* Drop the temporary after a failure. */
