@@ -243,11 +243,6 @@ acm_status cu_check(acm_domain *d)
         return ACM_OK;
     const int64_t first = d->step - batch + (int64_t)(key >> ACM_KEY_CELL_BITS) + 1;
     const uint64_t cell = key & (((uint64_t)1 << ACM_KEY_CELL_BITS) - 1);
-    int32_t x = (int32_t)(cell % (uint64_t)d->nx), y = (int32_t)(cell / (uint64_t)d->nx % (uint64_t)d->ny);
-    int32_t z = (int32_t)(cell / ((uint64_t)d->nx * (uint64_t)d->ny));
-    double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
-    /* what the cell held after the bad step, before a roll-back hides it */
-    ACM_TRY(acm_cuda_probe_cell(d, x, y, z, &rho, u));
     const bool rolled_back = batch == 1 && !m->in_place; /* in place keeps no copy */
     if (rolled_back) {
         m->cur = 1 - m->cur;
@@ -256,11 +251,14 @@ acm_status cu_check(acm_domain *d)
     }
     d->diverged = true;
     d->diverged_step = first; /* named again by acm__domain_fail_diverged */
+    int32_t x = (int32_t)(cell % (uint64_t)d->nx), y = (int32_t)(cell / (uint64_t)d->nx % (uint64_t)d->ny);
+    int32_t z = (int32_t)(cell / ((uint64_t)d->nx * (uint64_t)d->ny));
+    double rho = 0.0, u[3] = {0.0, 0.0, 0.0};
+    ACM_TRY(acm_cuda_probe_cell(d, x, y, z, &rho, u));
     return ACM_FAIL(d, ACM_ERR_DIVERGED,
-                    "diverged at step %lld: cell (%d, %d, %d) held density %g and velocity (%g, "
-                    "%g, %g) after it, speed limit %g; %s",
-                    (long long)first, x, y, z + d->origin_z, rho, u[0], u[1], u[2],
-                    d->setup.max_speed,
+                    "diverged at step %lld: cell (%d, %d, %d) has density %g and velocity (%g, "
+                    "%g, %g), speed limit %g; %s",
+                    (long long)first, x, y, z, rho, u[0], u[1], u[2], d->setup.max_speed,
                     rolled_back ? "the state before that step is kept"
                     : m->in_place
                         ? "in-place streaming kept no copy of the state before it"
