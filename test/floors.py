@@ -211,6 +211,26 @@ def core_compiles(src, build, cc, floors):
     return problems
 
 
+def same_flags(build):
+    """Every source of the library compiled with OpenMP when any is: the floors'
+    static libraries take their flags one by one, and a pragma compiled
+    without -fopenmp is silently serial."""
+    path = os.path.join(build, 'compile_commands.json')
+    if not os.path.exists(path):
+        return []
+    import json
+    # the floors' own objects (lib/<floor>/libacm_*.a.p/, cuda/libacm_cuda.a.p/); the
+    # row kernels are compiled apart, per instruction set, without threads
+    cmds = [c for c in json.load(open(path))
+            if re.match(r'(lib|cuda)/.*libacm_\w+\.a\.p/', c['output'])
+            and 'cpu_kernel' not in c['output']]
+    with_omp = [c for c in cmds if '-fopenmp' in c['command']]
+    if not with_omp:
+        return []
+    return ['%s is compiled without -fopenmp, the rest of the library with it' %
+            os.path.relpath(c['file'], build) for c in cmds if '-fopenmp' not in c['command']]
+
+
 def lines(src, f):
     return sum(1 for _ in open(os.path.join(src, f), errors='replace'))
 
@@ -253,6 +273,8 @@ def check(src, build, cc, floors):
     if build:
         problems += ['a loop between files: ' + ' -> '.join(c)
                      for c in loops(symbol_graph(build, files))]
+    if build:
+        problems += same_flags(build)
     if build and cc:
         problems += core_compiles(src, build, cc, floors)
     for p in problems:
