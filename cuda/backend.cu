@@ -1,86 +1,15 @@
 /*
- * libacmlbm -- the CUDA backend's host side: error mapping, device memory,
- * the sizes and the kernel arguments of a domain's storage, its lifecycle
- * (probe, init, fini) and its device's name. The other host units hold the
- * rest (backend_impl.cuh names them); everything crosses into lib/ through
- * the extern "C" functions declared in cuda/backend_cuda.h.
+ * libacmlbm -- the CUDA backend's host side: a domain's lifecycle (probe,
+ * init, fini) and its device's name. The other host units hold the rest
+ * (backend_impl.cuh names them; backend_device.cu what they all use);
+ * everything crosses into lib/ through the extern "C" functions declared in
+ * cuda/backend_cuda.h.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <string.h> /* memcpy, memset */
-
 #include "alloc.h"
 #include "backend_impl.cuh"
-#include "pipeline.h" /* acm__domain_collide_params */
 
-/* ---- errors ---------------------------------------------------------------- */
-
-static bool sticky(cudaError_t e)
-{
-    switch (e) {
-    case cudaErrorIllegalAddress:
-    case cudaErrorLaunchFailure:
-    case cudaErrorHardwareStackError:
-    case cudaErrorIllegalInstruction:
-    case cudaErrorMisalignedAddress:
-    case cudaErrorInvalidAddressSpace:
-    case cudaErrorInvalidPc:
-    case cudaErrorLaunchTimeout:
-    case cudaErrorECCUncorrectable:
-        return true;
-    default:
-        return false;
-    }
-}
-
-acm_status cu_fail(acm_domain *d, cudaError_t e, const char *what)
-{
-    (void)cudaGetLastError(); /* clear a non-sticky error */
-    acm_status st = ACM_ERR_DEVICE;
-    if (e == cudaErrorMemoryAllocation)
-        st = ACM_ERR_DEVICE_MEMORY;
-    else if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver ||
-             e == cudaErrorInvalidDevice)
-        st = ACM_ERR_NO_DEVICE;
-    if (d->impl != NULL && sticky(e))
-        IMPL(d)->broken = true;
-    return ACM_FAIL(d, st, "%s: %s (%s)%s", what, cudaGetErrorName(e), cudaGetErrorString(e),
-                    sticky(e) ? "; the device context is lost, destroy the domain" : "");
-}
-
-/* Make the domain's device current; refuse a broken context. */
-acm_status cu_enter(acm_domain *d)
-{
-    if (IMPL(d)->broken)
-        return ACM_FAIL(d, ACM_ERR_DEVICE,
-                        "an earlier device fault left this domain unusable; destroy it");
-    CU_TRY(d, cudaSetDevice(d->device));
-    return ACM_OK;
-}
-
-acm_status cu_dev_alloc(acm_domain *d, void **p, size_t bytes, const char *what)
-{
-    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        (void)cudaGetLastError();
-        return ACM_FAIL(d, e == cudaErrorMemoryAllocation ? ACM_ERR_DEVICE_MEMORY : ACM_ERR_DEVICE,
-                        "cannot allocate %.3g GB of device memory for %s: %s", (double)bytes / 1e9,
-                        what, cudaGetErrorString(e));
-    }
-    d->memory_bytes += bytes;
-    return ACM_OK;
-}
-
-void cu_dev_free(acm_domain *d, void **p, size_t bytes)
-{
-    if (*p != NULL) {
-        cudaFree(*p);
-        d->memory_bytes -= bytes;
-    }
-    *p = NULL;
-}
-
-/* ---- sizes ------------------------------------------------------------------ */
+/* ---- lifecycle ----------------------------------------------------------------- */
 
 static size_t pop_bytes(const acm_domain *d)
 {
@@ -92,8 +21,6 @@ static size_t mom_bytes(const acm_domain *d)
     return (size_t)acm_csoa_size(d->layout.csoa, (uint64_t)d->ncells) * IMPL(d)->real;
 }
 
-size_t cu_plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)->real; }
-
 /* Block sums: one per block of the per-cell kernels (at least 32 threads),
  * two per block of the diagnostics (256 threads). */
 static unsigned partial_count(const acm_domain *d)
@@ -101,74 +28,6 @@ static unsigned partial_count(const acm_domain *d)
     return 2 * acm_blocks((uint64_t)d->ncells, IMPL(d)->block) + 2;
 }
 
-/* The per-plane sums of the ACM rules. */
-size_t cu_planes_bytes(const acm_domain *d) { return (size_t)d->nz * sizeof(acm_plane_fixed); }
-
-acm_gpu_grid cu_grid_of(const acm_domain *d)
-{
-    acm_gpu_grid g;
-    g.nx = d->nx;
-    g.ny = d->ny;
-    g.nz = d->nz;
-    g.ncells = (uint32_t)d->ncells;
-    g.l = d->layout.csoa;
-    g.div_nx = acm_fastdiv_make((uint32_t)d->nx);
-    g.div_ny = acm_fastdiv_make((uint32_t)d->ny);
-    memcpy(g.face, d->setup.face, sizeof g.face);
-    const cuda_impl *m = IMPL(d);
-    g.state = !m->in_place ? ACM_STATE_POST : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
-    acm_inner_bounds(g);
-    return g;
-}
-
-/* The array that holds the state. */
-void *cu_state_array(const cuda_impl *m) { return m->f[m->in_place ? 0 : m->cur]; }
-
-/* Start of each population's storage inside each CSoA group, so that a
- * kernel adds only the cell's own offset (acm_cell_base). */
-static void plane_pointers(const acm_domain *d, acm_step_args &a)
-{
-    const size_t elem = (size_t)IMPL(d)->elem;
-    for (int i = 0; i < ACM_Q; ++i) {
-        size_t off = (size_t)i * (size_t)d->layout.csoa.alpha * elem;
-        a.src_plane[i] = (const char *)a.src + off;
-        a.dst_plane[i] = (char *)a.dst + off;
-    }
-}
-
-/* Arguments of a kernel for the current state. */
-acm_step_args cu_step_args(const acm_domain *d)
-{
-    cuda_impl *m = IMPL(d);
-    acm_step_args a;
-    memset(&a, 0, sizeof a);
-    a.g = cu_grid_of(d);
-    acm__domain_collide_params(d, &a.p);
-    a.src = cu_state_array(m);
-    a.dst = m->in_place ? m->f[0] : m->f[1 - m->cur];
-    a.force = m->force;
-    memcpy(a.force0, d->setup.body_force, sizeof a.force0);
-    a.tau = m->tau;
-    a.u2_limit = d->setup.max_speed * d->setup.max_speed;
-    a.prev = m->sums + m->ring;
-    a.partials = m->partials;
-    a.planes = m->planes;
-    const uint32_t nxy = (uint32_t)d->nx * (uint32_t)d->ny;
-    a.live_lo = (uint32_t)d->halo[0] * nxy;
-    a.live_hi = (uint32_t)(d->nz - d->halo[1]) * nxy;
-    a.redo = m->redo;
-    a.fallbacks = m->counters + 1;
-    a.bad = m->counters;
-    a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
-    a.ib_mask = m->ib.n > 0 ? m->ib.mask : NULL;
-    a.ib_force = m->ib.force;
-    a.first = 0;
-    a.end = (uint32_t)d->ncells;
-    plane_pointers(d, a);
-    return a;
-}
-
-/* ---- lifecycle ----------------------------------------------------------------- */
 
 extern "C" bool acm_cuda_probe(void)
 {
@@ -178,15 +37,6 @@ extern "C" bool acm_cuda_probe(void)
         return false;
     }
     return n > 0;
-}
-
-acm_status cu_reset_counters(acm_domain *d)
-{
-    cuda_impl *m = IMPL(d);
-    CU_TRY(d, cudaMemsetAsync(m->counters, 0xff, sizeof(unsigned long long), m->stream));
-    CU_TRY(d, cudaMemsetAsync(m->counters + 1, 0, sizeof(unsigned long long), m->stream));
-    m->batch_step = 0;
-    return ACM_OK;
 }
 
 extern "C" acm_status acm_cuda_domain_init(acm_domain *d)

@@ -1,6 +1,6 @@
 /*
  * libacmlbm -- what the CUDA backend's host units share (backend.cu,
- * backend_state.cu, backend_step.cu, backend_slab.cu, backend_ib.cu,
+ * backend_device.cu, backend_state.cu, backend_step.cu, backend_slab.cu, backend_ib.cu,
  * backend_smoke.cu, interop.cu): a domain's device state, the constants, the
  * error mapping and the helpers that more than one unit calls, each defined
  * in the unit named above its declaration. All of it is hidden
@@ -88,7 +88,7 @@ struct cuda_impl {
 
 #define IMPL(d) ((cuda_impl *)(d)->impl)
 
-/* ---- errors and device memory (backend.cu) ---------------------------------- */
+/* ---- errors and device memory (backend_device.cu) --------------------------- */
 
 /* A CUDA error as ACM_ERR_DEVICE, ACM_ERR_DEVICE_MEMORY or ACM_ERR_NO_DEVICE
  * on d; a sticky one marks d's context broken. */
@@ -105,7 +105,7 @@ acm_status cu_enter(acm_domain *d);
 acm_status cu_dev_alloc(acm_domain *d, void **p, size_t bytes, const char *what);
 void cu_dev_free(acm_domain *d, void **p, size_t bytes);
 
-/* ---- sizes and kernel arguments (backend.cu) -------------------------------- */
+/* ---- sizes and kernel arguments (backend_device.cu) ------------------------- */
 
 size_t cu_plane_bytes(const acm_domain *d);
 size_t cu_planes_bytes(const acm_domain *d);
@@ -113,7 +113,7 @@ acm_gpu_grid cu_grid_of(const acm_domain *d);
 void *cu_state_array(const cuda_impl *m);
 acm_step_args cu_step_args(const acm_domain *d);
 
-/* ---- lifecycle (backend.cu) -------------------------------------------------- */
+/* ---- counters (backend_device.cu) -------------------------------------------- */
 
 acm_status cu_reset_counters(acm_domain *d);
 
