@@ -4,19 +4,23 @@
   floors.py check SRC [BUILD CC]   fail (exit 1) on an include from a higher
                                    floor or a sibling folder, a source file in
                                    no folder of the table, two headers of one
-                                   name, a loop between files (by the symbols
-                                   their objects define and use, with BUILD),
-                                   or a lib/core header that does not compile
-                                   alone with lib/core's include set (with CC)
+                                   name; with BUILD, a call into a higher floor
+                                   or a sibling folder or a loop between files
+                                   (by the symbols their objects define and
+                                   use), a source compiled without the OpenMP
+                                   flag the rest has; with CC, a lib/core header
+                                   that does not compile alone with lib/core's
+                                   include set
   floors.py stats SRC [BUILD]      files per folder, the largest file, include
-                                   arrows and those that run upward, loops
-                                   between files
+                                   and call arrows and those that run upward,
+                                   loops between files
 
 The floors come from the table in SRC/lib/README.md (`| floor | folder |`
 rows), so the check holds the tree to the table that describes it. A tree
 without that table (an older checkout) is counted with every folder on one
-floor; --map FILE gives floors of its own ("path floor" lines, a path being a
-file or a folder).
+floor; --map FILE gives floors of its own ("path floor [folder]" lines, a path
+being a file or a folder, and folder the one it counts as: to count an older
+tree by the floors its files have now).
 """
 import os
 import re
@@ -26,6 +30,7 @@ import sys
 SOURCE_EXT = ('.c', '.h', '.cu', '.cuh', '.cc')
 GENERATED = {'vdb_config.h', 'acm_version.h'}  # written by meson into the build tree
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.M)
+GROUP = {}  # --map: the folder a path counts as (default: itself)
 ROW = re.compile(r'^\|\s*(\d+)\s*\|\s*`?([\w/]+?)/?`?\s*\|', re.M)
 
 
@@ -35,8 +40,10 @@ def read_floors(src, map_file):
     if map_file:
         for line in open(map_file):
             parts = line.split()
-            if len(parts) == 2:
+            if len(parts) in (2, 3):
                 floors[parts[0].rstrip('/')] = int(parts[1])
+                if len(parts) == 3:
+                    GROUP[parts[0].rstrip('/')] = parts[2]
         return floors
     readme = os.path.join(src, 'lib', 'README.md')
     if os.path.exists(readme):
@@ -104,11 +111,11 @@ def upward(arrows, floors):
     bad = []
     for f, to, name in arrows:
         a, b = folder_of(f, floors), folder_of(to, floors)
-        if a is None or b is None or a == b:
+        if a is None or b is None or GROUP.get(a, a) == GROUP.get(b, b):
             continue
         if floors[b] > floors[a] or (floors[b] == floors[a]):
-            bad.append('%s (floor %d) includes "%s" of %s (floor %d)' % (f, floors[a], name, b,
-                                                                          floors[b]))
+            bad.append('%s (floor %d) includes "%s" of %s (floor %d)' %
+                       (f, floors[a], name, GROUP.get(b, b), floors[b]))
     return bad
 
 
@@ -155,6 +162,18 @@ def symbol_graph(build, files):
                 if g != f:
                     edges.setdefault(f, set()).add(g)
     return edges
+
+
+def calls_up(edges, floors):
+    """Calls into a higher floor, or into another folder of the same floor."""
+    up = []
+    for f, gs in sorted(edges.items()):
+        for g in sorted(gs):
+            a, b = folder_of(f, floors), folder_of(g, floors)
+            if a is not None and b is not None and GROUP.get(a, a) != GROUP.get(b, b) and \
+                    floors[b] >= floors[a]:
+                up.append('%s (floor %d) calls %s (floor %d)' % (f, floors[a], g, floors[b]))
+    return up
 
 
 def loops(edges):
@@ -253,7 +272,13 @@ def stats(src, build, floors):
     for b in upward(arrows, floors):
         print('  ' + b)
     if build:
-        found = loops(symbol_graph(build, files))
+        edges = symbol_graph(build, files)
+        up = calls_up(edges, floors)
+        print('call arrows between files (by symbols): %d' % sum(len(v) for v in edges.values()))
+        print('call arrows running up a floor or across a floor: %d' % len(up))
+        for u in up:
+            print('  ' + u)
+        found = loops(edges)
         print('loops between files (by symbols): %d' % len(found))
         for comp in found:
             print('  ' + ' -> '.join(comp))
@@ -271,8 +296,9 @@ def check(src, build, cc, floors):
     arrows, p = includes(src, files, floors)
     problems += p + upward(arrows, floors)
     if build:
-        problems += ['a loop between files: ' + ' -> '.join(c)
-                     for c in loops(symbol_graph(build, files))]
+        edges = symbol_graph(build, files)
+        problems += calls_up(edges, floors)
+        problems += ['a loop between files: ' + ' -> '.join(c) for c in loops(edges)]
     if build:
         problems += same_flags(build)
     if build and cc:
