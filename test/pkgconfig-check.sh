@@ -147,3 +147,14 @@ if [ -n "$cxx" ]; then
 else
     echo "note: no C++ compiler configured, the C++ program was not built"
 fi
+
+# ---- the build tree, uninstalled: meson-uninstalled/acmlbm-uninstalled.pc ------
+PKG_CONFIG_LIBDIR=$build/meson-uninstalled
+PKG_CONFIG_SYSROOT_DIR=
+export PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR
+cflags=$("$PKG_CONFIG" --cflags acmlbm-uninstalled) || fail "no acmlbm-uninstalled.pc in $build/meson-uninstalled"
+libs=$("$PKG_CONFIG" --libs acmlbm-uninstalled)
+libdir=$("$PKG_CONFIG" --libs-only-L acmlbm-uninstalled | sed 's/^[[:space:]]*-L//; s/[[:space:]].*//')
+echo "uninstalled Cflags: $cflags"
+cp "$tmp/prog-c.src" "$tmp/prog-build-tree.src"
+run_prog prog-build-tree "$cc" -x c -std=c99 -Wall -Wextra -Werror

@@ -115,7 +115,11 @@ ACM_API acm_status acm_domain_save(acm_domain *domain, const char *path);
  * Make a new domain from a checkpoint written by acm_domain_save(). Nothing is
  * loaded into an existing domain: the result is a new handle, with new
  * handles for its solids (acm_domain_get_solids()) and smokes
- * (acm_domain_get_smokes()), in the order they had.
+ * (acm_domain_get_smokes()), in the order they had. The divergence policy
+ * is not part of a checkpoint (it holds the caller's callback and data,
+ * addresses of the process that saved): the loaded domain has the default,
+ * ::ACM_DIVERGENCE_STOP, until acm_domain_set_divergence_policy() is called
+ * again (docs/checkpoint.md, "What is saved, and what is not").
  *
  * Every size, offset and count of the file is checked before it is used, and
  * every section's CRC-32C; what is wrong is reported by the status and a

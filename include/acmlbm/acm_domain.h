@@ -48,8 +48,9 @@
  * acm_domain_destroy() and acm_domain_last_error()), such a call from
  * another thread returns ::ACM_ERR_BAD_STATE at once and does nothing;
  * acm_domain_last_error() on the refused thread then says "in use by another
- * thread" (@since 1.3). Nothing blocks. Calls nest on one thread (an
- * autotuner progress callback may query its domain). A domain may move
+ * thread" (@since 1.3). Nothing blocks. Calls nest on one thread; what the
+ * divergence and autotuner callbacks may call on their domain is checked as
+ * docs/api.md, "Callbacks", says (@since 1.6). A domain may move
  * between threads: a call sees everything the previous call, on whatever
  * thread, did. Not checked: acm_domain_destroy() while another thread may
  * still call the domain, and the solid, smoke and CUDA calls of a domain in
@@ -112,7 +113,8 @@ typedef enum acm_param {
 typedef struct acm_domain_options {
     uint32_t version;       /**< ::ACM_DOMAIN_OPTIONS_VERSION */
     int32_t nx, ny, nz;     /**< grid size in cells, each in [1, 65535] (a periodic axis of 1 cell
-                                 makes a 2-D run); >= 3 along an axis with an inlet/outlet face */
+                                 makes a 2-D run); >= 3 along an axis with an inlet/outlet face;
+                                 nx*ny*nz at most 2^36 cells */
     double viscosity;       /**< kinematic viscosity nu > 0 (lattice units); 0 = use tau */
     double tau;             /**< relaxation time tau > 1/2; 0 = use viscosity */
     acm_collision collision; /**< collision model; fine-tune with acm_domain_set_collision() */
@@ -120,7 +122,8 @@ typedef struct acm_domain_options {
     int32_t device;         /**< CUDA device ordinal; -1 = device 0 */
     acm_precision precision; /**< population storage precision */
     const acm_layout *layout; /**< memory layout; NULL = backend defaults (copied at creation) */
-    double initial_density; /**< uniform initial density (default 1) */
+    double initial_density; /**< uniform initial density (default 1), within the densities the
+                                 storage precision holds (acm_domain_init_uniform()) */
     double initial_velocity[3]; /**< uniform initial velocity (default 0) */
     double max_speed;       /**< speed treated as divergence; 0 = default 0.5 */
     char *error_buffer;     /**< optional: receives the message if creation fails */
@@ -252,7 +255,9 @@ ACM_API acm_status acm_domain_create_on_comm(acm_domain **out, const acm_domain_
 
 /**
  * Destroy a domain and free all its host and device memory. NULL is a
- * harmless no-op.
+ * harmless no-op. Called from the divergence or the autotuner's progress
+ * callback, the destroy is deferred until the call that ran the callback
+ * returns (docs/api.md, "Callbacks"; @since 1.6).
  * @since 1.0
  */
 ACM_API void acm_domain_destroy(acm_domain *domain);
@@ -330,8 +335,12 @@ typedef struct acm_divergence_event {
 /**
  * Called once per divergence, on the thread inside acm_step(), after the
  * policy's action; it may query the domain (with ::ACM_DIVERGENCE_STOP, the
- * diverged state). It must not step, re-initialise, re-lay or destroy the
- * domain, nor create or destroy its solids.
+ * diverged state), change its settings, save or export it. Stepping,
+ * re-initialising or re-laying it, or creating solids or smokes, is refused
+ * with ::ACM_ERR_BAD_STATE (@since 1.6; before, a step there moved a rewound
+ * state on); a destroy of the domain, a solid or a smoke is carried out when
+ * acm_step() returns (docs/api.md, "Callbacks"). acm_step() returns its own
+ * message whatever the callback called.
  */
 typedef void (*acm_divergence_fn)(acm_domain *domain, const acm_divergence_event *event,
                                   void *user_data);
@@ -488,8 +497,16 @@ ACM_API acm_status acm_param_bounds(acm_param param, int64_t *min, int64_t *max)
 /**
  * Uniform state.
  *
+ * Densities the storage holds (@since 1.6; others are ::ACM_ERR_OUT_OF_RANGE,
+ * here, in acm_domain_init_fields(), acm_domain_create() and a cell's sum of
+ * populations in acm_domain_set_field()): the populations are stored as
+ * f_i - w_i, so a density rho keeps a relative precision of about u / rho
+ * (u: the storage's unit roundoff); 2^7 u holds it to 1 %, and the same
+ * factor above 1 keeps the step's arithmetic far from overflow. FP64:
+ * [1.4e-14, 7.0e13]; FP32: [7.6e-6, 1.3e5]; FP16: [1/16, 16].
+ *
  * @param domain   the domain
- * @param density  rho > 0, finite
+ * @param density  rho > 0, finite, within the densities the storage holds
  * @param velocity u (NULL = 0), each |u| below max_speed
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE
  * @since 1.0
@@ -506,7 +523,8 @@ ACM_API acm_status acm_domain_init_uniform(acm_domain *domain, double density,
  * @param velocity   3*nx*ny*nz velocity components, or NULL for 0 everywhere
  * @param cell_count must equal nx*ny*nz (guards against a wrong buffer)
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER (domain), ::ACM_ERR_BAD_ENUM,
- *         ::ACM_ERR_BUFFER_SIZE, ::ACM_ERR_OUT_OF_RANGE (a density <= 0, a
+ *         ::ACM_ERR_BUFFER_SIZE, ::ACM_ERR_OUT_OF_RANGE (a density <= 0 or
+ *         beyond what the storage holds (acm_domain_init_uniform()), a
  *         non-finite value or a speed above max_speed: the message names the
  *         cell; the domain is unchanged)
  * @since 1.0

@@ -79,8 +79,10 @@ typedef struct acm_emitter {
     double rate;               /**< particles per step, >= 0; fractions add up over steps */
     int64_t lifetime;          /**< steps a particle lives, >= 1; 0: until it leaves */
     /* version 2 */
-    acm_solid *solid;          /**< ::ACM_EMITTER_SOLID: a solid of the smoke's domain; it
-                                    must outlive the emitter (destroy the smoke first) */
+    acm_solid *solid;          /**< ::ACM_EMITTER_SOLID: a solid of the smoke's domain.
+                                    Destroying the solid stops the emitter for good (its
+                                    rate becomes 0, a checkpoint saves it so); the
+                                    particles it emitted go on */
     double offset;             /**< ::ACM_EMITTER_SOLID: distance from the surface, cells, in
                                     [0, 4] */
 } acm_emitter;

@@ -26,8 +26,13 @@
  *
  * Thread-safety: one call at a time per domain, like every domain call. The
  * search holds the domain from start to end: another thread's calls on it
- * meanwhile are refused with ::ACM_ERR_BAD_STATE (acm_domain.h), while the
- * progress callback, on the calling thread, may query it.
+ * meanwhile are refused with ::ACM_ERR_BAD_STATE (acm_domain.h). The domain
+ * holds a trial layout and state while the progress callback runs, so every
+ * call the callback makes on it is refused too (@since 1.6; before, queries
+ * saw and saves wrote the trial state, and steps were silently undone); a
+ * destroy of the domain, a solid or a smoke there stops the search and is
+ * carried out when acm_domain_autotune() returns ::ACM_ERR_CANCELLED
+ * (docs/api.md, "Callbacks").
  */
 #ifndef ACMLBM_ACM_TUNE_H
 #define ACMLBM_ACM_TUNE_H
