@@ -310,6 +310,37 @@ START_TEST(divergence_callback_destroys)
 }
 END_TEST
 
+/* The divergence message named the state kept (or, in place, the state after
+ * the step), which need not be what failed the check. On the CPU it now names
+ * the density and speed the cell had in the collision that failed: above the
+ * limit here, with the kept state untouched. */
+START_TEST(divergence_names_what_failed)
+{
+    if (acm_test_backend() != ACM_BACKEND_CPU)
+        return; /* the GPU names the state kept, which its check rolls back to */
+    for (int in_place = 0; in_place < 2; ++in_place) {
+        acm_domain_options o = acm_test_options(N, N, N, 0.05, ACM_COLLISION_DEFAULT,
+                                                ACM_PRECISION_FP64);
+        acm_layout *l = NULL;
+        ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+        if (in_place)
+            ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE),
+                             ACM_OK);
+        o.layout = l;
+        acm_domain *d = acm_test_domain(&o);
+        acm_layout_destroy(l);
+        const double g[3] = {0.3, 0.0, 0.0};
+        ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+        ACM_CK_FAIL(d, acm_step(d, 100), ACM_ERR_DIVERGED);
+        const char *m = acm_domain_last_error(d), *at = strstr(m, "speed ");
+        ck_assert_msg(at != NULL && strstr(m, "in that step's collision") != NULL,
+                      "message '%s'", m);
+        ck_assert_msg(strtod(at + 6, NULL) > 0.5, "the speed named is within the limit: '%s'", m);
+        acm_domain_destroy(d);
+    }
+}
+END_TEST
+
 /* ---- solids ------------------------------------------------------------------------ */
 
 static acm_status solid_at(acm_domain *d, const double at[3], double radius, acm_solid **out)
@@ -394,6 +425,7 @@ TEST_SUITE(hostile_suite)
     tcase_add_test(tc, tune_callback_destroys_the_domain);
     tcase_add_test(tc, divergence_callback_cannot_step);
     tcase_add_test(tc, divergence_callback_destroys);
+    tcase_add_test(tc, divergence_names_what_failed);
     suite_add_tcase(s, tc);
     return s;
 }
