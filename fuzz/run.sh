@@ -1,7 +1,8 @@
 #!/bin/sh
-# Fuzz the mesh readers, the layout text reader and the checkpoint loader: build the libFuzzer
-# targets with clang (ASan and UBSan) in build-fuzz/, then run each one for
-# SECONDS (default 60).
+# Fuzz the mesh readers, the layout text reader, the checkpoint loader and the
+# public API as a whole (random call sequences, fuzz/fuzz_api.c): build the
+# libFuzzer targets with clang (ASan and UBSan) in build-fuzz/, then run each
+# one for SECONDS (default 60).
 #
 #   fuzz/run.sh [SECONDS]
 #
@@ -19,19 +20,29 @@ if [ ! -f "$build/build.ninja" ]; then
     CC=${CC:-clang} meson setup "$build" "$root" -Dfuzz=enabled -Dcuda=disabled -Dmpi=disabled \
         -Dtests=disabled -Dexamples=disabled -Dbuildtype=debugoptimized
 fi
-meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj fuzz/fuzz_layout fuzz/fuzz_checkpoint
+meson compile -C "$build" fuzz/fuzz_stl fuzz/fuzz_obj fuzz/fuzz_layout fuzz/fuzz_checkpoint \
+    fuzz/fuzz_api
+
+# fuzz_api steps around the findings still open (docs/reliability.md, "Hostile input";
+# their reproducers are fuzz/corpus/api/finding-*): drop a tag when its fix lands, and
+# run with FUZZ_API_IGNORE= to see them all
+export FUZZ_API_IGNORE="${FUZZ_API_IGNORE-mass:set_field,mass:set_layout,mass:load,internal:autotune,csoa,reach,nanpose}"
 
 status=0
-for t in stl obj layout checkpoint; do
+for t in stl obj layout checkpoint api; do
     grown=$build/corpus-$t
     mkdir -p "$grown"
     dict=$root/fuzz/$t.dict
     [ -f "$dict" ] || dict=
+    # the API target's inputs are programs: a few hundred operations at most
+    maxlen=65536
+    [ "$t" = api ] && maxlen=4096
     echo "== fuzz_$t: $secs s"
     # -malloc_limit_mb: inputs are at most 64 KiB, so a reader that asks for
-    # hundreds of MB has trusted a count it should not have
+    # hundreds of MB has trusted a count it should not have (the API target's
+    # domains are at most 12^3 cells)
     if ! "$build/fuzz/fuzz_$t" "$grown" "$root/fuzz/corpus/$t" \
-        -max_len=65536 -max_total_time="$secs" -malloc_limit_mb=256 -rss_limit_mb=2048 \
+        -max_len="$maxlen" -max_total_time="$secs" -malloc_limit_mb=256 -rss_limit_mb=2048 \
         ${dict:+-dict="$dict"} -artifact_prefix="$build/crash-$t-" \
         -print_final_stats=1; then
         echo "== fuzz_$t: CRASH (see $build/crash-$t-*)"
