@@ -106,7 +106,74 @@ START_TEST(populations_beyond_the_storage)
     ACM_CK_FAIL(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,
                                         n * sizeof *f),
                 ACM_ERR_OUT_OF_RANGE);
+    /* fuzz_api's finding: +1e39 and -1e39 in one cell sum to a fine density, but FP32
+     * stores them as +-inf */
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,
+                                      n * sizeof *f));
+    f[27 * 9 + 1] += 1e39;
+    f[27 * 9 + 2] -= 1e39;
+    ACM_CK_FAIL(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,
+                                        n * sizeof *f),
+                ACM_ERR_OUT_OF_RANGE);
+    ck_assert_msg(strstr(acm_domain_last_error(d), "population") != NULL, "message '%s'",
+                  acm_domain_last_error(d));
+    acm_domain_stats s;
+    memset(&s, 0, sizeof s);
+    s.version = ACM_DOMAIN_STATS_VERSION;
+    ACM_CK_OK(d, acm_domain_get_stats(d, &s));
+    ck_assert(isfinite(s.mass));
     free(f);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* fuzz_api's finding: a CSoA group of 2^24 cells on a 1-cell grid allocated
+ * 1.8 GB; past both the grid and 2^14 cells a group shrinks. */
+START_TEST(csoa_group_past_the_grid)
+{
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, INT64_C(1) << 24), ACM_OK);
+    acm_domain_options o = acm_test_options(1, 1, 1, 0.05, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_domain_info info;
+    memset(&info, 0, sizeof info);
+    info.version = ACM_DOMAIN_INFO_VERSION;
+    ACM_CK_OK(d, acm_domain_get_info(d, &info));
+    ck_assert_int_eq(info.csoa_group, INT64_C(1) << 14);
+    ck_assert_msg(info.memory_bytes < (UINT64_C(64) << 20), "%llu bytes for one cell",
+                  (unsigned long long)info.memory_bytes);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_CSOA_GROUP, INT64_C(1) << 26), ACM_OK);
+    ACM_CK_OK(d, acm_domain_set_layout(d, l));
+    ACM_CK_OK(d, acm_step(d, 3));
+    acm_layout_destroy(l);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* fuzz_api's finding: a search whose candidates all failed (here: all diverge)
+ * returned ACM_ERR_INTERNAL, or ACM_OK with a failed layout as the best; it
+ * returns the candidates' own failure now, the domain as it was. */
+START_TEST(tune_with_no_candidate_that_runs)
+{
+    acm_domain *d = small_domain(ACM_PRECISION_FP64);
+    const double g[3] = {100.0, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    for (int exhaustive = 0; exhaustive < 2; ++exhaustive) {
+        acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
+        o.window_steps = 2;
+        o.time_budget_s = 5.0;
+        o.flags = exhaustive ? ACM_TUNE_EXHAUSTIVE : 0;
+        acm_layout *best = NULL;
+        ck_assert_int_eq(acm_layout_create(&best), ACM_OK);
+        ACM_CK_FAIL(d, acm_domain_autotune(d, &o, best, NULL), ACM_ERR_DIVERGED);
+        ck_assert_msg(strstr(acm_domain_last_error(d), "no candidate ran") != NULL,
+                      "message '%s'", acm_domain_last_error(d));
+        acm_layout_destroy(best);
+        ck_assert_int_eq(step_of(d), 0);
+    }
     acm_domain_destroy(d);
 }
 END_TEST
@@ -383,6 +450,49 @@ START_TEST(solids_beyond_a_periodic_axis)
     ACM_CK_OK(d, acm_solid_get_state(s, &st));
     st.position[1] = -1e300;
     ck_assert_int_eq(acm_solid_set_state(s, &st), ACM_ERR_OUT_OF_RANGE);
+    /* fuzz_api's finding: one caller sample 1e30 cells from its centre passed (the
+     * centre and the span were checked), and the first step converted it out of range */
+    const double pt[3] = {0.0, 1e30, 0.0}, area = 1.0;
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.sample_count = 1;
+    so.sample_points = pt;
+    so.sample_areas = &area;
+    memcpy(so.position, mid, sizeof so.position);
+    acm_solid *far_sample = NULL;
+    ACM_CK_FAIL(d, acm_solid_create(&far_sample, d, &so), ACM_ERR_OUT_OF_RANGE);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* fuzz_api's finding: a free body of density 1e300 passed (its inertia's
+ * determinant overflowed to +inf), and its first step left a NaN pose. */
+START_TEST(free_body_of_absurd_density)
+{
+    acm_domain *d = small_domain(ACM_PRECISION_FP64);
+    /* a cube: no products of inertia, so the determinant is +inf, not NaN */
+    double v[24];
+    for (int i = 0; i < 8; ++i)
+        for (int a = 0; a < 3; ++a)
+            v[3 * i + a] = (i >> a) & 1 ? 0.5 : -0.5;
+    const uint32_t t[36] = {0, 2, 1, 1, 2, 3, 4, 5, 6, 5, 7, 6, 0, 1, 4, 1, 5, 4,
+                            2, 6, 3, 3, 6, 7, 0, 4, 2, 2, 4, 6, 1, 3, 5, 3, 7, 5};
+    acm_mesh_options mo = ACM_MESH_OPTIONS_INIT;
+    acm_mesh *m = NULL;
+    ck_assert_int_eq(acm_mesh_create(&m, v, 8, t, 12, &mo), ACM_OK);
+    acm_mesh_info mi;
+    memset(&mi, 0, sizeof mi);
+    mi.version = ACM_MESH_INFO_VERSION;
+    ck_assert_int_eq(acm_mesh_get_info(m, &mi), ACM_OK);
+    ck_assert_msg(mi.closed && mi.volume > 0.0, "the cube is closed with volume %g", mi.volume);
+    acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+    so.mesh = m;
+    so.scale = 2.0;
+    so.position[0] = so.position[1] = so.position[2] = 4.0;
+    so.motion = ACM_MOTION_FREE;
+    so.density = 1e300;
+    acm_solid *s = NULL;
+    ACM_CK_FAIL(d, acm_solid_create(&s, d, &so), ACM_ERR_OUT_OF_RANGE);
+    acm_mesh_destroy(m);
     acm_domain_destroy(d);
 }
 END_TEST
@@ -419,6 +529,8 @@ TEST_SUITE(hostile_suite)
     tcase_add_test(tc, populations_beyond_the_storage);
     tcase_add_test(tc, solids_beyond_a_periodic_axis);
     tcase_add_test(tc, switches_and_flags_refused);
+    tcase_add_test(tc, csoa_group_past_the_grid);
+    tcase_add_test(tc, free_body_of_absurd_density);
     suite_add_tcase(s, tc);
     tc = acm_tcase("callbacks", 120);
     tcase_add_test(tc, tune_callback_refuses_calls);
@@ -426,6 +538,7 @@ TEST_SUITE(hostile_suite)
     tcase_add_test(tc, divergence_callback_cannot_step);
     tcase_add_test(tc, divergence_callback_destroys);
     tcase_add_test(tc, divergence_names_what_failed);
+    tcase_add_test(tc, tune_with_no_candidate_that_runs);
     suite_add_tcase(s, tc);
     return s;
 }

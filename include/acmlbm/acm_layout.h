@@ -34,7 +34,10 @@ typedef struct acm_layout acm_layout;
 /** Layout parameter keys; the numbers are stable. */
 typedef enum acm_layout_param {
     /** CSoA group size alpha: a power of two in [1, 2^30]; 0 = backend default
-     *  (groups of up to 1024 cells; see docs/performance.md). */
+     *  (groups of up to 1024 cells; see docs/performance.md). A group larger
+     *  than both 2^14 cells and the grid is used as the larger of 2^14 and the
+     *  smallest power of two that holds the grid (@since 1.6; before, storage
+     *  was padded to the whole group: 3.6 GB for 2^24 on one cell). */
     ACM_LAYOUT_CSOA_GROUP = 1,
     /** GPU kernel structure, an ::acm_kernel; 0 = the fastest measured
      *  (::ACM_KERNEL_FUSED). The CPU backend has one code path and ignores it. */

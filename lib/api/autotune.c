@@ -737,6 +737,21 @@ static acm_status check_tune_args(acm_domain *d, const acm_tune_options *o, cons
     return acm__domain_check_faces(d);
 }
 
+/* A search that measured no candidate with success: why, as the caller can
+ * act on it (a budget spent before the first candidate, or the first
+ * candidate's own failure, such as a divergence, when every one failed). */
+static acm_status check_found(tune_ctx *c, int32_t best)
+{
+    if (best >= 0 && c->r->e[best].status == ACM_OK)
+        return ACM_OK;
+    for (int32_t i = 0; i < c->r->n; ++i)
+        if (c->r->e[i].status != ACM_OK)
+            return ACM_FAIL(c->d, c->r->e[i].status, "no candidate ran: %d failed, the first (%s) "
+                            "with: %s", (int)c->r->n, c->r->e[i].layout, c->r->e[i].message);
+    return ACM_FAIL(c->d, ACM_ERR_OUT_OF_RANGE, "time_budget_s=%g was spent before any "
+                    "candidate was measured", c->o.time_budget_s);
+}
+
 /* Search on the domain and put its state and layout back. */
 static acm_status tune(tune_ctx *c, const acm_layout *original, int32_t *best)
 {
@@ -759,9 +774,7 @@ static acm_status tune(tune_ctx *c, const acm_layout *original, int32_t *best)
     if (back != ACM_OK)
         return back;
     memcpy(c->d->error, msg, sizeof msg);
-    if (st == ACM_OK && *best < 0)
-        st = ACM_FAIL(c->d, ACM_ERR_INTERNAL, "no candidate could be measured");
-    return st;
+    return st == ACM_OK ? check_found(c, *best) : st;
 }
 
 static acm_status autotune_unguarded(acm_domain *domain, const acm_tune_options *opts,

@@ -668,8 +668,16 @@ static acm_status check_populations(acm_domain *d, acm_dtype dtype, const void *
     const size_t cells = (size_t)d->ncells, nx = (size_t)d->nx, ny = (size_t)d->ny;
     for (size_t k = 0; k < cells; ++k) {
         double rho = 0.0;
-        for (size_t i = 0; i < ACM_Q; ++i)
-            rho += acm__load(dtype, src, ACM_Q * k + i);
+        for (size_t i = 0; i < ACM_Q; ++i) {
+            const double f = acm__load(dtype, src, ACM_Q * k + i);
+            if (!acm__population_fits(f, d->layout.precision))
+                return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                                "cell %zu (x=%zu y=%zu z=%zu): population %zu = %g is beyond what "
+                                "%s storage holds; nothing was changed",
+                                k, k % nx, k / nx % ny, k / (nx * ny), i, f,
+                                acm__precision_name(d->layout.precision));
+            rho += f;
+        }
         if (!(isfinite(rho) && rho > 0.0))
             return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                             "cell %zu (x=%zu y=%zu z=%zu): density %g (the sum of its 27 "

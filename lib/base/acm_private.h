@@ -207,6 +207,17 @@ static inline void acm__density_range(acm_precision p, double *lo, double *hi)
     *hi = 1.0 / *lo;
 }
 
+/* Whether a population (stored or as a caller gives it) fits storage of
+ * precision p: finite, and within the top of acm__density_range in magnitude,
+ * so that a narrower storage (a re-layout, a load) and the step's arithmetic
+ * keep it finite. */
+static inline bool acm__population_fits(double v, acm_precision p)
+{
+    double lo, hi;
+    acm__density_range(p, &lo, &hi);
+    return v >= -hi && v <= hi; /* NaN fails both */
+}
+
 /* The name of a storage precision, for messages. */
 static inline const char *acm__precision_name(acm_precision p)
 {

@@ -19,6 +19,8 @@
  * count, measured 30 % slower in FP32 and 3x slower in FP16 at 256^3 on an
  * H200; docs/performance.md). The paper's baseline structure on the GPU
  * stores arrays of structures (alpha = 1). */
+#define ACM_CSOA_GROUP_ANY (INT64_C(1) << 14)
+
 static acm_csoa choose_layout(const acm_layout *layout, int64_t ncells, acm_backend backend,
                               acm_kernel kernel)
 {
@@ -30,6 +32,11 @@ static acm_csoa choose_layout(const acm_layout *layout, int64_t ncells, acm_back
         while (alpha < ncells && alpha < 1024)
             alpha <<= 1;
     }
+    /* storage is padded to whole groups: a group far past the grid would hold empty
+     * cells only (2^24 for 1 cell: 3.6 GB), so one past both the grid and 2^14 cells
+     * (the tuner's largest candidate) shrinks to the larger of the two */
+    while (alpha > ACM_CSOA_GROUP_ANY && alpha / 2 >= ncells)
+        alpha >>= 1;
     uint32_t shift = 0;
     while ((INT64_C(1) << shift) < alpha)
         ++shift;

@@ -252,10 +252,14 @@ static acm_status mass_properties(acm_domain *d, acm_solid *s, const acm_solid_o
                              s->body.inertia[3], s->body.inertia[4], s->body.inertia[5]};
         const double det = I[0] * (I[1] * I[2] - I[5] * I[5]) - I[3] * (I[3] * I[2] - I[5] * I[4]) +
                            I[4] * (I[3] * I[5] - I[1] * I[4]);
-        if (!(I[0] > 0.0 && I[1] > 0.0 && I[2] > 0.0 && det > 0.0))
+        if (!(I[0] > 0.0 && I[1] > 0.0 && I[2] > 0.0 && det > 0.0 && isfinite(det)))
             return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
-                            "the inertia tensor (%g, %g, %g, %g, %g, %g) is not positive definite",
+                            "the inertia tensor (%g, %g, %g, %g, %g, %g) is not positive definite "
+                            "(or its determinant overflows)",
                             I[0], I[1], I[2], I[3], I[4], I[5]);
+        if (!(isfinite(mass) && isfinite(volume)))
+            return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "mass %g and volume %g must be finite",
+                            mass, volume);
         s->has_mass = true;
     }
     if (o->motion != ACM_MOTION_FREE)
@@ -280,13 +284,16 @@ static acm_status mass_properties(acm_domain *d, acm_solid *s, const acm_solid_o
 #define ACM_SOLID_PERIODIC_REACH 0x1p24
 
 /* Every sample within the domain ([-1/2, n - 1/2]) along non-periodic axes;
- * the samples' extent along every axis into span. */
+ * the samples' extent along every axis into lo and hi. */
 static bool inside_domain(const acm_domain *d, const acm_solid *s, const acm_body *b,
-                          uint64_t *bad, double X[3], double span[3])
+                          uint64_t *bad, double X[3], double lo[3], double hi[3])
 {
     const acm_ib_grid g = acm__ib_grid(d);
     const double zero[3] = {0.0, 0.0, 0.0};
-    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (int a = 0; a < 3; ++a) {
+        lo[a] = s->count > 0 ? INFINITY : b->x[a];
+        hi[a] = s->count > 0 ? -INFINITY : b->x[a];
+    }
     for (uint64_t l = 0; l < s->count; ++l) {
         double ub[3];
         acm_rigid_place(b->x, b->q, zero, zero, s->r + 3 * l, X, ub);
@@ -299,29 +306,28 @@ static bool inside_domain(const acm_domain *d, const acm_solid *s, const acm_bod
             hi[a] = fmax(hi[a], X[a]);
         }
     }
-    for (int a = 0; a < 3; ++a)
-        span[a] = s->count > 0 ? hi[a] - lo[a] : 0.0;
     return true;
 }
 
-/* Along every periodic axis: the centre within reach, and the solid shorter
- * than the axis (else it would reach around onto itself). */
-static acm_status check_periodic(const acm_domain *d, const acm_body *b, const double span[3],
-                                 char *msg, size_t n)
+/* Along every periodic axis: the centre and every sample within reach, and
+ * the solid shorter than the axis (else it would reach around onto itself). */
+static acm_status check_periodic(const acm_domain *d, const acm_body *b, const double lo[3],
+                                 const double hi[3], char *msg, size_t n)
 {
     const acm_ib_grid g = acm__ib_grid(d);
     for (int a = 0; a < 3; ++a) {
         if (!g.periodic[a])
             continue;
-        if (!(fabs(b->x[a]) <= ACM_SOLID_PERIODIC_REACH)) {
-            acm__format(msg, n, "position %c=%g is farther than 2^24 cells from the origin "
-                        "along a periodic axis (it is used modulo the %d cells there)",
-                        "xyz"[a], b->x[a], g.whole[a]);
+        const double far = fmax(fabs(b->x[a]), fmax(fabs(lo[a]), fabs(hi[a])));
+        if (!(far <= ACM_SOLID_PERIODIC_REACH)) {
+            acm__format(msg, n, "the solid reaches %c=%g, farther than 2^24 cells from the origin "
+                        "along a periodic axis (positions are used modulo the %d cells there)",
+                        "xyz"[a], far, g.whole[a]);
             return ACM_ERR_OUT_OF_RANGE;
         }
-        if (!(span[a] < (double)g.whole[a])) {
+        if (!(hi[a] - lo[a] < (double)g.whole[a])) {
             acm__format(msg, n, "the solid spans %g cells along periodic axis %c, which has %d: "
-                        "it would reach around the axis onto itself", span[a], "xyz"[a],
+                        "it would reach around the axis onto itself", hi[a] - lo[a], "xyz"[a],
                         g.whole[a]);
             return ACM_ERR_OUT_OF_RANGE;
         }
@@ -355,15 +361,15 @@ static acm_status check_body(acm_domain *d, const acm_solid *s, acm_body *b, cha
         return ACM_ERR_OUT_OF_RANGE;
     }
     uint64_t bad = 0;
-    double X[3], span[3];
-    if (!inside_domain(d, s, b, &bad, X, span)) {
+    double X[3], lo[3], hi[3];
+    if (!inside_domain(d, s, b, &bad, X, lo, hi)) {
         acm__format(msg, n,
                     "sample %llu at (%g, %g, %g) lies outside the %dx%dx%d domain along a "
                     "non-periodic axis (cells span [-0.5, n - 0.5])",
                     (unsigned long long)bad, X[0], X[1], X[2], d->nx, d->ny, d->nz);
         return ACM_ERR_OUT_OF_RANGE;
     }
-    return check_periodic(d, b, span, msg, n);
+    return check_periodic(d, b, lo, hi, msg, n);
 }
 
 /* ---- the Morton-block order (paper Sec. 4.1.2) ---------------------------------------- */
@@ -704,18 +710,21 @@ acm_status acm__solids_after_step(acm_domain *d)
     bool resort = false;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
-        acm_body *b = &s->body;
+        acm_body *b = &s->body, next = *b;
         s->placed = *b; /* the step placed the samples there */
-        acm__body_advance(b, s->force, s->torque);
-        if (b->motion == ACM_MOTION_FREE && !(acm__body_surface_speed(b) < ACM_SOLID_MAX_SPEED)) {
+        acm__body_advance(&next, s->force, s->torque);
+        if (next.motion == ACM_MOTION_FREE &&
+            !(acm__body_surface_speed(&next) < ACM_SOLID_MAX_SPEED)) {
             d->diverged = true;
             d->diverged_step = d->step; /* the step that moved it has completed */
             return ACM_FAIL(d, ACM_ERR_DIVERGED,
                             "solid %d reached the surface speed %g at step %lld (limit %g): "
-                            "the fluid cannot follow it; re-initialise and set its state",
-                            (int)i, acm__body_surface_speed(b), (long long)d->step,
+                            "the fluid cannot follow it (its pose is kept from before); "
+                            "re-initialise and set its state",
+                            (int)i, acm__body_surface_speed(&next), (long long)d->step,
                             ACM_SOLID_MAX_SPEED);
         }
+        *b = next;
         resort |= needs_resort(d, s);
     }
     if (!resort)

@@ -937,6 +937,32 @@ static acm_status read_fields(loader *l, acm_snapshot *snap, uint64_t cells)
     return ACM_OK;
 }
 
+/* The per-cell values, hostile until checked: populations that the loaded
+ * domain's storage holds (acm__population_fits), finite forces and tau*. */
+static acm_status check_fields(loader *l, const acm_domain *d, const acm_state *st,
+                               uint64_t cells)
+{
+    const acm_precision p = d->layout.precision;
+    for (uint64_t i = 0; i < cells * ACM_Q; ++i)
+        if (!acm__population_fits(st->f[i], p))
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section populations: population %llu of cell "
+                         "%llu is %g, beyond what %s storage holds",
+                         (unsigned long long)(i % ACM_Q), (unsigned long long)(i / ACM_Q),
+                         st->f[i], acm__precision_name(p));
+    const struct {
+        const char *name;
+        const double *v;
+        uint64_t n;
+    } rest[] = {{"force", st->force, 3 * cells}, {"tau", st->tau, cells},
+                {"ib_force", st->ib_force, 3 * cells}};
+    for (size_t s = 0; s < sizeof rest / sizeof rest[0]; ++s)
+        for (uint64_t i = 0; rest[s].v != NULL && i < rest[s].n; ++i)
+            if (!isfinite(rest[s].v[i]))
+                return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: value %llu is not finite",
+                             rest[s].name, (unsigned long long)i);
+    return ACM_OK;
+}
+
 /* The solids' sections, each into the snapshot and a new handle of d; a
  * backend without an immersed boundary refuses them. */
 static acm_status load_solids(loader *l, acm_domain *d, acm_snapshot *snap, int32_t nsolids)
@@ -969,6 +995,8 @@ static acm_status load_state(loader *l, acm_domain *d, acm_snapshot *snap, int32
     acm_status st = alloc_state(l, d, snap);
     if (st == ACM_OK)
         st = read_fields(l, snap, cells);
+    if (st == ACM_OK)
+        st = check_fields(l, d, &snap->backend, cells);
     if (st == ACM_OK)
         st = load_solids(l, d, snap, nsolids);
     if (st == ACM_OK)
