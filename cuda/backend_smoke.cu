@@ -239,9 +239,7 @@ extern "C" acm_status acm_cuda_sample_velocity(acm_domain *d, const double *poin
     cuda_impl *m = IMPL(d);
     const size_t bytes = 3 * count * sizeof(double);
     if (m->probe_bytes < 2 * bytes) {
-        if (m->probe != NULL)
-            cudaFree(m->probe);
-        m->probe = NULL;
+        cu_dev_free(d, (void **)&m->probe, m->probe_bytes); /* and off memory_bytes */
         m->probe_bytes = 0;
         ACM_TRY(cu_dev_alloc(d, (void **)&m->probe, 2 * bytes, "velocity probes"));
         m->probe_bytes = 2 * bytes;

@@ -40,11 +40,12 @@ extern "C" ACM_API acm_status acm_cuda_domain_set_stream(acm_domain *domain, cud
     ACM_TRY(require_cuda(domain));
     cuda_impl *m = IMPL(domain);
     CU_TRY(domain, cudaStreamSynchronize(m->stream));
-    if (m->own_stream)
-        CU_TRY(domain, cudaStreamDestroy(m->stream));
-    m->own_stream = stream == NULL;
-    if (m->own_stream)
+    const bool own = stream == NULL;
+    if (own) /* a stream of its own, made before the old one goes: a failure changes nothing */
         CU_TRY(domain, cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    if (m->own_stream)
+        cudaStreamDestroy(m->stream); /* synchronised above */
+    m->own_stream = own;
     m->stream = stream;
     return ACM_OK;
 }

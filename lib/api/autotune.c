@@ -120,7 +120,8 @@ ACM_API acm_status acm_tune_report_write_csv(const acm_tune_report *report, cons
 {
     if (report == NULL || path == NULL)
         return ACM_ERR_NULL_POINTER;
-    FILE *f = fopen(path, "w");
+    char tmp[4096], msg[ACM_ERROR_SIZE]; /* a report has no message: the status says it */
+    FILE *f = acm__temp_fopen(tmp, sizeof tmp, path, msg, sizeof msg); /* renamed when whole */
     if (f == NULL)
         return ACM_ERR_IO;
     fprintf(f, "index,stage,csoa_group,kernel,block_size,sample_block,sample_order,ib_spread,"
@@ -141,8 +142,10 @@ ACM_API acm_status acm_tune_report_write_csv(const acm_tune_report *report, cons
         fprintf(f, ",%s,%.6f,%.1f,%lld,%d\n", e->status == ACM_OK ? "ok" : acm_status_string(e->status),
                 e->ms_per_step, e->mlups, (long long)e->steps, i == report->sum.best);
     }
-    const bool ok = !ferror(f);
-    return fclose(f) == 0 && ok ? ACM_OK : ACM_ERR_IO;
+    int e = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) != 0 && e == 0)
+        e = errno ? errno : EIO;
+    return acm__temp_finish(tmp, path, e, msg, sizeof msg);
 }
 
 static acm_status report_add(acm_domain *d, acm_tune_report *r, const acm_tune_entry *e)

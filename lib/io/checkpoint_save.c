@@ -321,10 +321,14 @@ static acm_status domain_save_unguarded(acm_domain *domain, const char *path)
         st = acm__halo_agree(domain, st);
     if (st != ACM_OK)
         return st;
-    for (int32_t i = 0; i < domain->nsmokes; ++i) /* on a GPU, the particles to the host */
+    for (int32_t i = 0; st == ACM_OK && i < domain->nsmokes; ++i) /* on a GPU, to the host */
         if ((st = acm__smoke_sync(domain->smokes[i])) != ACM_OK)
-            return ACM_FAIL(domain, st, "cannot save %s: smoke %d: %s", path, (int)i,
-                            domain->smokes[i]->error);
+            ACM_FAIL(domain, st, "cannot save %s: smoke %d: %s", path ? path : "the checkpoint",
+                     (int)i, domain->smokes[i]->error);
+    if (domain->decomp != NULL) /* every rank takes part in the snapshot's gather, or none */
+        st = acm__halo_agree(domain, st);
+    if (st != ACM_OK)
+        return st;
     acm_snapshot snap;
     ACM_TRY(acm__snapshot_take(domain, &snap, false));
     if (writes)
