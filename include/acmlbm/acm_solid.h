@@ -207,7 +207,7 @@ ACM_API acm_status acm_solid_set_motion(acm_solid *solid, acm_motion motion);
 /**
  * Loads applied to a free body every step in addition to the fluid and
  * gravity (world frame; torque about the centre of mass). Default zero; a
- * NULL @p force or @p torque stands for zero (@since 1.5.3; before, NULL
+ * NULL @p force or @p torque stands for zero (@since 1.6; before, NULL
  * was refused).
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER (solid), ::ACM_ERR_OUT_OF_RANGE (non-finite)
  * @since 1.1
