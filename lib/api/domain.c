@@ -382,8 +382,6 @@ static bool face_ok(acm_face face) { return (unsigned)face < ACM_FACE_COUNT; }
 static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, acm_boundary type,
                                             const double velocity[3])
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (!face_ok(face))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
     if ((unsigned)type > ACM_BOUNDARY_OUTLET)
@@ -409,8 +407,6 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
 static acm_status domain_get_face_unguarded(acm_domain *domain, acm_face face, acm_boundary *type,
                                             double velocity[3])
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (type == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "type is NULL");
     if (!face_ok(face))
@@ -423,8 +419,6 @@ static acm_status domain_get_face_unguarded(acm_domain *domain, acm_face face, a
 
 static acm_status domain_set_body_force_unguarded(acm_domain *domain, const double force[3])
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (force == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "force is NULL");
     if (!isfinite(force[0]) || !isfinite(force[1]) || !isfinite(force[2]))
@@ -436,8 +430,6 @@ static acm_status domain_set_body_force_unguarded(acm_domain *domain, const doub
 
 static acm_status domain_set_collision_unguarded(acm_domain *domain, const acm_collision_options *opts)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (opts == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "collision options are NULL");
     size_t size = collision_options_size(opts->version);
@@ -456,8 +448,6 @@ static acm_status domain_set_collision_unguarded(acm_domain *domain, const acm_c
 
 static acm_status domain_get_collision_unguarded(acm_domain *domain, acm_collision_options *opts)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (opts == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "collision options are NULL");
     size_t size = collision_options_size(opts->version);
@@ -498,8 +488,6 @@ ACM_API acm_status acm_param_bounds(acm_param param, int64_t *min, int64_t *max)
 
 static acm_status domain_set_param_unguarded(acm_domain *domain, acm_param param, int64_t value)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     int64_t lo, hi;
     if (acm_param_bounds(param, &lo, &hi) != ACM_OK)
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown parameter %d", (int)param);
@@ -519,8 +507,6 @@ static acm_status domain_set_param_unguarded(acm_domain *domain, acm_param param
 
 static acm_status domain_get_param_unguarded(acm_domain *domain, acm_param param, int64_t *value)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (value == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "value is NULL");
     switch (param) {
@@ -558,8 +544,6 @@ static acm_status check_cell_density(acm_domain *d, size_t k, double rho)
 static acm_status domain_init_uniform_unguarded(acm_domain *domain, double density,
                                                 const double velocity[3])
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     double u[3] = {0.0, 0.0, 0.0};
     if (velocity != NULL)
         memcpy(u, velocity, sizeof u);
@@ -583,8 +567,6 @@ static acm_status domain_init_fields_unguarded(acm_domain *domain, acm_dtype dty
                                                const void *density, const void *velocity,
                                                size_t cell_count)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (!dtype_ok(dtype))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown dtype %d", (int)dtype);
     if (cell_count != (size_t)domain->ncells)
@@ -634,8 +616,6 @@ static acm_status check_field(acm_domain *d, acm_field field, acm_dtype dtype, s
 static acm_status domain_field_size_unguarded(acm_domain *domain, acm_field field, acm_dtype dtype,
                                               size_t *bytes)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (bytes == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "bytes is NULL");
     int comp = acm__field_components(field);
@@ -649,8 +629,6 @@ static acm_status domain_field_size_unguarded(acm_domain *domain, acm_field fiel
 static acm_status domain_get_field_unguarded(acm_domain *domain, acm_field field, acm_dtype dtype,
                                              void *dst, size_t dst_bytes)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (dst == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "dst is NULL");
     size_t count = 0;
@@ -691,8 +669,6 @@ static acm_status check_populations(acm_domain *d, acm_dtype dtype, const void *
 static acm_status domain_set_field_unguarded(acm_domain *domain, acm_field field, acm_dtype dtype,
                                              const void *src, size_t src_bytes)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (field == ACM_FIELD_DENSITY || field == ACM_FIELD_VELOCITY)
         return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
                         "density and velocity are set with acm_domain_init_fields");
@@ -725,8 +701,6 @@ static acm_status domain_set_field_unguarded(acm_domain *domain, acm_field field
 static acm_status domain_probe_unguarded(acm_domain *domain, int32_t x, int32_t y, int32_t z,
                                          double *density, double velocity[3])
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (x < 0 || y < 0 || z < 0 || x >= domain->nx || y >= domain->ny || z >= domain->nz)
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "cell (%d, %d, %d) outside the %dx%dx%d grid",
                         x, y, z, domain->nx, domain->ny, domain->nz);
@@ -766,8 +740,6 @@ static acm_status sample_by_probes(acm_domain *d, const double *points, size_t c
 static acm_status domain_sample_velocity_unguarded(acm_domain *domain, const double *points,
                                                    size_t count, double *velocity)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (points == NULL || velocity == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL",
                         points == NULL ? "points" : "velocity");
@@ -795,8 +767,6 @@ static acm_status check_out_struct(acm_domain *d, const void *out, const uint32_
 
 static acm_status domain_get_stats_unguarded(acm_domain *domain, acm_domain_stats *stats)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     ACM_TRY(check_out_struct(domain, stats, stats ? &stats->version : NULL,
                              ACM_DOMAIN_STATS_VERSION, "acm_domain_stats"));
     acm_domain_stats s;
@@ -812,8 +782,6 @@ static acm_status domain_get_stats_unguarded(acm_domain *domain, acm_domain_stat
 
 static acm_status domain_get_info_unguarded(acm_domain *domain, acm_domain_info *info)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (info == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "acm_domain_info is NULL");
     const size_t size = domain_info_size(info->version);
@@ -878,8 +846,6 @@ ACM_API acm_status acm_domain_get_solids(acm_domain *domain, acm_solid **out, si
 
 static acm_status domain_set_layout_unguarded(acm_domain *domain, const acm_layout *layout)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (layout == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "layout is NULL");
     return acm__domain_relayout(domain, layout);
@@ -887,8 +853,6 @@ static acm_status domain_set_layout_unguarded(acm_domain *domain, const acm_layo
 
 static acm_status domain_get_layout_unguarded(acm_domain *domain, acm_layout *layout)
 {
-    if (domain == NULL)
-        return ACM_ERR_NULL_POINTER;
     if (layout == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "layout is NULL");
     acm__domain_layout(domain, layout);
