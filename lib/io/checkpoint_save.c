@@ -21,10 +21,9 @@
 
 typedef struct writer {
     FILE *f;
-    const char *path;
     uint64_t pos;
     ckpt_entry *table;
-    uint32_t nsections, cap;
+    uint32_t nsections, cap; /* the table's entries written, and its room */
     ckpt_entry *cur;
     int e; /* errno of the first failure, 0: none */
 } writer;
@@ -46,6 +45,12 @@ static void w_bytes(writer *w, const void *p, size_t n)
 
 static void w_begin(writer *w, uint32_t type, uint32_t index)
 {
+    if (w->nsections == w->cap) { /* section_count and the writers disagree: the write fails */
+        if (w->e == 0)
+            w->e = EOVERFLOW;
+        w->cur = NULL; /* w_bytes then counts into no entry */
+        return;
+    }
     w->cur = &w->table[w->nsections++];
     memset(w->cur, 0, sizeof *w->cur);
     w->cur->type = type;
@@ -217,6 +222,7 @@ static acm_status open_writer(writer *w, const char *path, char *tmp, size_t siz
                               char *msg, size_t n)
 {
     w->table = acm__calloc(cap, sizeof *w->table);
+    w->cap = cap;
     if (w->table == NULL) {
         acm__format(msg, n, "cannot allocate the section table of %s", path);
         return ACM_ERR_NO_MEMORY;
@@ -292,7 +298,7 @@ static int close_writer(writer *w)
 static acm_status write_file(acm_domain *d, const char *path, const acm_snapshot *snap,
                              char *msg, size_t n)
 {
-    writer w = {.path = path};
+    writer w = {0};
     char tmp[4096];
     const uint32_t cap = section_count(d, snap);
     ACM_TRY(open_writer(&w, path, tmp, sizeof tmp, cap, msg, n));
