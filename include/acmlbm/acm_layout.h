@@ -58,9 +58,27 @@ typedef enum acm_layout_param {
     ACM_LAYOUT_STREAMING = 7,
     /** Storage precision of the populations, an ::acm_precision; 0 = the one of
      *  acm_domain_options::precision. A layout that sets it overrides the option
-     *  (FP16: the CUDA backend only). @since 1.3 */
-    ACM_LAYOUT_PRECISION = 8
+     *  (FP16: the CUDA backend only, but for moment storage). @since 1.3 */
+    ACM_LAYOUT_PRECISION = 8,
+    /** What a cell stores, an ::acm_storage; 0 = default
+     *  (::ACM_STORAGE_POPULATIONS). @since 1.7 */
+    ACM_LAYOUT_STORAGE = 9
 } acm_layout_param;
+
+/** What each cell stores between steps (docs/physics.md, "Moment storage"). */
+typedef enum acm_storage {
+    ACM_STORAGE_DEFAULT = 0,     /**< ::ACM_STORAGE_POPULATIONS */
+    ACM_STORAGE_POPULATIONS = 1, /**< the 27 post-collision populations: every collision
+                                      model exactly as written */
+    ACM_STORAGE_MOMENTS = 2      /**< 10 moments (density, velocity, the second central
+                                      moments' non-equilibrium part) from which each step
+                                      rebuilds the populations it streams, high orders
+                                      regularised: a third of the memory. FP64, FP32 and
+                                      FP16 (the CPU emulates FP16's rounding); two arrays
+                                      (in-place streaming is refused). The ACM adaptive
+                                      rates have no high orders to act on: every model's
+                                      orders 3-6 relax at rate 1 */
+} acm_storage;
 
 /** Population storage and streaming (docs/performance.md, "In-place streaming"). Both give
  *  the same physics to round-off. */
@@ -170,7 +188,7 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
  * and configuration files. Version 1 reads
  *
  *     acm-layout 1 csoa_group=1024 kernel=fused block_size=default sample_block=2
- *     sample_order=morton_block ib_spread=scatter streaming=in_place precision=default
+ *     sample_order=morton_block ib_spread=scatter streaming=in_place precision=default storage=default
  *
  * (one line): the header `acm-layout 1`, then `key=value` for every key in key
  * order; enumerations by their name in lower case without the prefix

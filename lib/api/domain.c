@@ -251,8 +251,9 @@ static acm_status domain_create(acm_domain **out, const acm_domain_options *opts
     st = acm__backend_select(o.backend, &ops, msg, sizeof msg);
     if (st != ACM_OK)
         return create_fail(opts, st, msg);
-    if (acm__layout_check(o.layout, o.precision, ops->kind, msg, sizeof msg) != ACM_OK)
-        return create_fail(opts, ACM_ERR_NOT_BUILT, msg);
+    st = acm__layout_check(o.layout, o.precision, ops->kind, msg, sizeof msg);
+    if (st != ACM_OK)
+        return create_fail(opts, st, msg);
 
     acm_domain *d = acm__calloc(1, sizeof *d);
     if (d == NULL)

@@ -78,6 +78,10 @@ ACM_API acm_status acm_layout_param_bounds(acm_layout_param param, int64_t *min,
         *min = ACM_PRECISION_FP32;
         *max = ACM_PRECISION_FP16;
         return ACM_OK;
+    case ACM_LAYOUT_STORAGE:
+        *min = ACM_STORAGE_POPULATIONS;
+        *max = ACM_STORAGE_MOMENTS;
+        return ACM_OK;
     default:
         return ACM_ERR_BAD_ENUM;
     }
@@ -94,6 +98,7 @@ static int64_t *param_slot(acm_layout *l, acm_layout_param param)
     case ACM_LAYOUT_IB_SPREAD: return &l->ib_spread;
     case ACM_LAYOUT_STREAMING: return &l->streaming;
     case ACM_LAYOUT_PRECISION: return &l->precision;
+    case ACM_LAYOUT_STORAGE: return &l->storage;
     default: return NULL;
     }
 }
@@ -156,6 +161,7 @@ static const char *const order_names[] = {"morton_block", "as_sampled", NULL};
 static const char *const spread_names[] = {"scatter", "gather", NULL};
 static const char *const streaming_names[] = {"two_arrays", "in_place", NULL};
 static const char *const precision_names[] = {"fp32", "fp64", "fp16", NULL};
+static const char *const storage_names[] = {"populations", "moments", NULL};
 
 /* Every key of the text form, in key order; names NULL for numbers. */
 static const struct layout_key {
@@ -171,6 +177,7 @@ static const struct layout_key {
     {"ib_spread", ACM_LAYOUT_IB_SPREAD, spread_names},
     {"streaming", ACM_LAYOUT_STREAMING, streaming_names},
     {"precision", ACM_LAYOUT_PRECISION, precision_names},
+    {"storage", ACM_LAYOUT_STORAGE, storage_names},
 };
 #define ACM_LAYOUT_KEYS (sizeof layout_keys / sizeof layout_keys[0])
 

@@ -37,6 +37,7 @@ struct acm_layout {
     int64_t ib_spread;    /* acm_ib_spread, 0 = default */
     int64_t streaming;    /* acm_streaming, 0 = default */
     int64_t precision;    /* acm_precision, 0 = the domain options' */
+    int64_t storage;      /* acm_storage, 0 = populations */
     char error[ACM_ERROR_SIZE];
 };
 
@@ -64,7 +65,8 @@ struct acm_backend_ops;
  * (lib/engine/state.c, acm__domain_apply_layout). A slab runs its parent's
  * whole (lib/multi/decomp.c); a failed re-layout puts the old one back whole. */
 typedef struct acm_resolved_layout {
-    acm_precision precision; /* of the stored populations */
+    acm_precision precision; /* of the stored populations or moments */
+    acm_storage storage;     /* populations or moments (lib/core/moments.h) */
     acm_csoa csoa;           /* population layout (beta = 27) */
     acm_kernel kernel;       /* GPU kernel structure */
     acm_streaming streaming; /* population streaming */

@@ -20,6 +20,7 @@
 #include "cpu.h"
 #include "ib.h"
 #include "kernel.h"
+#include "moments.h"
 #include "pipeline.h" /* acm__domain_collide_params */
 #include "reduce.h"   /* acm__plane_sums_add, acm__prev_from_planes */
 #include "solid.h"
@@ -85,6 +86,9 @@ typedef struct cpu_impl {
     void *f[2];         /* CSoA population arrays (f[1] NULL when in place) */
     int cur;            /* two arrays: f[cur] holds the current post-collision state */
     bool in_place;      /* ACM_STREAMING_IN_PLACE: f[0] only, the AA pattern */
+    int mom_bits;       /* moment storage: every post-collision cell projected on its
+                           moments as stored with 16, 32 or 64 bits (lib/core/moments.h);
+                           0 for population storage */
     int parity;         /* in place: 0 = f[0] holds the physical (streamed) state,
                            1 = the post-collision state of an even step, each
                            population in its opposite slot (cpu/lbm_tmpl.h) */
@@ -343,6 +347,8 @@ static acm_status cpu_domain_init(acm_domain *d)
     if (n > SIZE_MAX / m->elem)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "population storage does not fit in memory");
     m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
+    if (d->layout.storage == ACM_STORAGE_MOMENTS)
+        m->mom_bits = d->layout.precision == ACM_PRECISION_FP16 ? 16 : 8 * (int)m->elem;
     const int arrays = m->in_place ? 1 : 2;
     /* refuse what the machine cannot hold (available_memory) before the
      * kernel grants it and kills the process on first touch */

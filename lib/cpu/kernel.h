@@ -9,6 +9,7 @@
 #include <stdint.h> /* int32_t, int64_t */
 
 #include "collide.h" /* acm_collide_params */
+#include "moments.h" /* acm_mom_project */
 
 /* Reductions over one row, combined across rows by the caller. */
 typedef struct acm_row_diag {
@@ -36,6 +37,8 @@ typedef struct acm_row_args {
     void *tau;            /* ACM_LI2020 per-cell tau* of the row, else NULL */
     void *scratch;        /* 5 * n reals of the kernel's type */
     double u2_limit;      /* |u|^2 treated as divergence */
+    int project;          /* moment storage: fout projected on its moments as stored
+                             with this many bits (acm_mom_project); 0: populations */
 } acm_row_args;
 
 typedef void (*acm_row_fn)(const acm_row_args *args, acm_row_diag *diag);

@@ -269,10 +269,19 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
             for (int b = 0; b < 3; ++b)
                 u[b] = bc->type == ACM_BOUNDARY_INLET ? (R)bc->u[b] : (R)(j[b] / rho);
             S(equilibrium)(bc->type == ACM_BOUNDARY_INLET ? (R)rho : (R)1, u, e);
+            if (m->mom_bits == 16) { /* the equilibrium's moments as stored */
+                R mom[ACM_MOMENTS];
+                S(acm_mom_encode)(e, mom);
+                S(acm_mom_quantize16)(mom);
+                S(acm_mom_populations)(mom, e);
+            }
             for (int i = 0; i < ACM_Q; ++i) {
                 double t;
                 const uint64_t s = S(post_slot)(d, m, c, i, &t);
-                f[s] = (R)((double)e[acm_layer_slot(i, axis, inward)] + t);
+                /* moment storage keeps the equilibrium itself: every slot the
+                 * neighbours pull from it is the same */
+                const int from = m->mom_bits ? i : acm_layer_slot(i, axis, inward);
+                f[s] = (R)((double)e[from] + t);
             }
         }
     }
@@ -415,6 +424,7 @@ static void S(collide_part)(const acm_domain *d, const cpu_impl *m, const S(row_
     a.tau = job->tau ? (void *)(job->tau + at) : NULL;
     a.scratch = fout + (size_t)ACM_Q * (size_t)d->nx; /* 5 nx reals after fout */
     a.u2_limit = job->u2_limit;
+    a.project = m->mom_bits;
     acm_row_diag diag;
     job->kernel(&a, &diag);
     acm_row_sums_add(acc, &diag, row + x0);
@@ -578,6 +588,25 @@ static void S(refresh_prev)(acm_domain *d, cpu_impl *m)
     acm__prev_from_planes(&d->prev, NULL, m->planes, n, (double)n * d->nx * d->ny);
 }
 
+/* Moment storage: every cell of the current state f[cur] replaced by the
+ * populations of its moments as stored (a state set from populations keeps
+ * what the storage holds of it). */
+static void S(project_state)(const acm_domain *d, cpu_impl *m)
+{
+    if (m->mom_bits == 0)
+        return;
+    R *f = S(state)(m);
+#pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
+    for (int64_t k = 0; k < d->ncells; ++k) {
+        R g[ACM_Q];
+        for (int i = 0; i < ACM_Q; ++i)
+            g[i] = f[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)];
+        S(acm_mom_project)(g, m->mom_bits);
+        for (int i = 0; i < ACM_Q; ++i)
+            f[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)] = g[i];
+    }
+}
+
 /* The array to write a physical state into before S(adopt_physical). */
 static R *S(physical_target)(const cpu_impl *m)
 {
@@ -607,6 +636,7 @@ static void S(init_equilibrium)(acm_domain *d, cpu_impl *m, const acm_init_sourc
             phys[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)] = e[i];
     }
     S(adopt_physical)(d, m);
+    S(project_state)(d, m);
     if (m->tau != NULL)
         acm_cpu_reset_tau(d, m);
     S(refresh_prev)(d, m);
@@ -621,6 +651,7 @@ static void S(set_populations)(acm_domain *d, cpu_impl *m, acm_dtype dtype, cons
             phys[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)] =
                 (R)(acm__load(dtype, src, (size_t)k * ACM_Q + (size_t)i) - acm_weight(i));
     S(adopt_physical)(d, m);
+    S(project_state)(d, m);
     S(refresh_prev)(d, m);
 }
 
@@ -711,6 +742,7 @@ static void S(state_save)(const acm_domain *d, const cpu_impl *m, acm_state *st)
     const R *src = S(state)(m);
     const int swap = m->in_place && m->parity == 1;
     st->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
+    st->mom_bits = m->mom_bits;
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
@@ -742,6 +774,8 @@ static void S(state_load_populations)(acm_domain *d, cpu_impl *m, const acm_stat
         m->parity = physical ? 0 : 1;
     else if (physical)
         S(unstream_into_current)(d, m);
+    if (physical || st->mom_bits != m->mom_bits) /* else already what the storage holds */
+        S(project_state)(d, m);
 }
 
 static void S(probe)(const acm_domain *d, cpu_impl *m, int32_t x, int32_t y, int32_t z,

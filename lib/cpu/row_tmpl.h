@@ -89,5 +89,16 @@ static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
             r.fallbacks++;
         }
     }
+    if (a->project) { /* moment storage: what the cells keep of their collision */
+        ACM_R *fout = (ACM_R *)a->fout;
+        for (int32_t x = 0; x < n; ++x) {
+            ACM_R o[27];
+            for (int i = 0; i < 27; ++i)
+                o[i] = fout[i * st + x];
+            ACM_SFX(acm_mom_project)(o, a->project);
+            for (int i = 0; i < 27; ++i)
+                fout[i * st + x] = o[i];
+        }
+    }
     *diag = r;
 }

@@ -120,6 +120,14 @@ void acm__domain_collide_params(const acm_domain *d, acm_collide_params *p)
         p->li2018_nu0[o] = c->li2018_nu0[o];
         p->li2020_theta[o] = c->li2020_theta[o];
     }
+    if (d->layout.storage == ACM_STORAGE_MOMENTS && acm_is_adaptive(c->model)) {
+        /* moment storage keeps no order above 2: the high orders relax at rate
+         * 1 in the Hermite basis, the ACM's face rule everywhere (docs/physics.md,
+         * "Moment storage"), so that a cell without force keeps exactly the
+         * populations it collided to */
+        p->hermite_high_orders = 1;
+        p->rate_min = p->rate_max = 1.0;
+    }
     p->inv_umax = d->prev.max_u > 0.0 ? 1.0 / d->prev.max_u : 0.0;
     p->inv_mean_rho = d->prev.mean_rho > 0.0 ? 1.0 / d->prev.mean_rho : 0.0;
     p->inv_mean_j = d->prev.mean_j > 0.0 ? 1.0 / d->prev.mean_j : 0.0;

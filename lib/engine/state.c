@@ -67,9 +67,21 @@ acm_status acm__layout_check(const acm_layout *layout, acm_precision options_pre
                              acm_backend backend, char *msg, size_t size)
 {
     const acm_precision p = acm__layout_precision(layout, options_precision);
-    if (p == ACM_PRECISION_FP16 && backend != ACM_BACKEND_CUDA) {
-        acm__format(msg, size, "FP16 storage needs the CUDA backend");
+    const bool moments = layout != NULL && layout->storage == ACM_STORAGE_MOMENTS;
+    if (p == ACM_PRECISION_FP16 && backend != ACM_BACKEND_CUDA && !moments) {
+        acm__format(msg, size, "FP16 population storage needs the CUDA backend");
         return ACM_ERR_NOT_BUILT;
+    }
+    if (moments && layout->streaming == ACM_STREAMING_IN_PLACE) {
+        acm__format(msg, size, "moment storage streams between two arrays: streaming=in_place "
+                               "is for population storage");
+        return ACM_ERR_INVALID_ARG;
+    }
+    if (moments && backend == ACM_BACKEND_CUDA && layout->kernel != 0 &&
+        layout->kernel != ACM_KERNEL_FUSED) {
+        acm__format(msg, size, "moment storage has the fused kernel only (kernel=%s asked)",
+                    layout->kernel == ACM_KERNEL_SPLIT ? "split" : "baseline");
+        return ACM_ERR_INVALID_ARG;
     }
     return ACM_OK;
 }
@@ -80,6 +92,7 @@ void acm__domain_apply_layout(acm_domain *d, const acm_layout *layout)
     const acm_layout *l = layout != NULL ? layout : &none;
     d->layout.precision = acm__layout_precision(l, d->setup.options_precision);
     d->layout.streaming = l->streaming != 0 ? (acm_streaming)l->streaming : ACM_STREAMING_TWO_ARRAYS;
+    d->layout.storage = l->storage != 0 ? (acm_storage)l->storage : ACM_STORAGE_POPULATIONS;
     d->layout.kernel = l->kernel != 0 ? (acm_kernel)l->kernel : ACM_KERNEL_FUSED;
     d->layout.block_size = (int32_t)l->block_size;
     d->layout.csoa = choose_layout(l, d->ncells, d->backend, d->layout.kernel);
@@ -97,6 +110,7 @@ void acm__domain_layout(const acm_domain *d, acm_layout *layout)
     layout->ib_spread = d->layout.ib.spread;
     layout->streaming = d->layout.streaming;
     layout->precision = d->layout.precision;
+    layout->storage = d->layout.storage;
     layout->error[0] = '\0';
 }
 

@@ -37,6 +37,8 @@ typedef enum acm_state_form {
 
 typedef struct acm_state {
     acm_state_form form;
+    int mom_bits;      /* the moment storage (16, 32, 64 bits) whose populations f holds
+                          (lib/core/moments.h), 0: population storage */
     double *f;         /* ACM_Q per cell */
     double *force;     /* the per-cell force field, 3 per cell (x, y, z), or NULL */
     double *tau;       /* ACM_LI2020 tau* per cell, or NULL */
