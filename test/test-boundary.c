@@ -129,7 +129,9 @@ static void run_poiseuille(double tau, acm_collision model, double w3, int wall,
     const double H = 16;
     poiseuille p = {0, (tau - 0.5) / 3, H, 0};
     p.g = 0.01 * 8 * p.nu / (H * H);
-    p.Lambda = model == ACM_COLLISION_BGK ? (tau - 0.5) * (tau - 0.5) : (tau - 0.5) * (1 / w3 - 0.5);
+    /* moment storage regularises BGK: its high orders relax at rate 1, as CM(1)'s */
+    const bool bgk = model == ACM_COLLISION_BGK && !acm_test_moments();
+    p.Lambda = bgk ? (tau - 0.5) * (tau - 0.5) : (tau - 0.5) * (1 / w3 - 0.5);
     channel c = make_channel(wall, flow, (int)H);
     acm_domain *d = channel_domain(&c, tau, model, poiseuille_continuum, &p, NULL);
     double F[3] = {0, 0, 0};
@@ -144,18 +146,19 @@ static void run_poiseuille(double tau, acm_collision model, double w3, int wall,
 START_TEST(poiseuille_matches_discrete_solution)
 {
     const double *row = poiseuille_table[_i];
+    const double bgk_ref = acm_test_moments() ? row[1] : row[2]; /* regularised BGK = CM(1) */
     double cm_discrete, cm_cont, bgk_discrete, bgk_cont;
     run_poiseuille(row[0], ACM_COLLISION_CM_MRT, 1.0, 1, 0, &cm_discrete, &cm_cont);
     run_poiseuille(row[0], ACM_COLLISION_BGK, 1.0, 1, 0, &bgk_discrete, &bgk_cont);
     printf("Poiseuille tau=%g: CM(1) vs discrete %.1e, vs continuum %.3g (ref %.3g); BGK %.1e, "
            "%.3g (ref %.3g)\n",
-           row[0], cm_discrete, cm_cont, row[1], bgk_discrete, bgk_cont, row[2]);
+           row[0], cm_discrete, cm_cont, row[1], bgk_discrete, bgk_cont, bgk_ref);
     ck_assert_msg(cm_discrete < 1e-6, "CM(1): %g from the discrete solution", cm_discrete);
     ck_assert_msg(bgk_discrete < 1e-6, "BGK: %g from the discrete solution", bgk_discrete);
     ck_assert_msg(fabs(cm_cont - row[1]) < 0.01 * row[1] + 1e-7, "CM(1) continuum error %g vs %g",
                   cm_cont, row[1]);
-    ck_assert_msg(fabs(bgk_cont - row[2]) < 0.01 * row[2], "BGK continuum error %g vs %g",
-                  bgk_cont, row[2]);
+    ck_assert_msg(fabs(bgk_cont - bgk_ref) < 0.01 * bgk_ref + 1e-7, "BGK continuum error %g vs %g",
+                  bgk_cont, bgk_ref);
 }
 END_TEST
 

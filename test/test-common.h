@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include <acmlbm/acmlbm.h>
@@ -82,6 +83,41 @@ static inline acm_backend acm_test_backend(void)
     return (b != NULL && strcmp(b, "cuda") == 0) ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU;
 }
 
+/* ACM_TEST_STORAGE=moments runs a suite on moment storage: a copy of the
+ * test's layout (or a new one) with ACM_LAYOUT_STORAGE set, for
+ * acm_test_domain; NULL when the variable is unset or "populations". */
+static inline acm_layout *acm_test_storage_layout(const acm_layout *base)
+{
+    const char *v = getenv("ACM_TEST_STORAGE");
+    if (v == NULL || strcmp(v, "populations") == 0)
+        return NULL;
+    ck_assert_msg(strcmp(v, "moments") == 0, "ACM_TEST_STORAGE=%s: populations or moments", v);
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    if (base != NULL) {
+        char text[ACM_LAYOUT_STRING_SIZE];
+        ck_assert_int_eq(acm_layout_to_string(base, text, sizeof text), ACM_OK);
+        ck_assert_int_eq(acm_layout_from_string(l, text), ACM_OK);
+    }
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS), ACM_OK);
+    return l;
+}
+
+/* Whether the suite runs on moment storage (ACM_TEST_STORAGE=moments). */
+static inline bool acm_test_moments(void)
+{
+    const char *v = getenv("ACM_TEST_STORAGE");
+    return v != NULL && strcmp(v, "moments") == 0;
+}
+
+/* In-place streaming where the storage under test has it; moment storage
+ * streams between two arrays (and refuses in place), so there the two-array
+ * streaming stands in. */
+static inline acm_streaming acm_test_in_place(void)
+{
+    return acm_test_moments() ? ACM_STREAMING_TWO_ARRAYS : ACM_STREAMING_IN_PLACE;
+}
+
 /* Options for a test domain on the backend under test. */
 static inline acm_domain_options acm_test_options(int nx, int ny, int nz, double nu,
                                                   acm_collision model, acm_precision prec)
@@ -104,8 +140,12 @@ static inline acm_domain *acm_test_domain(const acm_domain_options *o)
     acm_domain_options c = *o;
     c.error_buffer = err;
     c.error_buffer_size = sizeof err;
+    acm_layout *storage = acm_test_storage_layout(c.layout);
+    if (storage != NULL)
+        c.layout = storage;
     acm_domain *d = NULL;
     acm_status st = acm_domain_create(&d, &c);
+    acm_layout_destroy(storage);
     ck_assert_msg(st == ACM_OK, "acm_domain_create: %s: %s", acm_status_string(st), err);
     return d;
 }

@@ -49,7 +49,7 @@ static void run_pair(const run_cfg *c, bool solids, int overlap)
 static void run_pairs(enum scene sc, bool solids)
 {
     for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
-        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= (int)acm_test_in_place(); ++s)
             for (int p = 0; p < 2; ++p) {
                 const run_cfg c = {models[m], p ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
                                    (acm_streaming)s, sc, 2 + (int)((m + s + p) % 2)};
@@ -72,7 +72,7 @@ START_TEST(gather_spread_across_the_cuts)
 {
     const acm_collision which[2] = {ACM_COLLISION_CM_MRT, ACM_COLLISION_ACM_LI2020};
     for (int m = 0; m < 2; ++m)
-        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= (int)acm_test_in_place(); ++s)
             for (int sc = SCENE_PERIODIC; sc <= SCENE_LID; ++sc) {
                 const run_cfg c = {which[m], (m + s) % 2 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64,
                                    (acm_streaming)s, (enum scene)sc, 2 + (m + sc) % 2};
@@ -155,7 +155,7 @@ START_TEST(solids_through_state_changes)
     acm_solid *s[2][NSOLIDS];
     add_solids(one, c.scene, s[0]);
     add_solids(split, c.scene, s[1]);
-    acm_layout *l = acm_test_layout(ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STREAMING, acm_test_in_place());
     for (int k = 0; k < 2; ++k) {
         ACM_CK_OK(both[k], acm_step(both[k], 5));
         ACM_CK_OK(both[k], acm_domain_set_layout(both[k], l));
@@ -276,7 +276,7 @@ START_TEST(reshaped_and_relaid)
     acm_domain *both[2] = {one, split};
     acm_layout *l = NULL;
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
-    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, acm_test_in_place()), ACM_OK);
     for (int k = 0; k < 2; ++k) {
         ACM_CK_OK(both[k], acm_domain_set_face(both[k], ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
         ACM_CK_OK(both[k], acm_domain_set_face(both[k], ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
@@ -303,7 +303,7 @@ END_TEST
  * (bitwise on the CPU). */
 START_TEST(smoke_follows_the_same_flow)
 {
-    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP32, ACM_STREAMING_IN_PLACE,
+    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP32, acm_test_in_place(),
                        SCENE_Z_THROUGH, 3};
     acm_domain *d[2] = {make(&c, 0), make(&c, 3)};
     acm_smoke *sm[2];

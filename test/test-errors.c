@@ -1534,7 +1534,7 @@ START_TEST(layout_errors)
     ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_CSOA_GROUP, &v), ACM_OK);
     ck_assert_int_eq(v, 64);
 
-    const int bad_param[] = {-1, 0, ACM_LAYOUT_PRECISION + 1, 1000};
+    const int bad_param[] = {-1, 0, ACM_LAYOUT_STORAGE + 1, 1000};
     for (int i = 0; i < 4; ++i) {
         int64_t got = -77, blo = -77, bhi = -77;
         EXPECT_LAYOUT_FAIL(l, acm_layout_set(l, (acm_layout_param)bad_param[i], 8),
@@ -1580,9 +1580,9 @@ START_TEST(layout_errors)
 END_TEST
 
 /* Every parameter of a layout, by key. */
-static void layout_values(const acm_layout *l, int64_t v[ACM_LAYOUT_PRECISION])
+static void layout_values(const acm_layout *l, int64_t v[ACM_LAYOUT_STORAGE])
 {
-    for (int k = 1; k <= ACM_LAYOUT_PRECISION; ++k)
+    for (int k = 1; k <= ACM_LAYOUT_STORAGE; ++k)
         ck_assert_int_eq(acm_layout_get(l, (acm_layout_param)k, &v[k - 1]), ACM_OK);
 }
 
@@ -1611,11 +1611,11 @@ START_TEST(layout_text_round_trip)
     ck_assert_int_eq(acm_layout_to_string(a, text, sizeof text), ACM_OK);
     ck_assert_str_eq(text, "acm-layout 1 csoa_group=default kernel=default block_size=default "
                            "sample_block=default sample_order=default ib_spread=default "
-                           "streaming=default precision=default");
+                           "streaming=default precision=default storage=default");
     unsigned seed = 5;
     for (int trial = 0; trial < 500; ++trial) {
-        int64_t va[ACM_LAYOUT_PRECISION], vb[ACM_LAYOUT_PRECISION];
-        for (int k = 1; k <= ACM_LAYOUT_PRECISION; ++k)
+        int64_t va[ACM_LAYOUT_STORAGE], vb[ACM_LAYOUT_STORAGE];
+        for (int k = 1; k <= ACM_LAYOUT_STORAGE; ++k)
             ck_assert_int_eq(acm_layout_set(a, (acm_layout_param)k, random_layout_value(&seed, k)),
                              ACM_OK);
         ck_assert_int_eq(acm_layout_to_string(a, text, sizeof text), ACM_OK);
@@ -1632,9 +1632,9 @@ START_TEST(layout_text_round_trip)
     ck_assert_int_eq(acm_layout_from_string(b, "\t acm-layout   1\nstreaming=in_place\r\n"
                                                "  kernel=split csoa_group=256 "),
                      ACM_OK);
-    int64_t v[ACM_LAYOUT_PRECISION];
+    int64_t v[ACM_LAYOUT_STORAGE];
     layout_values(b, v);
-    const int64_t expect[ACM_LAYOUT_PRECISION] = {256, ACM_KERNEL_SPLIT, 0, 0, 0, 0,
+    const int64_t expect[ACM_LAYOUT_STORAGE] = {256, ACM_KERNEL_SPLIT, 0, 0, 0, 0,
                                                   ACM_STREAMING_IN_PLACE};
     ck_assert(memcmp(v, expect, sizeof v) == 0);
     ck_assert_int_eq(acm_layout_from_string(b, "acm-layout 1 sample_order=as_sampled "

@@ -163,12 +163,15 @@ START_TEST(taylor_green_decay_rate)
     const struct tgv_case *c = &tgv_cases[_i];
     const double zero[3] = {0, 0, 0};
     tgv_result r = taylor_green(c->N, c->nu, 0.02, zero, c->model, ACM_PRECISION_FP64);
+    /* moment storage regularises BGK: it decays as CM(1) (the first row) */
+    const double expected =
+        acm_test_moments() && c->model == ACM_COLLISION_BGK ? tgv_cases[0].expected : c->expected;
     printf("TGV N=%d nu=%g model=%d: rate error %+.3e (reference %+.2e), mass drift %.1e\n",
-           c->N, c->nu, c->model, r.rate_error, c->expected, r.mass_drift);
+           c->N, c->nu, c->model, r.rate_error, expected, r.mass_drift);
     ck_assert_msg(fabs(r.rate_error) < 1e-3, "rate error %g exceeds 1e-3", r.rate_error);
     /* the reference numbers are given to two digits */
-    ck_assert_msg(fabs(r.rate_error - c->expected) < 0.06 * fabs(c->expected) + 2e-6,
-                  "rate error %g, reference %g", r.rate_error, c->expected);
+    ck_assert_msg(fabs(r.rate_error - expected) < 0.06 * fabs(expected) + 2e-6,
+                  "rate error %g, reference %g", r.rate_error, expected);
     ck_assert_msg(fabs(r.mass_drift) < 1e-13, "mass drift %g", r.mass_drift);
 }
 END_TEST

@@ -238,10 +238,37 @@ START_TEST(in_place_needs_the_fused_kernel_on_the_gpu)
 }
 END_TEST
 
+/* ACM_TEST_STORAGE=moments: in-place streaming is a layout of population
+ * storage; moment storage refuses it with a message (its suite runs this
+ * instead of the in-place tests). */
+START_TEST(in_place_is_refused_on_moment_storage)
+{
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS), ACM_OK);
+    acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP32);
+    char err[256] = "";
+    o.layout = l;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_INVALID_ARG);
+    acm_layout_destroy(l);
+    ck_assert_ptr_null(d);
+    ck_assert_ptr_nonnull(strstr(err, "in_place"));
+    printf("in-place tests not run on moment storage: %s\n", err);
+}
+END_TEST
+
 TEST_SUITE(streaming_suite)
 {
     Suite *s = suite_create("streaming");
     TCase *tc = acm_tcase("in_place", 300);
+    if (acm_test_moments()) {
+        tcase_add_test(tc, in_place_is_refused_on_moment_storage);
+        suite_add_tcase(s, tc);
+        return s;
+    }
     tcase_add_loop_test(tc, in_place_streaming_equals_two_arrays, 0, SCENES);
     tcase_add_test(tc, in_place_fields_round_trip_at_both_parities);
     tcase_add_test(tc, in_place_streaming_halves_the_population_memory);

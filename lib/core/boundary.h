@@ -12,7 +12,12 @@
  *   - across an INLET or OUTLET face: only the face's own layer of
  *     equilibrium cells pulls from there; those cells are overwritten after
  *     the collision, so their pull just bounces back like a resting wall
- *     (keeps their values finite).
+ *     (keeps their values finite). With moment storage (lib/core/moments.h)
+ *     a layer cell holds one equilibrium, which cannot serve both its inner
+ *     neighbours and its own bounce-back: a pull across a layer face reads
+ *     the cell's own population i instead (acm_layer_pull), so that it sees
+ *     its equilibrium in every inward direction, as the mirrored slots of
+ *     population storage give it.
  * After the collision, the cells of each INLET/OUTLET face layer are set to
  * the equilibrium f^eq (spec 7.3, 7.4):
  *   INLET:  rho of the adjacent inner cell, the prescribed velocity;
@@ -43,12 +48,13 @@ typedef struct acm_face_bc {
 /* Non-periodic faces crossed by one pull. */
 typedef struct acm_crossing {
     int n;       /* number of non-periodic faces crossed */
+    int layers;  /* how many of them are INLET or OUTLET faces */
     double u[3]; /* sum of their wall velocities (0 for inlet/outlet faces) */
 } acm_crossing;
 
 ACM_HD acm_crossing acm_no_crossing(void)
 {
-    acm_crossing cr = {0, {0.0, 0.0, 0.0}};
+    acm_crossing cr = {0, 0, {0.0, 0.0, 0.0}};
     return cr;
 }
 
@@ -56,6 +62,7 @@ ACM_HD acm_crossing acm_no_crossing(void)
 ACM_HD void acm_cross_face(const acm_face_bc *f, acm_crossing *cr)
 {
     cr->n++;
+    cr->layers += f->type == ACM_BOUNDARY_INLET || f->type == ACM_BOUNDARY_OUTLET;
     if (f->type == ACM_BOUNDARY_WALL) {
         cr->u[0] += f->u[0];
         cr->u[1] += f->u[1];
@@ -76,6 +83,13 @@ ACM_HD void acm_cross_axis(const acm_face_bc *faces, int axis, int32_t n, int32_
         return;
     }
     acm_cross_face(f, cr);
+}
+
+/* Moment storage: whether a pull with crossing cr reads the cell's own slot
+ * i, unbounced (it crosses an INLET or OUTLET face), rather than bouncing back. */
+ACM_HD bool acm_layer_pull(const acm_crossing *cr, bool moments)
+{
+    return moments && cr->layers > 0;
 }
 
 /* Moving-wall term 6 w_i (c_i . u_mean) of a bounced population. */

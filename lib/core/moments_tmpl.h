@@ -92,14 +92,18 @@ ACM_INLINE void ACM__F(acm_mom_populations)(const ACM__R m[ACM_MOMENTS], ACM__R 
         g[i] = ACM__F(acm_mom_population)(m, i);
 }
 
-/* m as 16-bit storage keeps it (moments.h scales; the host's image of the
- * GPU's stores and loads). */
+/* m as 16-bit storage keeps it (moments.h: FP16 times a scale, the velocity
+ * FP32; the host's image of the GPU's stores and loads). */
 ACM_INLINE void ACM__F(acm_mom_quantize16)(ACM__R m[ACM_MOMENTS])
 {
     ACM_UNROLL
     for (int n = 0; n < ACM_MOMENTS; ++n) {
-        const ACM__R s = (ACM__R)acm_mom16_scale(n);
-        m[n] = (ACM__R)acm_half_round((float)(m[n] * s)) * ((ACM__R)1 / s);
+        if (acm_mom16_half(n)) {
+            const ACM__R s = (ACM__R)acm_mom16_scale(n);
+            m[n] = (ACM__R)acm_half_round((float)(m[n] * s)) * ((ACM__R)1 / s);
+        } else {
+            m[n] = (ACM__R)(float)m[n];
+        }
     }
 }
 

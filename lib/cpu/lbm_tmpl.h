@@ -71,6 +71,7 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
                           int swap, R *out)
 {
     const int32_t nx = d->nx, ny = d->ny, nz = d->nz;
+    const bool moments = d->layout.storage == ACM_STORAGE_MOMENTS;
     const int64_t row = (int64_t)nx * (y + (int64_t)ny * z);
     for (int i = 0; i < ACM_Q; ++i) {
         const int cx = dir * acm_cx(i), cy = dir * acm_cy(i), cz = dir * acm_cz(i);
@@ -80,6 +81,10 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
         int32_t ys = y - cy, zs = z - cz;
         acm_cross_axis(d->setup.face, 1, ny, &ys, &cr);
         acm_cross_axis(d->setup.face, 2, nz, &zs, &cr);
+        if (acm_layer_pull(&cr, moments)) { /* the layer row reads its own equilibrium */
+            S(load_range)(src, d->layout.csoa, row, nx, pulled, o);
+            continue;
+        }
         if (cr.n > 0) { /* the whole row bounces back from its own opposite population */
             S(load_range)(src, d->layout.csoa, row, nx, bounced, o);
             const R t = (R)acm_bounce_term(i, &cr);
@@ -89,7 +94,10 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
                 int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx;
                 acm_crossing cx_cr = cr;
                 acm_cross_axis(d->setup.face, 0, nx, &xs, &cx_cr);
-                o[x] += (R)(acm_bounce_term(i, &cx_cr) - acm_bounce_term(i, &cr));
+                if (acm_layer_pull(&cx_cr, moments))
+                    o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)pulled)];
+                else
+                    o[x] += (R)(acm_bounce_term(i, &cx_cr) - acm_bounce_term(i, &cr));
             }
             continue;
         }
@@ -106,6 +114,8 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
         acm_cross_axis(d->setup.face, 0, nx, &xs, &cr);
         if (cr.n == 0)
             o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(srow + xs), (uint32_t)pulled)];
+        else if (acm_layer_pull(&cr, moments))
+            o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)pulled)];
         else
             o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)bounced)] +
                    (R)acm_bounce_term(i, &cr);

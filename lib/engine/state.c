@@ -288,6 +288,7 @@ acm_status acm__snapshot_restore(acm_domain *d, const acm_snapshot *snap)
 static bool fluid_changes(const acm_domain *d, const acm_domain *next)
 {
     bool change = d->layout.precision != next->layout.precision || d->layout.streaming != next->layout.streaming ||
+                  d->layout.storage != next->layout.storage ||
                   d->layout.csoa.alpha != next->layout.csoa.alpha;
     if (d->backend == ACM_BACKEND_CUDA)
         change = change || d->layout.kernel != next->layout.kernel ||

@@ -117,7 +117,7 @@ void ckpt_settings_put(rec *r, const ckpt_settings *s)
     put_f64s(r, &s->coll.high_order_rate, 1);
     put_f64s(r, &s->coll.bulk_rate, 1);
     put_i32(r, s->coll.safety_net);
-    put_i32(r, 0);
+    put_i32(r, s->storage);
     put_f64s(r, &s->coll.max_high_order_rate, 1);
     put_f64s(r, s->coll.li2018_nu0, 4);
     put_f64s(r, s->coll.li2020_theta, 4);
@@ -153,7 +153,7 @@ void ckpt_settings_get(rec *r, ckpt_settings *s)
     get_f64s(r, &c.high_order_rate, 1);
     get_f64s(r, &c.bulk_rate, 1);
     c.safety_net = get_i32(r);
-    (void)get_i32(r);
+    s->storage = get_i32(r);
     get_f64s(r, &c.max_high_order_rate, 1);
     get_f64s(r, c.li2018_nu0, 4);
     get_f64s(r, c.li2020_theta, 4);
@@ -192,7 +192,7 @@ void ckpt_counters_put(rec *r, const acm_snapshot *snap)
     put_i32(r, snap->ib.spread);
     put_i32(r, snap->ib.iterations);
     put_i32(r, (int32_t)snap->precision);
-    put_i32(r, 0);
+    put_i32(r, snap->backend.mom_bits); /* reserved, 0, before 1.7 */
 }
 
 void ckpt_counters_get(rec *r, acm_snapshot *snap, int32_t *diverged, int32_t *form,
@@ -215,7 +215,7 @@ void ckpt_counters_get(rec *r, acm_snapshot *snap, int32_t *diverged, int32_t *f
     snap->ib.spread = get_i32(r);
     snap->ib.iterations = get_i32(r);
     snap->precision = (acm_precision)get_i32(r);
-    (void)get_i32(r);
+    snap->backend.mom_bits = get_i32(r);
 }
 
 /* A body: 31 doubles and the motion. */

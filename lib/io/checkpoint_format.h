@@ -74,6 +74,8 @@ typedef struct ckpt_settings {
     double viscosity, max_speed;
     int32_t backend, device, options_precision;
     int64_t layout[8]; /* acm_layout_param 1..8 */
+    int32_t storage;   /* ACM_LAYOUT_STORAGE (a field that was reserved, 0, before 1.7:
+                          population storage) */
     acm_collision_options coll;
     int32_t face_type[ACM_FACE_COUNT];
     double face_u[ACM_FACE_COUNT][3];

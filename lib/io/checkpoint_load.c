@@ -749,10 +749,16 @@ static acm_status saved_layout(loader *l, const ckpt_settings *s, acm_backend ba
     *precision = s->options_precision;
     if (backend == ACM_BACKEND_CPU) { /* what the CPU has no use for, or cannot store */
         values[1] = values[2] = 0;
-        if (values[7] == ACM_PRECISION_FP16)
+        const bool moments = s->storage == ACM_STORAGE_MOMENTS; /* the CPU emulates FP16 */
+        if (values[7] == ACM_PRECISION_FP16 && !moments)
             values[7] = ACM_PRECISION_FP32;
-        if (*precision == ACM_PRECISION_FP16)
+        if (*precision == ACM_PRECISION_FP16 && !moments)
             *precision = ACM_PRECISION_FP32;
+    }
+    if (s->storage != 0 && acm_layout_set(layout, ACM_LAYOUT_STORAGE, s->storage) != ACM_OK) {
+        acm_layout_destroy(layout);
+        return lfail(l, ACM_ERR_BAD_FORMAT, "section settings: storage %d is not one",
+                     (int)s->storage);
     }
     for (int i = 0; i < 8; ++i)
         if (acm_layout_set(layout, (acm_layout_param)(i + 1), values[i]) != ACM_OK) {
@@ -867,6 +873,8 @@ static acm_status read_counters(loader *l, acm_snapshot *snap, int32_t *nsolids)
     if ((form != ACM_FORM_POST_COLLISION && form != ACM_FORM_PHYSICAL) ||
         (prev_backend != ACM_BACKEND_CPU && prev_backend != ACM_BACKEND_CUDA) ||
         (unsigned)diverged > 1 || snap->step < 0 || snap->fallback_last < 0 ||
+        (snap->backend.mom_bits != 0 && snap->backend.mom_bits != 16 &&
+         snap->backend.mom_bits != 32 && snap->backend.mom_bits != 64) ||
         snap->fallback_total < 0)
         return lfail(l, ACM_ERR_BAD_FORMAT, "section counters: values out of range");
     snap->diverged = diverged != 0;
@@ -904,6 +912,7 @@ static acm_status check_grid(loader *l, const ckpt_settings *s, uint64_t *cells_
 static acm_status alloc_state(loader *l, acm_domain *d, acm_snapshot *snap)
 {
     const acm_state_form form = snap->backend.form;
+    const int mom_bits = snap->backend.mom_bits;
     const acm_backend prev_backend = snap->backend.prev_backend;
     double prev[ACM_STATE_PREV_SIZE];
     memcpy(prev, snap->backend.prev, sizeof prev);
@@ -912,6 +921,7 @@ static acm_status alloc_state(loader *l, acm_domain *d, acm_snapshot *snap)
     if (st != ACM_OK)
         st = lfail(l, st, "%s", d->error);
     snap->backend.form = form; /* acm__state_alloc cleared them */
+    snap->backend.mom_bits = mom_bits;
     snap->backend.prev_backend = prev_backend;
     memcpy(snap->backend.prev, prev, sizeof prev);
     return st;

@@ -117,6 +117,7 @@ static void settings_of(const acm_domain *d, ckpt_settings *s)
     const int64_t values[8] = {l.csoa_group, l.kernel,    l.block_size, l.sample_block,
                                l.sample_order, l.ib_spread, l.streaming,  l.precision};
     memcpy(s->layout, values, sizeof values);
+    s->storage = (int32_t)l.storage;
     s->coll = d->setup.coll;
     for (int f = 0; f < ACM_FACE_COUNT; ++f) {
         s->face_type[f] = (int32_t)d->setup.face[f].type;

@@ -1050,6 +1050,7 @@ static void state_parts(const acm_domain *d, const acm_domain *s, const acm_stat
                         acm_state *to, bool to_slab)
 {
     to->form = from->form;
+    to->mom_bits = from->mom_bits;
     state_part(d, s, ACM_Q, from->f, to->f, to_slab);
     state_part(d, s, 3, from->force, to->force, to_slab);
     state_part(d, s, 1, from->tau, to->tau, to_slab);

@@ -1,0 +1,396 @@
+/*
+ * libacmlbm tests -- moment storage (ACM_LAYOUT_STORAGE = ACM_STORAGE_MOMENTS,
+ * docs/physics.md "Moment storage"): the projection's algebra, FP16 rounding
+ * as the GPU stores it, equality with the population path where the model
+ * says they agree, the state through restarts, rewinds and re-layouts, and
+ * the refusals. The physics suites run on moment storage as well
+ * (test-physics-moments, test-decomp-moments in test/meson.build).
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include <unistd.h> /* rmdir */
+
+#include "test-common.h"
+#include "test-solid-common.h" /* acm_test_layout */
+
+#include "moments.h"
+
+/* ---- the algebra (lib/core/moments.h) -------------------------------------------------- */
+
+/* Pseudo-random moments of a plausible cell: |u| < 0.15, |A| < 2e-3. */
+static void random_moments(unsigned *seed, double m[ACM_MOMENTS])
+{
+    const double scale[ACM_MOMENTS] = {0.05, 0.15, 0.15, 0.15, 2e-3, 2e-3, 2e-3, 2e-3, 2e-3, 2e-3};
+    for (int n = 0; n < ACM_MOMENTS; ++n) {
+        *seed = *seed * 1664525u + 1013904223u;
+        m[n] = scale[n] * ((double)(*seed >> 8) / 8388608.0 - 1.0);
+    }
+}
+
+START_TEST(encoding_inverts_the_populations)
+{
+    unsigned seed = 11;
+    double worst = 0.0;
+    for (int trial = 0; trial < 1000; ++trial) {
+        double m[ACM_MOMENTS], g[27], back[ACM_MOMENTS];
+        random_moments(&seed, m);
+        acm_mom_populations_f64(m, g);
+        acm_mom_encode_f64(g, back);
+        for (int n = 0; n < ACM_MOMENTS; ++n)
+            worst = fmax(worst, fabs(back[n] - m[n]));
+    }
+    ck_assert_msg(worst < 1e-15, "encode(populations(m)) - m up to %g", worst);
+}
+END_TEST
+
+/* Without a force, the collision moment storage runs (Hermite high orders at
+ * rate 1, lib/engine/pipeline.c) leaves populations its moments reproduce:
+ * the projection changes nothing but round-off. A CM collision whose
+ * monomial high orders relax at 1 does not (its fourth orders keep A^2
+ * terms): that is why moment storage sets the Hermite basis. */
+START_TEST(rate_one_collision_stays_on_the_moments)
+{
+    unsigned seed = 3;
+    acm_collide_params p;
+    memset(&p, 0, sizeof p);
+    p.model = ACM_COLLISION_ACM_LI2018;
+    p.safety_net = 1;
+    p.omega = 1.7;
+    p.rate_min = p.rate_max = 1.0;
+    p.hermite_high_orders = 1;
+    p.floor_ratio = ACM_SAFETY_FLOOR;
+    double on = 0.0, off = 0.0;
+    for (int trial = 0; trial < 200; ++trial) {
+        double m[ACM_MOMENTS], g[27], o[27], h[27], F[3] = {0, 0, 0}, tau = 0;
+        random_moments(&seed, m);
+        acm_mom_populations_f64(m, g);
+        for (int i = 0; i < 27; ++i) /* high orders out of equilibrium, as streaming leaves them */
+            g[i] += 1e-4 * acm_weight(i) * sin(3.0 * i + trial);
+        acm_cell_diag_f64 d;
+        acm_collide_f64(&p, p.model, g, F, 1.0, &tau, o, &d);
+        memcpy(h, o, sizeof h);
+        acm_mom_project_f64(h, 64);
+        for (int i = 0; i < 27; ++i)
+            on = fmax(on, fabs(h[i] - o[i]));
+        acm_collide_params q = p;
+        q.model = ACM_COLLISION_CM_MRT;
+        q.rate_b = q.rate_h = 1.0;
+        q.hermite_high_orders = 0;
+        acm_collide_f64(&q, q.model, g, F, 1.0, &tau, o, &d);
+        memcpy(h, o, sizeof h);
+        acm_mom_project_f64(h, 64);
+        for (int i = 0; i < 27; ++i)
+            off = fmax(off, fabs(h[i] - o[i]));
+    }
+    printf("projection of a rate-1 collision: Hermite basis %.2e, monomial basis %.2e\n", on, off);
+    ck_assert_msg(on < 1e-16, "Hermite rate-1 collision moved by the projection: %g", on);
+    ck_assert_msg(off > 1e-9, "monomial basis unexpectedly on the moments: %g", off);
+}
+END_TEST
+
+/* acm_half_round against IEEE binary16 values worked out by hand: ties to
+ * even, the subnormal spacing 2^-24, the largest finite 65504, overflow. */
+START_TEST(half_rounding_is_ieee_binary16)
+{
+    const struct {
+        float x, want;
+    } t[] = {
+        {1.0f, 1.0f},           {2049.0f, 2048.0f},          {2051.0f, 2052.0f},
+        {-2049.0f, -2048.0f},   {65504.0f, 65504.0f},        {65519.0f, 65504.0f},
+        {0.1f, 0.0999755859375f}, {3.0e-8f, 5.9604644775390625e-8f},
+        {2.0e-8f, 0.0f},        {1.0e-5f, 1.0013580322265625e-05f},
+        {6.103515625e-05f, 6.103515625e-05f}, /* the smallest normal, 2^-14 */
+    };
+    for (size_t k = 0; k < sizeof t / sizeof t[0]; ++k)
+        ck_assert_msg(acm_half_round(t[k].x) == t[k].want, "%.9g rounds to %.9g, expected %.9g",
+                      (double)t[k].x, (double)acm_half_round(t[k].x), (double)t[k].want);
+    ck_assert(isinf(acm_half_round(65520.0f)) && acm_half_round(65520.0f) > 0);
+    ck_assert(isinf(acm_half_round(-1e6f)) && acm_half_round(-1e6f) < 0);
+    ck_assert(isnan(acm_half_round(NAN)));
+    ck_assert(signbit(acm_half_round(-1e-9f)));
+}
+END_TEST
+
+/* ---- domains --------------------------------------------------------------------------- */
+
+static acm_domain *moments_domain(int n, double nu, acm_collision model, acm_precision prec,
+                                  acm_storage storage, double max_rate)
+{
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, storage);
+    acm_domain_options o = acm_test_options(n, n - 2, n - 4, nu, model, prec);
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    if (max_rate > 0.0) {
+        acm_collision_options c = ACM_COLLISION_OPTIONS_INIT;
+        ACM_CK_OK(d, acm_domain_get_collision(d, &c));
+        c.max_high_order_rate = max_rate;
+        ACM_CK_OK(d, acm_domain_set_collision(d, &c));
+    }
+    return d;
+}
+
+/* A lid-driven box: walls, one moving. */
+static void lid_walls(acm_domain *d)
+{
+    const double zero[3] = {0, 0, 0}, lid[3] = {0.05, 0, 0.02};
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL,
+                                         f == ACM_FACE_Y_MAX ? lid : zero));
+}
+
+static double *field(acm_domain *d, acm_field f, size_t n)
+{
+    double *v = acm_test_alloc(n * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, f, ACM_DTYPE_FLOAT64, v, n * sizeof(double)));
+    return v;
+}
+
+static double max_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0.0;
+    for (size_t k = 0; k < n; ++k)
+        m = fmax(m, fabs(a[k] - b[k]));
+    return m;
+}
+
+/* With every high-order rate at 1 in the Hermite basis (the ACM safety net
+ * with max_high_order_rate 1) and no force, population storage keeps exactly
+ * what moment storage keeps: the two agree to round-off, walls and moving
+ * lid included. */
+START_TEST(moments_equal_populations_at_rate_one)
+{
+    const int n = 12;
+    acm_domain *a = moments_domain(n, 0.02, ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64,
+                                   ACM_STORAGE_POPULATIONS, 1.0);
+    acm_domain *b = moments_domain(n, 0.02, ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64,
+                                   ACM_STORAGE_MOMENTS, 0.0);
+    lid_walls(a);
+    lid_walls(b);
+    ACM_CK_OK(a, acm_step(a, 60));
+    ACM_CK_OK(b, acm_step(b, 60));
+    const size_t cells = (size_t)n * (n - 2) * (n - 4);
+    double *ua = field(a, ACM_FIELD_VELOCITY, 3 * cells), *ub = field(b, ACM_FIELD_VELOCITY, 3 * cells);
+    double *pa = field(a, ACM_FIELD_POPULATIONS, 27 * cells);
+    double *pb = field(b, ACM_FIELD_POPULATIONS, 27 * cells);
+    const double du = max_diff(ua, ub, 3 * cells), dp = max_diff(pa, pb, 27 * cells);
+    double umax = 0.0;
+    for (size_t k = 0; k < 3 * cells; ++k)
+        umax = fmax(umax, fabs(ua[k]));
+    printf("lid box, 60 steps: moments vs rate-1 populations: |du| %.2e, |df| %.2e (max |u| %.3f)\n",
+           du, dp, umax);
+    ck_assert_msg(umax > 0.01, "the lid set nothing in motion");
+    ck_assert_msg(du < 1e-13 && dp < 1e-13, "|du| %g, |df| %g", du, dp);
+    free(ua);
+    free(ub);
+    free(pa);
+    free(pb);
+    acm_domain_destroy(a);
+    acm_domain_destroy(b);
+}
+END_TEST
+
+/* A smooth initial field reads back up to what 10 moments per cell hold of
+ * it: the state is the post-collision one, so fields initialised as the
+ * physical state pass through the projection (second order in the grid
+ * spacing: a quarter of the error at twice the resolution). */
+static double read_back_error(int n)
+{
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    acm_domain_options o = acm_test_options(n, n, n, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    const size_t cells = (size_t)n * n * n;
+    double *u = acm_test_alloc(3 * cells * sizeof(double));
+    const double k = 2 * M_PI / n, U = 0.05;
+    for (size_t c = 0; c < cells; ++c) {
+        const int x = (int)(c % n), y = (int)(c / n % n), z = (int)(c / ((size_t)n * n));
+        u[3 * c] = U * sin(k * y) * cos(k * z);
+        u[3 * c + 1] = U * sin(k * z) * cos(k * x);
+        u[3 * c + 2] = U * sin(k * x) * cos(k * y);
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, cells));
+    double *v = field(d, ACM_FIELD_VELOCITY, 3 * cells);
+    const double e = max_diff(u, v, 3 * cells) / U;
+    free(u);
+    free(v);
+    acm_domain_destroy(d);
+    return e;
+}
+
+START_TEST(smooth_fields_read_back)
+{
+    const double e8 = read_back_error(8), e16 = read_back_error(16);
+    printf("init_fields read back on moment storage: %.2e (8^3), %.2e (16^3) of U\n", e8, e16);
+    ck_assert_msg(e16 < 0.02, "16^3: %g of U", e16);
+    ck_assert_msg(e16 < 0.35 * e8, "not second order: %g then %g", e8, e16);
+}
+END_TEST
+
+/* Save at step 20, run 15 more; the checkpoint loaded runs the same 15 to
+ * the same bits, in FP64, FP32 and the CPU's image of 16-bit storage; a
+ * divergence rewind restores the moments bitwise as well. */
+START_TEST(restart_is_bitwise)
+{
+    const acm_precision precs[3] = {ACM_PRECISION_FP64, ACM_PRECISION_FP32, ACM_PRECISION_FP16};
+    const acm_precision prec = precs[_i];
+    char dir[64] = "/tmp/acm-moments-XXXXXX", path[128];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/run.ckpt", dir);
+    acm_domain *a = moments_domain(12, 0.02, ACM_COLLISION_ACM_LI2020, prec, ACM_STORAGE_MOMENTS, 0);
+    lid_walls(a);
+    ACM_CK_OK(a, acm_step(a, 20));
+    ACM_CK_OK(a, acm_domain_save(a, path));
+    ACM_CK_OK(a, acm_step(a, 15));
+    acm_domain *b = NULL;
+    ck_assert_int_eq(acm_domain_load(&b, path, NULL), ACM_OK);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_CSOA_GROUP, 0);
+    ACM_CK_OK(b, acm_domain_get_layout(b, l));
+    int64_t storage = 0;
+    ck_assert_int_eq(acm_layout_get(l, ACM_LAYOUT_STORAGE, &storage), ACM_OK);
+    ck_assert_int_eq(storage, ACM_STORAGE_MOMENTS);
+    acm_layout_destroy(l);
+    ACM_CK_OK(b, acm_step(b, 15));
+    const size_t cells = 12 * 10 * 8;
+    double *pa = field(a, ACM_FIELD_POPULATIONS, 27 * cells);
+    double *pb = field(b, ACM_FIELD_POPULATIONS, 27 * cells);
+    ck_assert_msg(memcmp(pa, pb, 27 * cells * sizeof(double)) == 0,
+                  "precision %d: restarted run differs by %g", prec, max_diff(pa, pb, 27 * cells));
+    free(pa);
+    free(pb);
+    acm_domain_destroy(a);
+    acm_domain_destroy(b);
+    remove(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* Population storage -> moment storage -> population storage: the state
+ * carries over (the first move keeps what the moments hold: the velocity
+ * changes by the projection only; the way back is exact). */
+START_TEST(relayout_between_storages)
+{
+    const int n = 12;
+    acm_domain *d = moments_domain(n, 0.02, ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64,
+                                   ACM_STORAGE_POPULATIONS, 0);
+    lid_walls(d);
+    ACM_CK_OK(d, acm_step(d, 40));
+    const size_t cells = (size_t)n * (n - 2) * (n - 4);
+    double *u0 = field(d, ACM_FIELD_VELOCITY, 3 * cells);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    ACM_CK_OK(d, acm_domain_set_layout(d, l));
+    double *u1 = field(d, ACM_FIELD_VELOCITY, 3 * cells);
+    double *p1 = field(d, ACM_FIELD_POPULATIONS, 27 * cells);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_POPULATIONS), ACM_OK);
+    ACM_CK_OK(d, acm_domain_set_layout(d, l));
+    double *p2 = field(d, ACM_FIELD_POPULATIONS, 27 * cells);
+    const double du = max_diff(u0, u1, 3 * cells), dp = max_diff(p1, p2, 27 * cells);
+    printf("re-layout populations -> moments: |du| %.2e; moments -> populations: |df| %.2e\n", du, dp);
+    ck_assert_msg(du < 2e-3, "moving to moment storage changed u by %g", du);
+    ck_assert_msg(dp < 1e-16, "moving back changed the populations by %g", dp);
+    ACM_CK_OK(d, acm_step(d, 5));
+    acm_layout_destroy(l);
+    free(u0);
+    free(u1);
+    free(p1);
+    free(p2);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* 16-bit moments on the CPU (its image of the GPU's storage): the
+ * Taylor-Green vortex decays at the FP32 rate within what FP16 resolves,
+ * and every stored velocity is an FP16 number (times its scale). */
+static double tgv_rate(acm_precision prec)
+{
+    const int n = 32;
+    const double nu = 0.01, U = 0.03, k = 2 * M_PI / n;
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    acm_domain_options o = acm_test_options(n, n, 1, nu, ACM_COLLISION_DEFAULT, prec);
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    const size_t cells = (size_t)n * n;
+    double *u = acm_test_alloc(3 * cells * sizeof(double));
+    for (size_t c = 0; c < cells; ++c) {
+        const int x = (int)(c % n), y = (int)(c / n);
+        u[3 * c] = -U * cos(k * x) * sin(k * y);
+        u[3 * c + 1] = U * sin(k * x) * cos(k * y);
+        u[3 * c + 2] = 0;
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, cells));
+    double amp[2];
+    for (int pass = 0; pass < 2; ++pass) {
+        ACM_CK_OK(d, acm_step(d, 400));
+        double *v = field(d, ACM_FIELD_VELOCITY, 3 * cells), s = 0;
+        for (size_t c = 0; c < cells; ++c)
+            s += v[3 * c + 1] * sin(k * (double)(c % n)) * cos(k * (double)(c / n));
+        amp[pass] = s;
+        free(v);
+    }
+    free(u);
+    acm_domain_destroy(d);
+    return log(amp[0] / amp[1]) / 400 / (2 * nu * k * k) - 1;
+}
+
+START_TEST(fp16_moments_decay_as_fp32)
+{
+    const double e32 = tgv_rate(ACM_PRECISION_FP32), e16 = tgv_rate(ACM_PRECISION_FP16);
+    printf("TGV 32^2 nu=0.01 on moment storage: rate error FP32 %+.3e, FP16 %+.3e\n", e32, e16);
+    ck_assert_msg(fabs(e32) < 1e-3, "FP32: %g", e32);
+    ck_assert_msg(fabs(e16 - e32) < 5e-3, "FP16 %g against FP32 %g", e16, e32);
+}
+END_TEST
+
+/* What moment storage refuses, each with its message. */
+START_TEST(moment_storage_refusals)
+{
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE), ACM_OK);
+    acm_domain_options o = acm_test_options(8, 8, 8, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32);
+    char err[256] = "";
+    o.layout = l;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *d = NULL;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_INVALID_ARG);
+    ck_assert_ptr_null(d);
+    ck_assert_ptr_nonnull(strstr(err, "in_place"));
+    /* population storage in FP16 stays a CUDA feature */
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, 0), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_POPULATIONS), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_PRECISION, ACM_PRECISION_FP16), ACM_OK);
+    o.backend = ACM_BACKEND_CPU;
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_ERR_NOT_BUILT);
+    ck_assert_ptr_nonnull(strstr(err, "FP16"));
+    /* an existing domain refuses a re-layout to in place on moment storage */
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_PRECISION, 0), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS), ACM_OK);
+    ck_assert_int_eq(acm_domain_create(&d, &o), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE), ACM_OK);
+    ck_assert_int_eq(acm_domain_set_layout(d, l), ACM_ERR_INVALID_ARG);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "in_place"));
+    ACM_CK_OK(d, acm_step(d, 2));
+    acm_domain_destroy(d);
+    acm_layout_destroy(l);
+}
+END_TEST
+
+TEST_SUITE(moments_suite)
+{
+    Suite *s = suite_create("moments");
+    TCase *tc = acm_tcase("algebra", 30);
+    tcase_add_test(tc, encoding_inverts_the_populations);
+    tcase_add_test(tc, rate_one_collision_stays_on_the_moments);
+    tcase_add_test(tc, half_rounding_is_ieee_binary16);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("domain", 300);
+    tcase_add_test(tc, moments_equal_populations_at_rate_one);
+    tcase_add_test(tc, smooth_fields_read_back);
+    tcase_add_loop_test(tc, restart_is_bitwise, 0, 3);
+    tcase_add_test(tc, relayout_between_storages);
+    tcase_add_test(tc, fp16_moments_decay_as_fp32);
+    tcase_add_test(tc, moment_storage_refusals);
+    suite_add_tcase(s, tc);
+    return s;
+}
