@@ -344,7 +344,7 @@ static acm_layout *make_layout(prog *P, reader *r)
         die(P, "acm_layout_create returned %d", (int)st);
     const int k = u8(r) % 4;
     for (int i = 0; i < k; ++i) {
-        const acm_layout_param key = (acm_layout_param)(u8(r) % 10); /* 0 and 9: unknown */
+        const acm_layout_param key = (acm_layout_param)(u8(r) % 11); /* 0 and 10: unknown */
         const int64_t value = values[u8(r) % COUNT(values)];
         if (key == ACM_LAYOUT_CSOA_GROUP && value > (INT64_C(1) << 20) && known(P, "csoa"))
             continue; /* FUZZ_API_IGNORE=csoa: no groups that allocate gigabytes */
@@ -1746,7 +1746,7 @@ static void op_autotune(prog *P, reader *r, acm_domain *d)
     static const double budgets[] = {0.001, 0.002, -1, NAN, 0.001, 1e-9};
     static const int64_t windows[] = {1, 2, 3, -1, 1};
     static const uint32_t flags[] = {0, ACM_TUNE_STREAMING, ACM_TUNE_EXHAUSTIVE, 1u << 6,
-                                     ACM_TUNE_PRECISION, ACM_TUNE_REFRESH, 0};
+                                     ACM_TUNE_PRECISION, ACM_TUNE_REFRESH, ACM_TUNE_STORAGE, 0};
     const uint8_t f = u8(r), g = u8(r);
     if (d != NULL && P->cells * 40 > P->budget)
         return;

@@ -562,16 +562,22 @@ START_TEST(autotune_flags)
     for (int flags = 0; flags < 2; ++flags) {
         acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
         o.window_steps = 1;
-        o.flags = flags ? ACM_TUNE_STREAMING : 0u;
+        o.flags = flags ? ACM_TUNE_STREAMING | ACM_TUNE_STORAGE : 0u;
         acm_tune_report *r = NULL;
         ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
         const acm_tune_summary sum = summary_of(r);
-        int in_place = 0;
-        for (int32_t i = 0; i < sum.entries; ++i)
+        int in_place = 0, moments = 0;
+        for (int32_t i = 0; i < sum.entries; ++i) {
             in_place += strstr(entry_of(r, i).layout, "streaming=in_place") != NULL;
+            moments += strstr(entry_of(r, i).layout, "storage=moments") != NULL;
+        }
         ck_assert_msg(flags ? in_place > 0 : in_place == 0, "flags %d: %d in-place candidates",
                       flags, in_place);
+        ck_assert_msg(flags ? moments > 0 : moments == 0, "flags %d: %d moment candidates",
+                      flags, moments);
         ck_assert_msg((strstr(sum.not_tuned, "streaming") == NULL) == (flags != 0), "%s",
+                      sum.not_tuned);
+        ck_assert_msg((strstr(sum.not_tuned, "storage") == NULL) == (flags != 0), "%s",
                       sum.not_tuned);
         acm_tune_report_destroy(r);
     }

@@ -87,6 +87,79 @@ START_TEST(rate_one_collision_stays_on_the_moments)
 }
 END_TEST
 
+/* The collision of moment storage (acm_mom_collide, from 10 sums) keeps
+ * what the full 27-population collision of every model leaves at orders 0-2:
+ * encode(acm_collide(f)) equals acm_mom_collide(sums(f)) with any force. */
+START_TEST(moment_collision_equals_the_full_one)
+{
+    const acm_collision models[] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT, ACM_COLLISION_CM_MRT,
+                                    ACM_COLLISION_ACM_LI2018};
+    unsigned seed = 19;
+    double worst[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4; ++k) {
+        acm_collide_params p;
+        memset(&p, 0, sizeof p);
+        p.model = models[k];
+        p.omega = 1.6;
+        p.rate_b = 1.2;
+        p.rate_h = 1.4;
+        p.safety_net = models[k] == ACM_COLLISION_ACM_LI2018;
+        p.hermite_high_orders = p.safety_net;
+        p.rate_min = p.rate_max = 1.0; /* what lib/engine/pipeline.c sets on moment storage */
+        p.floor_ratio = ACM_SAFETY_FLOOR;
+        p.li2018_nu0[0] = p.li2018_nu0[1] = p.li2018_nu0[2] = p.li2018_nu0[3] = 0.01;
+        for (int trial = 0; trial < 300; ++trial) {
+            double m[ACM_MOMENTS], g[27], o[27], full[ACM_MOMENTS], sums[ACM_MOMENTS], mine[ACM_MOMENTS];
+            double F[3], tau = 0.0;
+            random_moments(&seed, m);
+            acm_mom_populations_f64(m, g);
+            for (int i = 0; i < 27; ++i)
+                g[i] += 2e-4 * acm_weight(i) * sin(5.0 * i + trial);
+            for (int a = 0; a < 3; ++a)
+                F[a] = 1e-3 * sin(trial + 2.0 * a);
+            acm_cell_diag_f64 d, dm;
+            acm_collide_f64(&p, p.model, g, F, 1.0, &tau, o, &d);
+            acm_mom_encode_f64(o, full);
+            acm_mom_sums_f64(g, sums);
+            acm_mom_collide_f64(&p, p.model, sums, F, &tau, mine, &dm);
+            for (int n = 0; n < ACM_MOMENTS; ++n)
+                worst[k] = fmax(worst[k], fabs(full[n] - mine[n]));
+            for (int a = 0; a < 3; ++a)
+                ck_assert_double_eq_tol(d.u[a], dm.u[a], 1e-15);
+        }
+    }
+    printf("moment-space collision vs the full one: BGK %.1e RM %.1e CM %.1e ACM %.1e\n",
+           worst[0], worst[1], worst[2], worst[3]);
+    for (int k = 0; k < 4; ++k)
+        ck_assert_msg(worst[k] < 1e-15, "model %d: %g", models[k], worst[k]);
+}
+END_TEST
+
+/* The moment safety net scales A just enough: every population at or above
+ * its floor after, and the smallest one on it. */
+START_TEST(moment_limiter_reaches_the_floor)
+{
+    acm_collide_params p;
+    memset(&p, 0, sizeof p);
+    p.floor_ratio = ACM_SAFETY_FLOOR;
+    double m[ACM_MOMENTS] = {0.01, 0.08, -0.05, 0.02, 0.09, -0.06, 0.02, 0.07, -0.04, 0.03};
+    ck_assert_int_eq(acm_mom_limit_f64(&p, m), 1);
+    double closest = 1.0;
+    for (int i = 0; i < 27; ++i) {
+        double e, d;
+        acm_mom_parts_f64(m, i, &e, &d);
+        const double feq = e + acm_weight(i), f = feq + d;
+        ck_assert_msg(f >= ACM_SAFETY_FLOOR * feq - 1e-15, "population %d: %g below %g", i, f,
+                      ACM_SAFETY_FLOOR * feq);
+        closest = fmin(closest, (f - ACM_SAFETY_FLOOR * feq) / feq);
+    }
+    ck_assert_msg(closest < 1e-12, "no population on its floor (%g)", closest);
+    double mild[ACM_MOMENTS] = {0.0, 0.01, 0.0, 0.0, 1e-4, 0, 0, 0, 0, 0};
+    ck_assert_int_eq(acm_mom_limit_f64(&p, mild), 0);
+    ck_assert(mild[4] == 1e-4);
+}
+END_TEST
+
 /* acm_half_round against IEEE binary16 values worked out by hand: ties to
  * even, the subnormal spacing 2^-24, the largest finite 65504, overflow. */
 START_TEST(half_rounding_is_ieee_binary16)
@@ -382,6 +455,8 @@ TEST_SUITE(moments_suite)
     TCase *tc = acm_tcase("algebra", 30);
     tcase_add_test(tc, encoding_inverts_the_populations);
     tcase_add_test(tc, rate_one_collision_stays_on_the_moments);
+    tcase_add_test(tc, moment_collision_equals_the_full_one);
+    tcase_add_test(tc, moment_limiter_reaches_the_floor);
     tcase_add_test(tc, half_rounding_is_ieee_binary16);
     suite_add_tcase(s, tc);
     tc = acm_tcase("domain", 300);

@@ -55,7 +55,11 @@ typedef enum acm_tune_flag {
      *  changes the results at FP16 round-off). */
     ACM_TUNE_PRECISION = 1u << 2,
     /** Ignore a cached result: search, and store the new one. */
-    ACM_TUNE_REFRESH = 1u << 3
+    ACM_TUNE_REFRESH = 1u << 3,
+    /** Candidates may store moments instead of populations (::ACM_STORAGE_MOMENTS: a
+     *  third of the memory; the model's high orders then relax at rate 1, which
+     *  changes the results). @since 1.7 */
+    ACM_TUNE_STORAGE = 1u << 4
 } acm_tune_flag;
 
 /** What the progress callback learns after each measured candidate. */

@@ -352,6 +352,7 @@ typedef struct tune_dim {
 static const int64_t kernels[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
 static const int64_t streamings[] = {ACM_STREAMING_TWO_ARRAYS, ACM_STREAMING_IN_PLACE};
 static const int64_t precisions[] = {ACM_PRECISION_FP32, ACM_PRECISION_FP16};
+static const int64_t storages[] = {ACM_STORAGE_POPULATIONS, ACM_STORAGE_MOMENTS};
 static const int64_t orders[] = {ACM_SAMPLE_ORDER_MORTON_BLOCK, ACM_SAMPLE_ORDER_AS_SAMPLED};
 static const int64_t spreads[] = {ACM_IB_SPREAD_SCATTER, ACM_IB_SPREAD_GATHER};
 
@@ -374,6 +375,8 @@ static size_t fluid_dims(const tune_ctx *c, acm_layout *l, tune_dim *dims)
         dims[n++] = dim(&l->streaming, streamings, COUNT(streamings));
     if (c->gpu && (c->o.flags & ACM_TUNE_PRECISION) && l->precision == ACM_PRECISION_FP32)
         dims[n++] = dim(&l->precision, precisions, COUNT(precisions));
+    if (c->o.flags & ACM_TUNE_STORAGE)
+        dims[n++] = dim(&l->storage, storages, COUNT(storages));
     return n;
 }
 
@@ -543,7 +546,7 @@ static void cache_key(acm_domain *d, const acm_tune_options *o, char *key, size_
                 "acm-tune 1 device=%s grid=%dx%dx%d precision=%d model=%d flags=%u solids=%d "
                 "samples=%llu moving=%d bbox=%g,%g,%g,%g,%g,%g",
                 dev, d->nx, d->ny, d->nz, (int)d->layout.precision, (int)d->setup.coll.model,
-                o->flags & (ACM_TUNE_STREAMING | ACM_TUNE_PRECISION), (int)d->nsolids,
+                o->flags & (ACM_TUNE_STREAMING | ACM_TUNE_PRECISION | ACM_TUNE_STORAGE), (int)d->nsolids,
                 (unsigned long long)samples, moving, lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]);
 }
 
@@ -682,6 +685,7 @@ static acm_layout default_layout(const acm_layout *now, uint32_t flags)
     l.csoa_group = 0;
     l.streaming = flags & ACM_TUNE_STREAMING ? ACM_STREAMING_TWO_ARRAYS : now->streaming;
     l.precision = now->precision;
+    l.storage = flags & ACM_TUNE_STORAGE ? ACM_STORAGE_POPULATIONS : now->storage;
     l.sample_block = 2;
     l.sample_order = ACM_SAMPLE_ORDER_MORTON_BLOCK;
     l.ib_spread = ACM_IB_SPREAD_SCATTER;
@@ -701,11 +705,12 @@ static void summarise(tune_ctx *c, int32_t best)
     }
     if (best >= 0)
         memcpy(s->best_layout, c->r->e[best].layout, sizeof s->best_layout);
-    acm__format(s->not_tuned, sizeof s->not_tuned, "%s%s%s%s",
+    acm__format(s->not_tuned, sizeof s->not_tuned, "%s%s%s%s%s",
                 c->gpu ? "" : "kernel block_size ib_spread (GPU only) ",
                 c->solids ? "" : "sample_block sample_order ib_spread (no solids) ",
                 c->o.flags & ACM_TUNE_STREAMING ? "" : "streaming ",
-                c->o.flags & ACM_TUNE_PRECISION ? "" : "precision");
+                c->o.flags & ACM_TUNE_PRECISION ? "" : "precision ",
+                c->o.flags & ACM_TUNE_STORAGE ? "" : "storage");
 }
 
 /* The search proper, on the domain; the caller puts its state back. */
@@ -728,7 +733,8 @@ static acm_status check_tune_args(acm_domain *d, const acm_tune_options *o, cons
         return ACM_FAIL(d, ACM_ERR_BAD_VERSION, "acm_tune_options version %u is not supported (%d)",
                         o->version, ACM_TUNE_OPTIONS_VERSION);
     const uint32_t known =
-        ACM_TUNE_EXHAUSTIVE | ACM_TUNE_STREAMING | ACM_TUNE_PRECISION | ACM_TUNE_REFRESH;
+        ACM_TUNE_EXHAUSTIVE | ACM_TUNE_STREAMING | ACM_TUNE_PRECISION | ACM_TUNE_REFRESH |
+        ACM_TUNE_STORAGE;
     if (o->flags & ~known)
         return ACM_FAIL(d, ACM_ERR_BAD_ENUM, "unknown flags 0x%x", (unsigned)(o->flags & ~known));
     if (!(o->time_budget_s >= 0.0) || o->window_steps < 0)

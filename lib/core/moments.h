@@ -90,14 +90,18 @@ ACM_HD float acm_half_round(float x)
 
 #define ACM_R float
 #define ACM_SFX(name) name##_f32
+#define ACM_SQRT sqrtf
 #include "moments_tmpl.h"
 #undef ACM_R
 #undef ACM_SFX
+#undef ACM_SQRT
 
 #define ACM_R double
 #define ACM_SFX(name) name##_f64
+#define ACM_SQRT sqrt
 #include "moments_tmpl.h"
 #undef ACM_R
 #undef ACM_SFX
+#undef ACM_SQRT
 
 #endif /* ACMLBM_MOMENTS_H */

@@ -10,27 +10,40 @@
 #define ACM__R ACM_R
 #define ACM__F(name) ACM_SFX(name)
 
-/* The 10 moments (moments.h) of shifted post-collision populations g = f - w
- * in public order. Small quantities only: the density's 1 and the lattice's
- * c_s^2 never enter a sum. */
-ACM_INLINE void ACM__F(acm_mom_encode)(const ACM__R g[27], ACM__R m[ACM_MOMENTS])
+/* Add shifted population v of direction i to the sums s of a cell:
+ * s[0] = sum g, s[1..3] = sum c g, s[4..9] = sum c_a c_b g (xx, yy, zz, xy,
+ * xz, yz). The gather of moment storage adds each population as it builds it. */
+ACM_INLINE void ACM__F(acm_mom_add)(ACM__R s[ACM_MOMENTS], int i, ACM__R v)
 {
-    ACM__R s[10] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    const int cx = acm_cx(i), cy = acm_cy(i), cz = acm_cz(i);
+    s[0] += v;
+    s[1] += (ACM__R)cx * v;
+    s[2] += (ACM__R)cy * v;
+    s[3] += (ACM__R)cz * v;
+    s[4] += (ACM__R)(cx * cx) * v;
+    s[5] += (ACM__R)(cy * cy) * v;
+    s[6] += (ACM__R)(cz * cz) * v;
+    s[7] += (ACM__R)(cx * cy) * v;
+    s[8] += (ACM__R)(cx * cz) * v;
+    s[9] += (ACM__R)(cy * cz) * v;
+}
+
+/* The sums (acm_mom_add) of 27 shifted populations in public order. */
+ACM_INLINE void ACM__F(acm_mom_sums)(const ACM__R g[27], ACM__R s[ACM_MOMENTS])
+{
     ACM_UNROLL
-    for (int i = 0; i < 27; ++i) {
-        const int cx = acm_cx(i), cy = acm_cy(i), cz = acm_cz(i);
-        const ACM__R v = g[i];
-        s[0] += v;
-        s[1] += (ACM__R)cx * v;
-        s[2] += (ACM__R)cy * v;
-        s[3] += (ACM__R)cz * v;
-        s[4] += (ACM__R)(cx * cx) * v;
-        s[5] += (ACM__R)(cy * cy) * v;
-        s[6] += (ACM__R)(cz * cz) * v;
-        s[7] += (ACM__R)(cx * cy) * v;
-        s[8] += (ACM__R)(cx * cz) * v;
-        s[9] += (ACM__R)(cy * cz) * v;
-    }
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        s[n] = 0;
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i)
+        ACM__F(acm_mom_add)(s, i, g[i]);
+}
+
+/* The moments (moments.h) of populations with sums s (acm_mom_sums): their
+ * velocity u = j / rho and A about it. Small quantities only: the density's
+ * 1 and the lattice's c_s^2 never enter a sum. */
+ACM_INLINE void ACM__F(acm_mom_from_sums)(const ACM__R s[ACM_MOMENTS], ACM__R m[ACM_MOMENTS])
+{
     const ACM__R rho = (ACM__R)1 + s[0], inv = (ACM__R)1 / rho;
     const ACM__R third = (ACM__R)(1.0 / 3.0);
     const ACM__R u[3] = {s[1] * inv, s[2] * inv, s[3] * inv};
@@ -44,6 +57,14 @@ ACM_INLINE void ACM__F(acm_mom_encode)(const ACM__R g[27], ACM__R m[ACM_MOMENTS]
     m[7] = s[7] - rho * u[0] * u[1];
     m[8] = s[8] - rho * u[0] * u[2];
     m[9] = s[9] - rho * u[1] * u[2];
+}
+
+/* The 10 moments of shifted populations g in public order. */
+ACM_INLINE void ACM__F(acm_mom_encode)(const ACM__R g[27], ACM__R m[ACM_MOMENTS])
+{
+    ACM__R s[ACM_MOMENTS];
+    ACM__F(acm_mom_sums)(g, s);
+    ACM__F(acm_mom_from_sums)(s, m);
 }
 
 /* The 1-D factors of one axis at velocity u for c = a - 1: the equilibrium
@@ -63,9 +84,10 @@ ACM_INLINE void ACM__F(acm_mom_axis)(ACM__R u, int a, ACM__R *d, ACM__R *phi, AC
     }
 }
 
-/* Shifted population i (public order) that moments m stand for. The one
- * formula of the storage: the CPU's projection and the GPU's pull both use it. */
-ACM_INLINE ACM__R ACM__F(acm_mom_population)(const ACM__R m[ACM_MOMENTS], int i)
+/* Population i (public order) of moments m in two parts: *e, the shifted
+ * equilibrium f^eq_i(rho, u) - w_i, and *d, the part of the A; f_i - w_i is
+ * their sum (moments.h). */
+ACM_INLINE void ACM__F(acm_mom_parts)(const ACM__R m[ACM_MOMENTS], int i, ACM__R *e, ACM__R *d)
 {
     const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
     ACM__R dx, px, hx, dy, py, hy, dz, pz, hz;
@@ -78,10 +100,19 @@ ACM_INLINE ACM__R ACM__F(acm_mom_population)(const ACM__R m[ACM_MOMENTS], int i)
     /* e = w (drho + rho (P - 1)), P - 1 telescoped as in acm_equilibrium */
     const ACM__R q = dx + dy + dx * dy, pm1 = q + dz + q * dz;
     const ACM__R w = (ACM__R)acm_weight(i), rho = (ACM__R)1 + m[0];
-    const ACM__R e = w * (m[0] + rho * pm1);
+    *e = w * (m[0] + rho * pm1);
     const ACM__R pyz = py * pz;
-    return e + (m[4] * h2x * pyz + px * (m[5] * h2y * pz + m[6] * py * h2z)) +
-           (hx * (m[7] * hy * pz + m[8] * py * hz) + m[9] * px * hy * hz);
+    *d = (m[4] * h2x * pyz + px * (m[5] * h2y * pz + m[6] * py * h2z)) +
+         (hx * (m[7] * hy * pz + m[8] * py * hz) + m[9] * px * hy * hz);
+}
+
+/* Shifted population i (public order) that moments m stand for. The one
+ * formula of the storage: the CPU's projection and the GPU's gather both use it. */
+ACM_INLINE ACM__R ACM__F(acm_mom_population)(const ACM__R m[ACM_MOMENTS], int i)
+{
+    ACM__R e, d;
+    ACM__F(acm_mom_parts)(m, i, &e, &d);
+    return e + d;
 }
 
 /* All 27 shifted populations of moments m, public order. */
@@ -90,6 +121,113 @@ ACM_INLINE void ACM__F(acm_mom_populations)(const ACM__R m[ACM_MOMENTS], ACM__R 
     ACM_UNROLL
     for (int i = 0; i < 27; ++i)
         g[i] = ACM__F(acm_mom_population)(m, i);
+}
+
+/* Relax a symmetric tensor (xx, yy, zz, xy, xz, yz): its deviator at rate w,
+ * its trace at rate wb. */
+ACM_INLINE void ACM__F(acm_mom_relax)(ACM__R t[6], ACM__R w, ACM__R wb)
+{
+    const ACM__R one = (ACM__R)1, tr = (t[0] + t[1] + t[2]) * (ACM__R)(1.0 / 3.0);
+    const ACM__R keep = one - w, trace = (one - wb) * tr;
+    ACM_UNROLL
+    for (int a = 0; a < 3; ++a) {
+        t[a] = keep * (t[a] - tr) + trace;
+        t[3 + a] = keep * t[3 + a];
+    }
+}
+
+/*
+ * The collision of moment storage (docs/physics.md, "Moment storage"): from
+ * the sums s (acm_mom_add) of a cell's gathered populations and its total
+ * force F to the moments m it stores. Orders 0 and 1 as every model keeps
+ * them (the momentum gains F); the second central moments' non-equilibrium
+ * part A relaxes, its deviator at omega and its trace at the model's bulk
+ * rate (acm_rates: the ACM's grouped order-3 rate, held at 1 here), with the
+ * Guo source (zero in central moments; RM-MRT relaxes raw moments, whose
+ * source is u F + F u). Orders 3-6 are not kept: the populations a cell
+ * streams have them at their regularised values (rate 1). m's A is about
+ * u* = j* / rho, u* = u + F / (2 rho): A(u*) = A(u) - F F / (4 rho).
+ * diag: rho, the half-force velocity u, |Pi| (ACM_LI2020), no fallback.
+ */
+ACM_INLINE void ACM__F(acm_mom_collide)(const acm_collide_params *p, int model,
+                                        const ACM__R s[ACM_MOMENTS], const ACM__R F[3],
+                                        ACM__R *tau_state, ACM__R m[ACM_MOMENTS],
+                                        ACM__F(acm_cell_diag) * diag)
+{
+    const ACM__R half = (ACM__R)0.5, third = (ACM__R)(1.0 / 3.0);
+    const ACM__R rho = (ACM__R)1 + s[0], inv = ACM__F(acm_rcp)(rho);
+    ACM__R u[3], A[6], uF[6];
+    ACM_UNROLL
+    for (int a = 0; a < 3; ++a)
+        u[a] = (s[1 + a] + half * F[a]) * inv;
+    const int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
+    ACM_UNROLL
+    for (int n = 0; n < 6; ++n) { /* A = Pi - rho c_s^2 I - rho u u + (u F + F u) / 2 */
+        const int a = ab[n][0], b = ab[n][1];
+        uF[n] = u[a] * F[b] + F[a] * u[b];
+        A[n] = (s[4 + n] - (n < 3 ? third * s[0] : (ACM__R)0)) - rho * u[a] * u[b] + half * uF[n];
+    }
+    diag->rho = rho;
+    diag->u[0] = u[0];
+    diag->u[1] = u[1];
+    diag->u[2] = u[2];
+    diag->fallback = 0;
+    diag->pi = 0;
+    if (model == ACM_COLLISION_ACM_LI2020) { /* |Pi| of the full populations */
+        const ACM__R pxx = s[4] + third, pyy = s[5] + third, pzz = s[6] + third;
+        diag->pi = ACM_SQRT(pxx * pxx + pyy * pyy + pzz * pzz +
+                            (ACM__R)2 * (s[7] * s[7] + s[8] * s[8] + s[9] * s[9]));
+    }
+    ACM__R rate[6];
+    ACM__F(acm_rates)(p, model, diag->pi, rho, u, tau_state, rate);
+    if (model == ACM_COLLISION_RM_MRT) { /* raw: N = A - uF/2 relaxes with source uF */
+        ACM__R S[6];
+        ACM_UNROLL
+        for (int n = 0; n < 6; ++n) {
+            A[n] -= half * uF[n];
+            S[n] = uF[n];
+        }
+        ACM__F(acm_mom_relax)(A, rate[0], rate[1]);
+        const ACM__R trS = (S[0] + S[1] + S[2]) * third;
+        const ACM__R kd = (ACM__R)1 - half * rate[0], kb = (ACM__R)1 - half * rate[1];
+        ACM_UNROLL
+        for (int n = 0; n < 6; ++n) /* then back to A about u: - uF / 2 */
+            A[n] += (n < 3 ? kd * (S[n] - trS) + kb * trS : kd * S[n]) - half * uF[n];
+    } else {
+        ACM__F(acm_mom_relax)(A, rate[0], rate[1]);
+    }
+    const ACM__R q = (ACM__R)0.25 * inv;
+    m[0] = s[0];
+    ACM_UNROLL
+    for (int a = 0; a < 3; ++a)
+        m[1 + a] = u[a] + half * F[a] * inv;
+    ACM_UNROLL
+    for (int n = 0; n < 6; ++n)
+        m[4 + n] = A[n] - q * F[ab[n][0]] * F[ab[n][1]];
+}
+
+/* The safety net of moment storage (adaptive models with the net, as for
+ * populations): the A scaled by the largest s in [0, 1] that keeps every
+ * population the cell streams above its floor, ACM_SAFETY_FLOOR f^eq
+ * (e_i + s d_i >= floor - w_i, acm_mom_parts). Returns whether it scaled. */
+ACM_INLINE int ACM__F(acm_mom_limit)(const acm_collide_params *p, ACM__R m[ACM_MOMENTS])
+{
+    const ACM__R keep = (ACM__R)(1.0 - p->floor_ratio);
+    ACM__R s = 1;
+    ACM_UNROLL
+    for (int i = 0; i < 27; ++i) {
+        ACM__R e, d;
+        ACM__F(acm_mom_parts)(m, i, &e, &d);
+        const ACM__R room = keep * (e + (ACM__R)acm_weight(i)); /* f^eq - floor */
+        if (d < (ACM__R)0 && room + s * d < (ACM__R)0)
+            s = room > (ACM__R)0 ? room / -d : (ACM__R)0;
+    }
+    if (s >= (ACM__R)1)
+        return 0;
+    ACM_UNROLL
+    for (int n = 4; n < ACM_MOMENTS; ++n)
+        m[n] *= s;
+    return 1;
 }
 
 /* m as 16-bit storage keeps it (moments.h: FP16 times a scale, the velocity

@@ -45,15 +45,54 @@ ACM_SFX(row_model)(const acm_row_args *a, const int model)
     }
 }
 
+/* Moment storage (lib/core/moments.h): collide cells [0, n) in moment space,
+ * the safety net's limiter for the adaptive models, and write the populations
+ * of the moments as stored (a->project bits) to fout; the limited cells are
+ * the fallbacks (fb). */
+static void ACM_SFX(row_moments)(const acm_row_args *a)
+{
+    const ACM_R *restrict fin = (const ACM_R *)a->fin;
+    ACM_R *restrict fout = (ACM_R *)a->fout;
+    ACM_R *restrict scratch = (ACM_R *)a->scratch;
+    ACM_R *restrict rho = scratch, *restrict u2 = scratch + a->n, *restrict pi = scratch + 2 * a->n;
+    ACM_R *restrict fb = scratch + 3 * a->n;
+    ACM_R *restrict tau = a->tau ? (ACM_R *)a->tau : scratch + 4 * a->n;
+    const int32_t n = a->n, st = a->stride, model = a->params->model;
+    const int limit = acm_is_adaptive(model) && a->params->safety_net;
+    for (int32_t x = 0; x < n; ++x) {
+        ACM_R f[27], s[ACM_MOMENTS], m[ACM_MOMENTS], F[3];
+        for (int b = 0; b < 3; ++b)
+            F[b] = (ACM_R)a->force0[b] + ((const ACM_R *)a->force[b])[x] +
+                   ((const ACM_R *)a->force_ib[b])[x];
+        for (int i = 0; i < 27; ++i)
+            f[i] = fin[i * st + x];
+        ACM_SFX(acm_mom_sums)(f, s);
+        ACM_SFX(acm_cell_diag) d;
+        ACM_SFX(acm_mom_collide)(a->params, model, s, F, &tau[x], m, &d);
+        fb[x] = limit ? (ACM_R)ACM_SFX(acm_mom_limit)(a->params, m) : (ACM_R)0;
+        if (a->project == 16)
+            ACM_SFX(acm_mom_quantize16)(m);
+        ACM_SFX(acm_mom_populations)(m, f);
+        for (int i = 0; i < 27; ++i)
+            fout[i * st + x] = f[i];
+        rho[x] = d.rho;
+        u2[x] = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
+        pi[x] = d.pi;
+    }
+}
+
 static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
 {
-    switch (a->params->model) {
-    case ACM_COLLISION_BGK: ACM_SFX(row_model)(a, ACM_COLLISION_BGK); break;
-    case ACM_COLLISION_RM_MRT: ACM_SFX(row_model)(a, ACM_COLLISION_RM_MRT); break;
-    case ACM_COLLISION_CM_MRT: ACM_SFX(row_model)(a, ACM_COLLISION_CM_MRT); break;
-    case ACM_COLLISION_ACM_LI2018: ACM_SFX(row_model)(a, ACM_COLLISION_ACM_LI2018); break;
-    default: ACM_SFX(row_model)(a, ACM_COLLISION_ACM_LI2020); break;
-    }
+    if (a->project)
+        ACM_SFX(row_moments)(a);
+    else
+        switch (a->params->model) {
+        case ACM_COLLISION_BGK: ACM_SFX(row_model)(a, ACM_COLLISION_BGK); break;
+        case ACM_COLLISION_RM_MRT: ACM_SFX(row_model)(a, ACM_COLLISION_RM_MRT); break;
+        case ACM_COLLISION_CM_MRT: ACM_SFX(row_model)(a, ACM_COLLISION_CM_MRT); break;
+        case ACM_COLLISION_ACM_LI2018: ACM_SFX(row_model)(a, ACM_COLLISION_ACM_LI2018); break;
+        default: ACM_SFX(row_model)(a, ACM_COLLISION_ACM_LI2020); break;
+        }
 
     /* reductions and the rare safety-net fallbacks, in scalar code */
     const ACM_R *scratch = (const ACM_R *)a->scratch;
@@ -73,7 +112,9 @@ static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
         r.sum_rho += (double)rho[x];
         r.sum_j += (double)rho[x] * sqrt(v);
         r.sum_pi += (double)pi[x];
-        if (fb[x] != (ACM_R)0) {
+        if (fb[x] != (ACM_R)0 && a->project) { /* moment storage: limited in row_moments */
+            r.fallbacks++;
+        } else if (fb[x] != (ACM_R)0) {
             const ACM_R *fin = (const ACM_R *)a->fin;
             ACM_R *fout = (ACM_R *)a->fout;
             ACM_R f[27], o[27];
@@ -87,17 +128,6 @@ static void ACM_SFX(collide_row)(const acm_row_args *a, acm_row_diag *diag)
             for (int i = 0; i < 27; ++i)
                 fout[i * st + x] = o[i];
             r.fallbacks++;
-        }
-    }
-    if (a->project) { /* moment storage: what the cells keep of their collision */
-        ACM_R *fout = (ACM_R *)a->fout;
-        for (int32_t x = 0; x < n; ++x) {
-            ACM_R o[27];
-            for (int i = 0; i < 27; ++i)
-                o[i] = fout[i * st + x];
-            ACM_SFX(acm_mom_project)(o, a->project);
-            for (int i = 0; i < 27; ++i)
-                fout[i * st + x] = o[i];
         }
     }
     *diag = r;
