@@ -874,6 +874,38 @@ START_TEST(gpu_moments_relayout_matches_cpu)
 }
 END_TEST
 
+/* The device memory of moment storage: two arrays of 10 values a cell instead
+ * of 27, all else equal (64^3 cells, whole CSoA groups). loop index = FP32,
+ * FP16, FP64. */
+START_TEST(gpu_moments_hold_two_arrays_of_ten)
+{
+    const acm_precision prec[3] = {ACM_PRECISION_FP32, ACM_PRECISION_FP16, ACM_PRECISION_FP64};
+    const double elem[3] = {4, 2, 8};
+    const int n = 64;
+    uint64_t bytes[2];
+    for (int m = 0; m < 2; ++m) {
+        acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE,
+                                        m ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS);
+        acm_domain_options o =
+            acm_test_options(n, n, n, 0.02, ACM_COLLISION_DEFAULT, prec[_i]);
+        o.backend = ACM_BACKEND_CUDA;
+        o.layout = l;
+        acm_domain *d = acm_test_domain(&o);
+        acm_layout_destroy(l);
+        acm_domain_info info;
+        memset(&info, 0, sizeof info);
+        info.version = ACM_DOMAIN_INFO_VERSION;
+        ACM_CK_OK(d, acm_domain_get_info(d, &info));
+        bytes[m] = info.memory_bytes;
+        acm_domain_destroy(d);
+    }
+    const double cells = (double)n * n * n;
+    printf("moment storage, precision %d: %.1f B/cell less than population storage\n",
+           prec[_i], ((double)bytes[0] - (double)bytes[1]) / cells);
+    ck_assert_double_eq((double)bytes[0] - (double)bytes[1], 2 * (27 - 10) * elem[_i] * cells);
+}
+END_TEST
+
 /* What moment storage does not run on the GPU yet is refused with a message
  * that names it: immersed solids, smoke particles, a domain of slabs. */
 START_TEST(gpu_moments_refuse_unsupported_features)
@@ -927,6 +959,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_moments_safety_net_matches_cpu, 0, 2);
     tcase_add_test(tc, gpu_moments_relayout_matches_cpu);
     tcase_add_test(tc, gpu_moments_refuse_unsupported_features);
+    tcase_add_loop_test(tc, gpu_moments_hold_two_arrays_of_ten, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);
