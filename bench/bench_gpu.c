@@ -4,13 +4,16 @@
  * precision (FP32, FP16) on several grid sizes, and prints MLUPS, bytes moved
  * per cell, achieved bandwidth and its fraction of the copy bandwidth.
  * "inplace" is the fused kernel with one population array (the AA pattern).
+ * --storage moments runs moment storage (10 moments a cell, issue #30) with
+ * the fused two-array variants, printed as "<variant>/m".
  *
  *   acm-bench-gpu [--sizes 128,256,400x200x400] [--variants baseline,split,fused,inplace]
  *                 [--precisions fp32,fp16] [--models acm,bgk,cm] [--seconds S]
- *                 [--block B] [--alpha A] [--device D]
+ *                 [--storage populations,moments] [--block B] [--alpha A] [--device D]
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,6 +52,8 @@ typedef struct bench_opts {
     int nprecisions;
     acm_collision models[MAX_ITEMS];
     int nmodels;
+    acm_storage storages[MAX_ITEMS];
+    int nstorages;
     double seconds;
     int block;
     long alpha;
@@ -67,12 +72,14 @@ static const char *model_name(acm_collision m)
 }
 
 /* Bytes each structure moves per cell and step (every array touched once;
- * e = bytes of a stored population, r = of an arithmetic value). */
-static double traffic(acm_kernel k, acm_precision p, acm_collision m)
+ * e = bytes of a stored population or moment, r = of an arithmetic value). */
+static double traffic(acm_kernel k, acm_storage s, acm_precision p, acm_collision m)
 {
     double e = p == ACM_PRECISION_FP16 ? 2 : p == ACM_PRECISION_FP64 ? 8 : 4;
     double r = p == ACM_PRECISION_FP64 ? 8 : 4;
     double tau = m == ACM_COLLISION_ACM_LI2020 ? 2 * r : 0;
+    if (s == ACM_STORAGE_MOMENTS) /* fused: read 10 moments a cell, write 10 */
+        return 20 * e + tau;
     switch (k) {
     case ACM_KERNEL_BASELINE: /* stream 54e, macro 27e + 4r, collide 54e */
         return 135 * e + 4 * r + tau;
@@ -86,12 +93,13 @@ static double traffic(acm_kernel k, acm_precision p, acm_collision m)
 /* MLUPS of one configuration, or a negative number with a message; the
  * domain's memory per cell into *mem_per_cell. */
 static double run_one(const bench_opts *o, const int n[3], const bench_variant *v,
-                      acm_precision p, acm_collision m, double *mem_per_cell)
+                      acm_storage storage, acm_precision p, acm_collision m, double *mem_per_cell)
 {
     acm_layout *l = NULL;
     acm_layout_create(&l);
     acm_layout_set(l, ACM_LAYOUT_KERNEL, v->kernel);
     acm_layout_set(l, ACM_LAYOUT_STREAMING, v->streaming);
+    acm_layout_set(l, ACM_LAYOUT_STORAGE, storage);
     if (o->block > 0)
         acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, o->block);
     if (o->alpha > 0)
@@ -165,7 +173,7 @@ static void parse_args(int argc, char **argv, bench_opts *o)
 {
     char items[MAX_ITEMS][32];
     const char *sizes = "128,256,400x200x400", *variants = "baseline,split,fused",
-               *precisions = "fp32,fp16", *models = "acm";
+               *precisions = "fp32,fp16", *models = "acm", *storages = "populations";
     o->seconds = 1.0;
     o->block = 0;
     o->alpha = 0;
@@ -175,6 +183,7 @@ static void parse_args(int argc, char **argv, bench_opts *o)
         else if (!strcmp(argv[i], "--variants")) variants = argv[i + 1];
         else if (!strcmp(argv[i], "--precisions")) precisions = argv[i + 1];
         else if (!strcmp(argv[i], "--models")) models = argv[i + 1];
+        else if (!strcmp(argv[i], "--storage")) storages = argv[i + 1];
         else if (!strcmp(argv[i], "--seconds")) o->seconds = atof(argv[i + 1]);
         else if (!strcmp(argv[i], "--block")) o->block = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--alpha")) o->alpha = atol(argv[i + 1]);
@@ -208,6 +217,17 @@ static void parse_args(int argc, char **argv, bench_opts *o)
                        : !strcmp(items[i], "rm")         ? ACM_COLLISION_RM_MRT
                        : !strcmp(items[i], "acm-li2020") ? ACM_COLLISION_ACM_LI2020
                                                          : ACM_COLLISION_ACM_LI2018;
+    o->nstorages = parse_list(storages, items);
+    for (int i = 0; i < o->nstorages; ++i)
+        o->storages[i] =
+            !strcmp(items[i], "moments") ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS;
+}
+
+/* Moment storage runs the fused kernel with two arrays only. */
+static bool storage_runs(acm_storage s, const bench_variant *v)
+{
+    return s != ACM_STORAGE_MOMENTS ||
+           (v->kernel == ACM_KERNEL_FUSED && v->streaming == ACM_STREAMING_TWO_ARRAYS);
 }
 
 int main(int argc, char **argv)
@@ -233,33 +253,41 @@ int main(int argc, char **argv)
     for (int s = 0; s < o.nsizes; ++s)
         for (int m = 0; m < o.nmodels; ++m)
             for (int p = 0; p < o.nprecisions; ++p)
-                for (int v = 0; v < o.nvariants; ++v) {
-                    double mem = -1.0;
-                    double mlups = run_one(&o, o.sizes[s], o.variants[v], o.precisions[p],
-                                           o.models[m], &mem);
-                    double bytes = traffic(o.variants[v]->kernel, o.precisions[p], o.models[m]);
-                    char size[32];
-                    snprintf(size, sizeof size, "%dx%dx%d", o.sizes[s][0], o.sizes[s][1],
-                             o.sizes[s][2]);
-                    if (mlups < 0) {
-                        printf("%-9s %-5s %-14s %-10s %9s\n", o.variants[v]->name,
-                               o.precisions[p] == ACM_PRECISION_FP16 ? "fp16" : "fp32", size,
-                               model_name(o.models[m]), "failed");
-                        continue;
+                for (int v = 0; v < o.nvariants; ++v)
+                    for (int st = 0; st < o.nstorages; ++st) {
+                        const acm_storage sto = o.storages[st];
+                        if (!storage_runs(sto, o.variants[v]))
+                            continue;
+                        double mem = -1.0;
+                        double mlups = run_one(&o, o.sizes[s], o.variants[v], sto, o.precisions[p],
+                                               o.models[m], &mem);
+                        double bytes =
+                            traffic(o.variants[v]->kernel, sto, o.precisions[p], o.models[m]);
+                        char size[32], name[16];
+                        snprintf(size, sizeof size, "%dx%dx%d", o.sizes[s][0], o.sizes[s][1],
+                                 o.sizes[s][2]);
+                        snprintf(name, sizeof name, "%s%s", o.variants[v]->name,
+                                 sto == ACM_STORAGE_MOMENTS ? "/m" : "");
+                        if (mlups < 0) {
+                            printf("%-9s %-5s %-14s %-10s %9s\n", name,
+                                   o.precisions[p] == ACM_PRECISION_FP16 ? "fp16" : "fp32", size,
+                                   model_name(o.models[m]), "failed");
+                            continue;
+                        }
+                        const double cells = (double)o.sizes[s][0] * o.sizes[s][1] * o.sizes[s][2];
+                        printf("%-9s %-5s %-14s %-10s %9.0f %8.2f %7.0f %9.0f %6.1f%% %10.1f\n",
+                               name,
+                               o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
+                               : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
+                                                                       : "fp32",
+                               size, model_name(o.models[m]), mlups, cells / mlups / 1e3, bytes,
+                               mlups * bytes / 1e3,
+                               100.0 * mlups * bytes * 1e6 / bw, mem);
+                        fflush(stdout);
                     }
-                    const double cells = (double)o.sizes[s][0] * o.sizes[s][1] * o.sizes[s][2];
-                    printf("%-9s %-5s %-14s %-10s %9.0f %8.2f %7.0f %9.0f %6.1f%% %10.1f\n",
-                           o.variants[v]->name,
-                           o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
-                           : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
-                                                                   : "fp32",
-                           size, model_name(o.models[m]), mlups, cells / mlups / 1e3, bytes,
-                           mlups * bytes / 1e3,
-                           100.0 * mlups * bytes * 1e6 / bw, mem);
-                    fflush(stdout);
-                }
     printf("\nB/cell: bytes each kernel structure reads and writes per cell and step, every "
-           "array touched once (fused FP32: 2 x 27 x 4 = 216).\nmem B/cell: what the domain "
+           "array touched once (fused FP32: 2 x 27 x 4 = 216; moments: 2 x 10 x element = 80 "
+           "FP32, 40 FP16).\nmem B/cell: what the domain "
            "holds on the device per cell (acm_domain_info.bytes_per_cell).\n");
     return 0;
 }

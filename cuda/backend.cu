@@ -48,6 +48,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "in-place streaming needs the fused kernel (ACM_LAYOUT_KERNEL = "
                         "ACM_KERNEL_FUSED); the split and baseline structures keep two arrays");
+    if (d->layout.storage == ACM_STORAGE_MOMENTS && d->slab_cells > 0.0)
+        return cu_refuse_moments(d, "a domain of several slabs (lib/multi/decomp.c)");
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || d->device >= count) {
@@ -74,7 +76,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaEventCreateWithFlags(&m->side_done, cudaEventDisableTiming));
     m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
-        ACM_TRY(cu_dev_alloc(d, &m->f[b], pop_bytes(d), "populations"));
+        ACM_TRY(cu_dev_alloc(d, &m->f[b], cu_state_bytes(d),
+                             cu_moments(d) ? "moments" : "populations"));
     if (d->layout.kernel != ACM_KERNEL_FUSED) {
         ACM_TRY(cu_dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
         ACM_TRY(cu_dev_alloc(d, &m->macro, 4 * cu_plane_bytes(d), "macroscopic fields"));

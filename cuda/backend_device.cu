@@ -83,6 +83,28 @@ void cu_dev_free(acm_domain *d, void **p, size_t bytes)
 
 size_t cu_plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)->real; }
 
+/* The CSoA layout of a state array: the layout's group, 27 populations or
+ * ACM_MOMENTS moments per cell. */
+acm_csoa cu_state_layout(const acm_domain *d)
+{
+    acm_csoa l = d->layout.csoa;
+    l.beta = cu_moments(d) ? ACM_MOMENTS : ACM_Q;
+    return l;
+}
+
+/* Bytes of one state array. */
+size_t cu_state_bytes(const acm_domain *d)
+{
+    return (size_t)acm_csoa_size(cu_state_layout(d), (uint64_t)d->ncells) * (size_t)IMPL(d)->elem;
+}
+
+acm_status cu_refuse_moments(acm_domain *d, const char *what)
+{
+    return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                    "%s: not supported with moment storage on the CUDA backend yet "
+                    "(ACM_LAYOUT_STORAGE = ACM_STORAGE_POPULATIONS runs it)", what);
+}
+
 
 /* The per-plane sums of the ACM rules. */
 size_t cu_planes_bytes(const acm_domain *d) { return (size_t)d->nz * sizeof(acm_plane_fixed); }
@@ -94,13 +116,26 @@ acm_gpu_grid cu_grid_of(const acm_domain *d)
     g.ny = d->ny;
     g.nz = d->nz;
     g.ncells = (uint32_t)d->ncells;
-    g.l = d->layout.csoa;
+    g.l = cu_state_layout(d);
     g.div_nx = acm_fastdiv_make((uint32_t)d->nx);
     g.div_ny = acm_fastdiv_make((uint32_t)d->ny);
     memcpy(g.face, d->setup.face, sizeof g.face);
     const cuda_impl *m = IMPL(d);
-    g.state = !m->in_place ? ACM_STATE_POST : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
+    g.state = cu_moments(d) ? ACM_STATE_MOMENTS
+              : !m->in_place ? ACM_STATE_POST
+                             : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
     acm_inner_bounds(g);
+    return g;
+}
+
+/* The grid of a population array of d's layout after a collision (two
+ * arrays): moment storage passes physical states through one (backend_state.cu). */
+acm_gpu_grid cu_pop_grid(const acm_domain *d)
+{
+    acm_gpu_grid g = cu_grid_of(d);
+    g.l = d->layout.csoa;
+    g.l.beta = ACM_Q;
+    g.state = ACM_STATE_POST;
     return g;
 }
 

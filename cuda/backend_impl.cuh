@@ -42,7 +42,8 @@ struct cuda_impl {
     acm_gpu_elem elem;
     size_t real;          /* bytes of the arithmetic type: 4 or 8 */
     unsigned block;       /* threads per block of the per-cell kernels */
-    void *f[2];           /* stored populations (CSoA); f[1] NULL in place */
+    void *f[2];           /* stored populations (CSoA), or with moment storage the cells'
+                             moments (cu_state_layout); f[1] NULL in place */
     int cur;              /* two arrays: f[cur] holds the current post-collision state */
     bool in_place;        /* ACM_STREAMING_IN_PLACE: f[0] only, the AA pattern */
     int parity;           /* in place: 0 = physical state (ACM_STATE_AA_OWN), 1 = swapped */
@@ -107,9 +108,21 @@ void cu_dev_free(acm_domain *d, void **p, size_t bytes);
 
 /* ---- sizes and kernel arguments (backend_device.cu) ------------------------- */
 
+/* Moment storage (lib/core/moments.h): the state arrays hold each cell's
+ * ACM_MOMENTS moments (kernels.cuh, ACM_STATE_MOMENTS). */
+static inline bool cu_moments(const acm_domain *d)
+{
+    return d->layout.storage == ACM_STORAGE_MOMENTS;
+}
+/* ACM_ERR_UNSUPPORTED on d for what moment storage cannot run on the GPU yet. */
+acm_status cu_refuse_moments(acm_domain *d, const char *what);
+
 size_t cu_plane_bytes(const acm_domain *d);
+acm_csoa cu_state_layout(const acm_domain *d);
+size_t cu_state_bytes(const acm_domain *d);
 size_t cu_planes_bytes(const acm_domain *d);
 acm_gpu_grid cu_grid_of(const acm_domain *d);
+acm_gpu_grid cu_pop_grid(const acm_domain *d);
 void *cu_state_array(const cuda_impl *m);
 acm_step_args cu_step_args(const acm_domain *d);
 

@@ -101,12 +101,10 @@ static acm_status store_physical_state(acm_domain *d)
     return ACM_OK;
 }
 
-/* After a new physical state in physical_target(): store it and reset the
- * ACM state. */
-static acm_status adopt_physical_state(acm_domain *d)
+/* After a new state: reset the ACM state. */
+static acm_status restart_state(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
-    ACM_TRY(store_physical_state(d));
     if (m->tau != NULL)
         CU_TRY(d, acm_launch_fill(m->tau, m->elem, (uint64_t)d->ncells, d->setup.coll.li2020_tau0,
                                   m->stream));
@@ -116,11 +114,45 @@ static acm_status adopt_physical_state(acm_domain *d)
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src)
+/* After a new physical state in physical_target(): store it and reset the
+ * ACM state. */
+static acm_status adopt_physical_state(acm_domain *d)
 {
-    ACM_TRY(cu_enter(d));
+    ACM_TRY(store_physical_state(d));
+    return restart_state(d);
+}
+
+/* Moment storage: a physical state that `fill` writes into a temporary
+ * population array (the arithmetic type, grid cu_pop_grid) becomes the
+ * current moments, its inverse pull encoded: the CPU's unstream and
+ * projection (lib/cpu/lbm_tmpl.h adopt_physical, project_state). The
+ * temporary array costs one population array's memory, during the call. */
+template <typename F> static acm_status mom_from_physical(acm_domain *d, F &&fill)
+{
     cuda_impl *m = IMPL(d);
-    acm_gpu_grid g = cu_grid_of(d);
+    const acm_gpu_grid gp = cu_pop_grid(d);
+    const acm_gpu_elem re = m->real == sizeof(double) ? ACM_ELEM_DOUBLE : ACM_ELEM_FLOAT;
+    const size_t bytes = (size_t)acm_csoa_size(gp.l, (uint64_t)d->ncells) * m->real;
+    void *phys = NULL;
+    ACM_TRY(cu_dev_alloc(d, &phys, bytes, "a physical state to encode"));
+    acm_status st = fill(gp, phys, re);
+    if (st == ACM_OK) {
+        cudaError_t e = acm_launch_mom_unstream(cu_grid_of(d), m->f[m->cur], gp, phys, m->elem,
+                                                m->block, m->stream);
+        if (e == cudaSuccess)
+            e = cudaStreamSynchronize(m->stream);
+        if (e != cudaSuccess)
+            st = cu_fail(d, e, "encoding a physical state");
+    }
+    cu_dev_free(d, &phys, bytes);
+    return st;
+}
+
+/* Equilibria of the source into the physical state dst (grid g, storage elem). */
+static acm_status equilibrium_into(acm_domain *d, const acm_gpu_grid &g, void *dst,
+                                   acm_gpu_elem elem, const acm_init_source *src)
+{
+    cuda_impl *m = IMPL(d);
     const int de = (int)acm__dtype_size(src->dtype);
     const size_t per_cell = 4 * (size_t)de;
     const uint32_t chunk = chunk_cells(d, per_cell);
@@ -137,9 +169,23 @@ extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_so
             CU_TRY(d, cudaMemcpyAsync(u, (const char *)src->u + (size_t)k0 * 3 * de,
                                       (size_t)n * 3 * de, cudaMemcpyHostToDevice, m->stream));
         }
-        CU_TRY(d, acm_launch_equilibrium(g, physical_target(m), m->elem, rho, u, de, src->rho0,
-                                         src->u0, k0, n, m->stream));
+        CU_TRY(d, acm_launch_equilibrium(g, dst, elem, rho, u, de, src->rho0, src->u0, k0, n,
+                                         m->stream));
     }
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    if (cu_moments(d)) {
+        ACM_TRY(mom_from_physical(d, [&](const acm_gpu_grid &gp, void *phys, acm_gpu_elem re) {
+            return equilibrium_into(d, gp, phys, re, src);
+        }));
+        return restart_state(d);
+    }
+    ACM_TRY(equilibrium_into(d, cu_grid_of(d), physical_target(m), m->elem, src));
     return adopt_physical_state(d);
 }
 
@@ -255,6 +301,14 @@ extern "C" acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dty
                                          m->stream);
         });
     }
+    if (cu_moments(d)) {
+        ACM_TRY(mom_from_physical(d, [&](const acm_gpu_grid &gp, void *phys, acm_gpu_elem re) {
+            return upload_chunks(d, ACM_Q, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
+                return acm_launch_set_populations(gp, phys, re, m->staging, de, k0, n, m->stream);
+            });
+        }));
+        return restart_state(d);
+    }
     ACM_TRY(upload_chunks(d, ACM_Q, dtype, src, [&](int de, uint32_t k0, uint32_t n) {
         return acm_launch_set_populations(g, physical_target(m), m->elem, m->staging, de, k0, n,
                                           m->stream);
@@ -327,6 +381,16 @@ static acm_status save_populations(acm_domain *d, acm_state *st)
 {
     cuda_impl *m = IMPL(d);
     const acm_gpu_grid g = cu_grid_of(d);
+    if (cu_moments(d)) { /* the post-collision populations the moments stand for */
+        st->form = ACM_FORM_POST_COLLISION;
+        st->mom_bits = d->layout.precision == ACM_PRECISION_FP16 ? 16 : 8 * (int)m->real;
+        return download_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f,
+                               [&](int, uint32_t k0, uint32_t n) {
+                                   return acm_launch_mom_get(g, cu_state_array(m), m->elem,
+                                                             (double *)m->staging, k0, n,
+                                                             m->stream);
+                               });
+    }
     const bool swap = m->in_place && m->parity == 1;
     st->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
     return download_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f, [&](int, uint32_t k0, uint32_t n) {
@@ -428,7 +492,9 @@ extern "C" acm_status acm_cuda_state_save(acm_domain *d, acm_state *st, bool par
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     memset(st, 0, sizeof *st);
-    acm_status s = parked ? park(d, st) : ACM_ERR_UNSUPPORTED;
+    /* moment storage goes through the host: its FP64 populations encode back
+     * to the moments within rounding (a parked state holds populations) */
+    acm_status s = parked && !cu_moments(d) ? park(d, st) : ACM_ERR_UNSUPPORTED;
     if (s == ACM_ERR_DEVICE_MEMORY || s == ACM_ERR_UNSUPPORTED) { /* through the host, then */
         acm__state_free(st);
         s = save_to_host(d, st);
@@ -442,6 +508,47 @@ extern "C" acm_status acm_cuda_state_save(acm_domain *d, acm_state *st, bool par
                               cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     return ACM_OK;
+}
+
+/* Moment storage: a saved state's populations, FP64 in staging chunk by
+ * chunk (from the host, or from a parked state: canonical order in the
+ * storage type, read as a CSoA array of group 1), encoded: a post-collision
+ * state cell by cell, a physical one through its inverse pull (the CPU
+ * projects both, lib/cpu/lbm_tmpl.h state_load_populations). */
+static acm_status mom_load_populations(acm_domain *d, const acm_state *st)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = cu_grid_of(d);
+    const cuda_parked *k = (const cuda_parked *)st->parked;
+    acm_gpu_grid canon = cu_pop_grid(d);
+    canon.l = acm_csoa_pow2(0, ACM_Q);
+    double *stage = (double *)m->staging;
+    auto fetch = [&](uint32_t k0, uint32_t n) {
+        return k != NULL ? acm_launch_get_stored(canon, k->f, m->elem, false, stage, k0, n,
+                                                 m->stream)
+                         : cudaMemcpyAsync(stage, st->f + (size_t)k0 * ACM_Q,
+                                           (size_t)n * ACM_Q * sizeof(double),
+                                           cudaMemcpyHostToDevice, m->stream);
+    };
+    auto chunks = [&](auto &&apply) -> acm_status {
+        const uint32_t chunk = chunk_cells(d, ACM_Q * sizeof(double));
+        for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
+            const uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
+            CU_TRY(d, fetch(k0, n));
+            CU_TRY(d, apply(k0, n));
+            CU_TRY(d, cudaStreamSynchronize(m->stream)); /* staging is reused */
+        }
+        return ACM_OK;
+    };
+    if (st->form == ACM_FORM_PHYSICAL)
+        return mom_from_physical(d, [&](const acm_gpu_grid &gp, void *phys, acm_gpu_elem re) {
+            return chunks([&](uint32_t k0, uint32_t n) {
+                return acm_launch_set_stored(gp, phys, re, false, stage, k0, n, m->stream);
+            });
+        });
+    return chunks([&](uint32_t k0, uint32_t n) {
+        return acm_launch_mom_set(g, cu_state_array(m), m->elem, stage, k0, n, m->stream);
+    });
 }
 
 /* A saved state's populations into this layout: a post-collision state into
@@ -526,7 +633,7 @@ extern "C" acm_status acm_cuda_state_load(acm_domain *d, const acm_state *st)
     if (k != NULL && k->elem != m->elem)
         return ACM_FAIL(d, ACM_ERR_INTERNAL, "a state parked with %d-byte populations loaded "
                         "into %d-byte storage", (int)k->elem, (int)m->elem);
-    ACM_TRY(load_populations(d, st));
+    ACM_TRY(cu_moments(d) ? mom_load_populations(d, st) : load_populations(d, st));
     if (k != NULL) {
         ACM_TRY(unpark_planes(d, k));
     } else {

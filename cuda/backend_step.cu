@@ -8,14 +8,16 @@
 
 /* ---- time stepping ------------------------------------------------------------------------ */
 
-/* The inlet/outlet layers' cells of planes [z0, z1) of the new state f. */
+/* The inlet/outlet layers' cells of planes [z0, z1) of the new state f (moment
+ * storage: every plane, it runs undivided domains only). */
 static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, int32_t z0,
                                 int32_t z1)
 {
     cuda_impl *m = IMPL(d);
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->setup.face[face].type))
-            CU_TRY(d, acm_launch_layer(g, f, m->elem, face, z0, z1, m->stream));
+            CU_TRY(d, cu_moments(d) ? acm_launch_mom_layer(g, f, m->elem, face, m->stream)
+                                    : acm_launch_layer(g, f, m->elem, face, z0, z1, m->stream));
     return ACM_OK;
 }
 
@@ -68,6 +70,18 @@ static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
     ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
     ACM_TRY(redo_marked(d, a, true));
+    return finish_sums(d);
+}
+
+/* Moment storage: the fused step of lbm_moments.cu, its safety net's redo
+ * pass (the two arrays keep its input intact), the ACM rules' sums. */
+static acm_status enqueue_moments(acm_domain *d, acm_step_args a)
+{
+    cuda_impl *m = IMPL(d);
+    ACM_TRY(clear_planes(d));
+    CU_TRY(d, acm_launch_mom_step(a, m->elem, m->block, m->stream));
+    if (acm_is_adaptive(d->setup.coll.model) && d->setup.coll.safety_net)
+        CU_TRY(d, acm_launch_mom_redo(a, m->elem, m->block, m->stream));
     return finish_sums(d);
 }
 
@@ -174,7 +188,9 @@ static acm_status enqueue_step(acm_domain *d)
     cuda_impl *m = IMPL(d);
     acm_step_args a;
     ACM_TRY(start_step(d, a));
-    if (d->layout.kernel == ACM_KERNEL_SPLIT)
+    if (cu_moments(d))
+        ACM_TRY(enqueue_moments(d, a));
+    else if (d->layout.kernel == ACM_KERNEL_SPLIT)
         ACM_TRY(enqueue_split(d, a));
     else if (d->layout.kernel == ACM_KERNEL_BASELINE)
         ACM_TRY(enqueue_baseline(d, a));

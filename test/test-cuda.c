@@ -2,7 +2,8 @@
  * libacmlbm tests -- the CUDA backend against the CPU oracle: every collision
  * model, every face type, every kernel structure, 120 steps, compared with the
  * same run on the CPU; the safety net's fallbacks; FP16 storage accuracy;
- * the CUDA interoperability API; device error paths. Needs a GPU (exit 77
+ * the CUDA interoperability API; device error paths; moment storage (issue
+ * #30) against the CPU's projection. Needs a GPU (exit 77
  * otherwise), run with CK_FORK=no.
  * SPDX-License-Identifier: Apache-2.0
  */
@@ -38,17 +39,28 @@ static double rel_diff(const double *a, const double *b, size_t n)
     return dmax / bmax;
 }
 
-typedef enum scene { SCENE_PERIODIC, SCENE_CHANNEL, SCENE_INLET, SCENE_BOX, SCENE_COUNT } scene;
-static const char *const scene_names[SCENE_COUNT] = {"periodic TGV", "channel + force",
-                                                     "inlet/outlet", "closed lid box"};
+/* SCENE_INFLOW_FORCE, past the scenes every kernel runs: the moment-storage
+ * tests' inlet/outlet channel, with a body force. */
+typedef enum scene {
+    SCENE_PERIODIC,
+    SCENE_CHANNEL,
+    SCENE_INLET,
+    SCENE_BOX,
+    SCENE_COUNT,
+    SCENE_INFLOW_FORCE = SCENE_COUNT
+} scene;
+static const char *const scene_names[SCENE_COUNT + 1] = {
+    "periodic TGV", "channel + force", "inlet/outlet", "closed lid box", "inflow + force"};
 
-/* A domain on `backend` set up as `sc`, stepped steps() times. */
+/* A domain on `backend` with `storage` set up as `sc`, stepped nsteps times. */
 static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
-                             acm_precision prec, acm_kernel kernel)
+                             acm_precision prec, acm_kernel kernel, acm_storage storage,
+                             int nsteps)
 {
     acm_layout *l = NULL;
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, storage), ACM_OK);
     acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, model, prec);
     o.backend = backend;
     o.layout = l;
@@ -74,6 +86,9 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
         ACM_CK_OK(d, acm_domain_set_body_force(d, g));
         break;
     case SCENE_INLET:
+    case SCENE_INFLOW_FORCE:
+        if (sc == SCENE_INFLOW_FORCE)
+            ACM_CK_OK(d, acm_domain_set_body_force(d, g));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, inflow));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
@@ -85,7 +100,7 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
         break;
     }
-    ACM_CK_OK(d, acm_step(d, steps()));
+    ACM_CK_OK(d, acm_step(d, nsteps));
     return d;
 }
 
@@ -102,29 +117,39 @@ static double *field(acm_domain *d, acm_field f, size_t comps)
     return field_n(d, f, comps, NCELLS);
 }
 
-/* Compare a GPU run with the CPU run of the same scene. */
-static void compare(scene sc, acm_collision model, acm_precision gpu_prec, acm_precision cpu_prec,
-                    acm_kernel kernel, double tol)
+/* Compare a GPU run of nsteps with the CPU run of the same scene and storage. */
+static void compare_storage(scene sc, acm_collision model, acm_precision gpu_prec,
+                            acm_precision cpu_prec, acm_kernel kernel, acm_storage storage,
+                            int nsteps, double tol)
 {
-    acm_domain *cpu = run_scene(ACM_BACKEND_CPU, sc, model, cpu_prec, ACM_KERNEL_DEFAULT);
-    acm_domain *gpu = run_scene(ACM_BACKEND_CUDA, sc, model, gpu_prec, kernel);
+    acm_domain *cpu =
+        run_scene(ACM_BACKEND_CPU, sc, model, cpu_prec, ACM_KERNEL_DEFAULT, storage, nsteps);
+    acm_domain *gpu = run_scene(ACM_BACKEND_CUDA, sc, model, gpu_prec, kernel, storage, nsteps);
     double *fc = field(cpu, ACM_FIELD_POPULATIONS, 27), *fg = field(gpu, ACM_FIELD_POPULATIONS, 27);
     double *uc = field(cpu, ACM_FIELD_VELOCITY, 3), *ug = field(gpu, ACM_FIELD_VELOCITY, 3);
     double df = rel_diff(fg, fc, 27 * NCELLS), du = rel_diff(ug, uc, 3 * NCELLS);
     acm_domain_stats sc_ = acm_test_stats(cpu), sg = acm_test_stats(gpu);
-    printf("GPU vs CPU, %-15s model %d kernel %d precision %d: populations %.2e, velocity "
-           "%.2e, mass %.2e\n",
-           scene_names[sc], model, kernel, gpu_prec, df, du, fabs(sg.mass - sc_.mass) / sc_.mass);
+    printf("GPU vs CPU, %-15s model %d kernel %d precision %d storage %d: populations %.2e, "
+           "velocity %.2e, mass %.2e\n",
+           scene_names[sc], model, kernel, gpu_prec, storage, df, du,
+           fabs(sg.mass - sc_.mass) / sc_.mass);
     ck_assert_msg(df <= tol && du <= 10 * tol,
-                  "%s, model %d, kernel %d, precision %d: populations differ by %g, velocity by "
-                  "%g (tolerance %g)",
-                  scene_names[sc], model, kernel, gpu_prec, df, du, tol);
+                  "%s, model %d, kernel %d, precision %d, storage %d: populations differ by %g, "
+                  "velocity by %g (tolerance %g)",
+                  scene_names[sc], model, kernel, gpu_prec, storage, df, du, tol);
     free(fc);
     free(fg);
     free(uc);
     free(ug);
     acm_domain_destroy(cpu);
     acm_domain_destroy(gpu);
+}
+
+/* Population storage, steps() steps. */
+static void compare(scene sc, acm_collision model, acm_precision gpu_prec, acm_precision cpu_prec,
+                    acm_kernel kernel, double tol)
+{
+    compare_storage(sc, model, gpu_prec, cpu_prec, kernel, ACM_STORAGE_POPULATIONS, steps(), tol);
 }
 
 static const acm_collision models[5] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT,
@@ -166,11 +191,12 @@ END_TEST
  * the adaptive rates over-relax the strong non-equilibrium of the first
  * steps and the safety net redoes a few hundred cells. block = 0: default. */
 static acm_domain *run_fallback_scene(acm_backend backend, acm_collision model, acm_kernel kernel,
-                                      int block)
+                                      int block, acm_storage storage)
 {
     acm_layout *l = NULL;
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, storage), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, block), ACM_OK);
     acm_domain_options o = acm_test_options(FB_NX, NY, NZ, 1e-4, model, ACM_PRECISION_FP64);
     o.backend = backend;
@@ -197,8 +223,10 @@ static acm_domain *run_fallback_scene(acm_backend backend, acm_collision model, 
 START_TEST(gpu_safety_net_fallbacks_match_cpu)
 {
     const acm_collision model = _i / 3 ? ACM_COLLISION_ACM_LI2020 : ACM_COLLISION_ACM_LI2018;
-    acm_domain *cpu = run_fallback_scene(ACM_BACKEND_CPU, model, ACM_KERNEL_DEFAULT, 0);
-    acm_domain *gpu = run_fallback_scene(ACM_BACKEND_CUDA, model, kernels[_i % 3], 0);
+    acm_domain *cpu =
+        run_fallback_scene(ACM_BACKEND_CPU, model, ACM_KERNEL_DEFAULT, 0, ACM_STORAGE_POPULATIONS);
+    acm_domain *gpu =
+        run_fallback_scene(ACM_BACKEND_CUDA, model, kernels[_i % 3], 0, ACM_STORAGE_POPULATIONS);
     double *fc = field_n(cpu, ACM_FIELD_POPULATIONS, 27, FB_NCELLS);
     double *fg = field_n(gpu, ACM_FIELD_POPULATIONS, 27, FB_NCELLS);
     const double df = rel_diff(fg, fc, 27 * FB_NCELLS);
@@ -224,8 +252,8 @@ START_TEST(gpu_block_size_changes_nothing)
     const int blocks[3] = {0, 32, 256};
     double *ref = NULL;
     for (int b = 0; b < 3; ++b) {
-        acm_domain *d =
-            run_fallback_scene(ACM_BACKEND_CUDA, ACM_COLLISION_ACM_LI2018, kernels[_i], blocks[b]);
+        acm_domain *d = run_fallback_scene(ACM_BACKEND_CUDA, ACM_COLLISION_ACM_LI2018, kernels[_i],
+                                           blocks[b], ACM_STORAGE_POPULATIONS);
         acm_domain_info info;
         memset(&info, 0, sizeof info);
         info.version = ACM_DOMAIN_INFO_VERSION;
@@ -750,6 +778,197 @@ START_TEST(gpu_smoke_matches_cpu)
 }
 END_TEST
 
+/* ---- moment storage (issue #30): the GPU's moment step against the CPU's projection -------- */
+
+/* The CPU keeps populations but projects every collided cell onto its
+ * moments as stored (lib/cpu/lbm_tmpl.h): the GPU, which stores the moments,
+ * must give the same states. Scenes: a periodic Taylor-Green vortex, the
+ * closed box with a moving lid, the inlet/outlet channel with a body force;
+ * models: BGK and ACM_LI2018 with its safety net (the default options). */
+static const scene mom_scenes[3] = {SCENE_PERIODIC, SCENE_BOX, SCENE_INFLOW_FORCE};
+static const acm_collision mom_models[2] = {ACM_COLLISION_BGK, ACM_COLLISION_ACM_LI2018};
+#define MOM_STEPS 50
+
+/* loop index = scene * 2 + model. The same arithmetic on both sides but for
+ * contractions into FMAs and the order of a few sums: the tolerance of the
+ * population comparisons. */
+START_TEST(gpu_moments_fp32_match_cpu)
+{
+    compare_storage(mom_scenes[_i / 2], mom_models[_i % 2], ACM_PRECISION_FP32, ACM_PRECISION_FP32,
+                    ACM_KERNEL_FUSED, ACM_STORAGE_MOMENTS, MOM_STEPS, 1e-5);
+}
+END_TEST
+
+START_TEST(gpu_moments_fp64_match_cpu)
+{
+    compare_storage(mom_scenes[_i / 2], mom_models[_i % 2], ACM_PRECISION_FP64, ACM_PRECISION_FP64,
+                    ACM_KERNEL_FUSED, ACM_STORAGE_MOMENTS, MOM_STEPS, 1e-12);
+}
+END_TEST
+
+/* The CPU emulates the GPU's FP16 rounding of every stored moment
+ * (acm_mom_quantize16). Where the two sides' FP32 round-off puts a moment on
+ * the other side of a rounding boundary, the stored values differ by one
+ * FP16 step (2^-11 of the value: 2e-5 of a velocity of 0.04, 1.5e-5 of the
+ * largest population), and such steps spread: 5e-4 of the largest population
+ * leaves a margin of 30 over one step. */
+START_TEST(gpu_moments_fp16_match_cpu_emulation)
+{
+    compare_storage(mom_scenes[_i / 2], mom_models[_i % 2], ACM_PRECISION_FP16, ACM_PRECISION_FP16,
+                    ACM_KERNEL_FUSED, ACM_STORAGE_MOMENTS, MOM_STEPS, 5e-4);
+}
+END_TEST
+
+/* The safety net's redo pass (which pulls the cell again from the moments
+ * the step read) on the fallback scene, FP64: the same cells redone as on
+ * the CPU and the same state. Moment storage relaxes the high orders at rate
+ * 1, so it redoes fewer cells than population storage. loop index = model
+ * (LI2018, LI2020). */
+START_TEST(gpu_moments_safety_net_matches_cpu)
+{
+    const acm_collision model = _i ? ACM_COLLISION_ACM_LI2020 : ACM_COLLISION_ACM_LI2018;
+    acm_domain *cpu =
+        run_fallback_scene(ACM_BACKEND_CPU, model, ACM_KERNEL_DEFAULT, 0, ACM_STORAGE_MOMENTS);
+    acm_domain *gpu =
+        run_fallback_scene(ACM_BACKEND_CUDA, model, ACM_KERNEL_FUSED, 0, ACM_STORAGE_MOMENTS);
+    double *fc = field_n(cpu, ACM_FIELD_POPULATIONS, 27, FB_NCELLS);
+    double *fg = field_n(gpu, ACM_FIELD_POPULATIONS, 27, FB_NCELLS);
+    const double df = rel_diff(fg, fc, 27 * FB_NCELLS);
+    const acm_domain_stats sc = acm_test_stats(cpu), sg = acm_test_stats(gpu);
+    printf("moment storage, safety net, model %d: fallbacks CPU %lld GPU %lld, populations %.2e\n",
+           model, (long long)sc.fallback_cells_total, (long long)sg.fallback_cells_total, df);
+    ck_assert_int_eq(sg.fallback_cells_total, sc.fallback_cells_total);
+    ck_assert_msg(df <= 1e-12, "populations differ by %g", df);
+    free(fc);
+    free(fg);
+    acm_domain_destroy(cpu);
+    acm_domain_destroy(gpu);
+}
+END_TEST
+
+/* A domain's storage changed by acm_domain_set_layout, 10 or 11 steps after
+ * each: populations, moments (a parked post-collision state encoded),
+ * in-place populations (moments saved through the host), moments again
+ * (after 11 in-place steps: a parked physical state, inverse-pulled and
+ * encoded), populations; then the populations set into a fresh moment
+ * domain (acm_domain_set_field) and 10 steps more. The GPU keeps what the
+ * CPU keeps. */
+static double *relayout_run(acm_backend backend)
+{
+    acm_domain *d = run_scene(backend, SCENE_BOX, ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP32,
+                              ACM_KERNEL_DEFAULT, ACM_STORAGE_POPULATIONS, 10);
+    const struct {
+        acm_storage storage;
+        acm_streaming streaming;
+        int steps;
+    } seq[4] = {{ACM_STORAGE_MOMENTS, ACM_STREAMING_TWO_ARRAYS, 10},
+                {ACM_STORAGE_POPULATIONS, ACM_STREAMING_IN_PLACE, 11},
+                {ACM_STORAGE_MOMENTS, ACM_STREAMING_TWO_ARRAYS, 10},
+                {ACM_STORAGE_POPULATIONS, ACM_STREAMING_TWO_ARRAYS, 10}};
+    for (int q = 0; q < 4; ++q) {
+        acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, seq[q].storage);
+        ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, seq[q].streaming), ACM_OK);
+        ACM_CK_OK(d, acm_domain_set_layout(d, l));
+        acm_layout_destroy(l);
+        ACM_CK_OK(d, acm_step(d, seq[q].steps));
+    }
+    double *f = field(d, ACM_FIELD_POPULATIONS, 27);
+    acm_domain_destroy(d);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_ACM_LI2018,
+                                            ACM_PRECISION_FP32);
+    o.backend = backend;
+    o.layout = l;
+    d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    ACM_CK_OK(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,
+                                      27 * NCELLS * sizeof(double)));
+    free(f);
+    ACM_CK_OK(d, acm_step(d, 10));
+    f = field(d, ACM_FIELD_POPULATIONS, 27);
+    acm_domain_destroy(d);
+    return f;
+}
+
+START_TEST(gpu_moments_relayout_matches_cpu)
+{
+    double *fc = relayout_run(ACM_BACKEND_CPU), *fg = relayout_run(ACM_BACKEND_CUDA);
+    const double df = rel_diff(fg, fc, 27 * NCELLS);
+    printf("moment storage re-layouts and set_field, GPU vs CPU: populations %.2e\n", df);
+    ck_assert_msg(df <= 1e-5, "populations differ by %g", df);
+    free(fc);
+    free(fg);
+}
+END_TEST
+
+/* The device memory of moment storage: two arrays of 10 values a cell instead
+ * of 27, all else equal (64^3 cells, whole CSoA groups). loop index = FP32,
+ * FP16, FP64. */
+START_TEST(gpu_moments_hold_two_arrays_of_ten)
+{
+    const acm_precision prec[3] = {ACM_PRECISION_FP32, ACM_PRECISION_FP16, ACM_PRECISION_FP64};
+    const double elem[3] = {4, 2, 8};
+    const int n = 64;
+    uint64_t bytes[2];
+    for (int m = 0; m < 2; ++m) {
+        acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE,
+                                        m ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS);
+        acm_domain_options o =
+            acm_test_options(n, n, n, 0.02, ACM_COLLISION_DEFAULT, prec[_i]);
+        o.backend = ACM_BACKEND_CUDA;
+        o.layout = l;
+        acm_domain *d = acm_test_domain(&o);
+        acm_layout_destroy(l);
+        acm_domain_info info;
+        memset(&info, 0, sizeof info);
+        info.version = ACM_DOMAIN_INFO_VERSION;
+        ACM_CK_OK(d, acm_domain_get_info(d, &info));
+        bytes[m] = info.memory_bytes;
+        acm_domain_destroy(d);
+    }
+    const double cells = (double)n * n * n;
+    printf("moment storage, precision %d: %.1f B/cell less than population storage\n",
+           prec[_i], ((double)bytes[0] - (double)bytes[1]) / cells);
+    ck_assert_double_eq((double)bytes[0] - (double)bytes[1], 2 * (27 - 10) * elem[_i] * cells);
+}
+END_TEST
+
+/* What moment storage does not run on the GPU yet is refused with a message
+ * that names it: immersed solids, smoke particles, a domain of slabs. */
+START_TEST(gpu_moments_refuse_unsupported_features)
+{
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA;
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    double *pts, *areas;
+    const double at[3] = {10.0, 6.0, 5.0};
+    acm_solid_options so = acm_test_moving_sphere(100, 2.0, at, &pts, &areas);
+    acm_solid *s = NULL;
+    ACM_CK_FAIL(d, acm_solid_create(&s, d, &so), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "moment storage"));
+    free(pts);
+    free(areas);
+    acm_smoke_options sm = ACM_SMOKE_OPTIONS_INIT;
+    sm.capacity = 100;
+    acm_smoke *smoke = NULL;
+    ACM_CK_FAIL(d, acm_smoke_create(&smoke, d, &sm), ACM_ERR_UNSUPPORTED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "moment storage"));
+    ACM_CK_OK(d, acm_step(d, 2)); /* the domain itself is fine */
+    acm_domain_destroy(d);
+    char err[256] = "";
+    o.subdomains = 2;
+    o.error_buffer = err;
+    o.error_buffer_size = sizeof err;
+    acm_domain *slabs = NULL;
+    ck_assert_int_eq(acm_domain_create(&slabs, &o), ACM_ERR_UNSUPPORTED);
+    ck_assert_msg(strstr(err, "moment storage") != NULL, "message: %s", err);
+    acm_layout_destroy(l);
+}
+END_TEST
+
 TEST_SUITE(cuda_suite)
 {
     Suite *s = suite_create("cuda");
@@ -759,6 +978,15 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_fp16_storage_tracks_cpu_fp32, 0, SCENE_COUNT * 3);
     tcase_add_loop_test(tc, gpu_safety_net_fallbacks_match_cpu, 0, 6);
     tcase_add_loop_test(tc, gpu_block_size_changes_nothing, 0, 3);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("moments", 600);
+    tcase_add_loop_test(tc, gpu_moments_fp32_match_cpu, 0, 6);
+    tcase_add_loop_test(tc, gpu_moments_fp64_match_cpu, 0, 6);
+    tcase_add_loop_test(tc, gpu_moments_fp16_match_cpu_emulation, 0, 6);
+    tcase_add_loop_test(tc, gpu_moments_safety_net_matches_cpu, 0, 2);
+    tcase_add_test(tc, gpu_moments_relayout_matches_cpu);
+    tcase_add_test(tc, gpu_moments_refuse_unsupported_features);
+    tcase_add_loop_test(tc, gpu_moments_hold_two_arrays_of_ten, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);

@@ -61,6 +61,38 @@ __global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face, int32_t z
     }
 }
 
+/* Moment storage: the layer cell keeps the moments of the equilibrium, the
+ * same in every slot the neighbours pull (lib/cpu/lbm_tmpl.h apply_layer
+ * with mom_bits): rho and j of the inner cell's new populations summed in
+ * FP64 in the CPU's order, the equilibrium in the arithmetic type. */
+template <typename T>
+__global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, int face)
+{
+    typedef typename acm_io<T>::R R;
+    acm_face_cell fc;
+    if (!acm_face_thread(g, face, fc))
+        return;
+    const acm_face_bc &bc = g.face[face];
+    R m[ACM_MOMENTS], e[27], u[3];
+    acm_mom_load<T>(g, mom, acm_lin(g, fc.inner[0], fc.inner[1], fc.inner[2]), m);
+    double dr = 0.0, j[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const double v = (double)acm_mom_math<R>::population(m, i);
+        dr += v;
+        j[0] += acm_cx(i) * v;
+        j[1] += acm_cy(i) * v;
+        j[2] += acm_cz(i) * v;
+    }
+    const double rho = 1.0 + dr;
+    const bool inlet = bc.type == ACM_BOUNDARY_INLET;
+#pragma unroll
+    for (int d = 0; d < 3; ++d)
+        u[d] = inlet ? (R)bc.u[d] : (R)(j[d] / rho);
+    acm_equilibrium_public<R>(inlet ? (R)rho : (R)1, u, e);
+    acm_mom_store<T>(g, mom, acm_lin(g, fc.c[0], fc.c[1], fc.c[2]), e);
+}
+
 /* Wall fix-up after plain (wrapping) streaming: the populations that came
  * across this face are replaced by their bounce-back values. */
 template <typename T>
@@ -101,6 +133,16 @@ cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, 
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
         acm_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)f, face, z0, z1);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, acm_gpu_elem elem, int face,
+                                 cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_mom_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)m, face);
     });
     return cudaGetLastError();
 }

@@ -18,6 +18,7 @@
 #include "boundary.h"
 #include "collide.h"
 #include "csoa_index.h"
+#include "moments.h" /* acm_mom_encode, acm_mom_population, acm_mom16_scale */
 #include "reduce.h" /* acm__inv_umax, acm__inv_mean */
 
 /* FP16 populations are stored as half(f - w) * 2^15, which keeps low-Mach
@@ -331,14 +332,123 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
     }
 }
 
+/* ---- moment storage (lib/core/moments.h) ------------------------------------------ */
+
+/* The GPU's array state of moment storage, beside acm_array_state's (an
+ * acm_gpu_grid's `state`): two arrays, the current one holding each cell's
+ * ACM_MOMENTS post-collision moments, CSoA with beta = ACM_MOMENTS (the grid's
+ * l). The physical state is the pull of the populations they stand for
+ * (acm_mom_pull). */
+#define ACM_STATE_MOMENTS 3
+
+/* Load/store of moment n of a cell: FP16 keeps half(m_n * acm_mom16_scale(n)),
+ * the GPU's side of acm_mom_quantize16 (the scales are powers of two, so the
+ * scaling itself is exact); FP32 and FP64 keep m_n. */
+template <typename T> struct acm_mom_io {
+    typedef T R;
+    static __device__ __forceinline__ R ld(const T *p, uint64_t i, int) { return __ldg(p + i); }
+    static __device__ __forceinline__ void st(T *p, uint64_t i, int, R v) { p[i] = v; }
+};
+
+template <> struct acm_mom_io<__half> {
+    typedef float R;
+    static __device__ __forceinline__ R ld(const __half *p, uint64_t i, int n)
+    {
+        return __half2float(__ldg(p + i)) * (float)(1.0 / acm_mom16_scale(n));
+    }
+    static __device__ __forceinline__ void st(__half *p, uint64_t i, int n, R v)
+    {
+        p[i] = __float2half_rn(v * (float)acm_mom16_scale(n));
+    }
+};
+
+/* moments.h for an arithmetic type. */
+template <typename R> struct acm_mom_math;
+
+#define ACM__MOM_MATH(R, SFX)                                                                \
+    template <> struct acm_mom_math<R> {                                                     \
+        static __device__ __forceinline__ void encode(const R g[27], R m[ACM_MOMENTS])        \
+        {                                                                                    \
+            acm_mom_encode_##SFX(g, m);                                                      \
+        }                                                                                    \
+        static __device__ __forceinline__ R population(const R m[ACM_MOMENTS], int i)         \
+        {                                                                                    \
+            return acm_mom_population_##SFX(m, i);                                           \
+        }                                                                                    \
+    };
+
+ACM__MOM_MATH(float, f32)
+ACM__MOM_MATH(double, f64)
+#undef ACM__MOM_MATH
+
+/* The moments of cell k of a moment array. */
+template <typename T>
+__device__ __forceinline__ void acm_mom_load(const acm_gpu_grid &g, const T *__restrict__ src,
+                                             uint32_t k, typename acm_io<T>::R m[ACM_MOMENTS])
+{
+#pragma unroll
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        m[n] = acm_mom_io<T>::ld(src, acm_idx(g, k, n), n);
+}
+
+/* The moments of shifted post-collision populations o into cell k: what the
+ * cell keeps of its collision (rounded to FP16 by the store for 16-bit
+ * storage, as acm_mom_quantize16 rounds on the CPU). */
+template <typename T>
+__device__ __forceinline__ void acm_mom_store(const acm_gpu_grid &g, T *dst, uint32_t k,
+                                              const typename acm_io<T>::R o[27])
+{
+    typedef typename acm_io<T>::R R;
+    R m[ACM_MOMENTS];
+    acm_mom_math<R>::encode(o, m);
+#pragma unroll
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        acm_mom_io<T>::st(dst, acm_idx(g, k, n), n, m[n]);
+}
+
+/* Shifted populations of cell (x, y, z) after streaming from a moment array:
+ * acm_pull's face rules (lib/cpu/lbm_tmpl.h stream_row) on the populations
+ * the cells' moments stand for. Across a non-periodic face the bounced
+ * population is the cell's own post-collision population opp(i), rebuilt
+ * from its own moments, plus the wall term. */
+template <typename T>
+__device__ __forceinline__ void acm_mom_pull(const acm_gpu_grid &g, const T *__restrict__ src,
+                                             int32_t x, int32_t y, int32_t z,
+                                             typename acm_io<T>::R f[27])
+{
+    typedef typename acm_io<T>::R R;
+    int32_t sx[3], sy[3], sz[3];
+    int fx[3], fy[3], fz[3];
+    acm_axis_sources(g, 0, x, g.nx, 1, sx, fx);
+    acm_axis_sources(g, 1, y, g.ny, 1, sy, fy);
+    acm_axis_sources(g, 2, z, g.nz, 1, sz, fz);
+    R own[ACM_MOMENTS];
+    acm_mom_load<T>(g, src, acm_lin(g, x, y, z), own);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
+        if (fx[a] < 0 && fy[b] < 0 && fz[c] < 0) {
+            R m[ACM_MOMENTS];
+            acm_mom_load<T>(g, src, acm_lin(g, sx[a], sy[b], sz[c]), m);
+            f[i] = acm_mom_math<R>::population(m, i);
+        } else {
+            const acm_crossing cr = acm_crossing_of(g, fx[a], fy[b], fz[c]);
+            f[i] = acm_mom_math<R>::population(own, acm_opp(i)) + (R)acm_bounce_term(i, &cr);
+        }
+    }
+}
+
 /* The physical state of cell (x, y, z) for the state the grid says (a
- * run-time choice: field, diagnostics, IB and redo kernels). */
+ * run-time choice: field, diagnostics, IB and redo kernels; moment storage
+ * included). */
 template <typename T>
 __device__ __forceinline__ void acm_pull_state(const acm_gpu_grid &g, const T *__restrict__ src,
                                                int32_t x, int32_t y, int32_t z,
                                                typename acm_io<T>::R f[27])
 {
-    if (g.state == ACM_STATE_AA_OWN)
+    if (g.state == ACM_STATE_MOMENTS)
+        acm_mom_pull<T>(g, src, x, y, z, f);
+    else if (g.state == ACM_STATE_AA_OWN)
         acm_pull<T, 1, ACM_STATE_AA_OWN>(g, src, x, y, z, f);
     else if (g.state == ACM_STATE_AA_SWAP)
         acm_pull<T, 1, ACM_STATE_AA_SWAP>(g, src, x, y, z, f);

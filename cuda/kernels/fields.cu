@@ -206,6 +206,55 @@ __global__ void acm_copy_stored_kernel(const acm_gpu_grid gd, T *dst, uint32_t d
             dst[acm_idx(gd, d0 + t, i)] = src[acm_idx(gs, s0 + t, i)];
 }
 
+/* Moment storage from a physical state: the inverse pull of phys (the
+ * arithmetic type, grid gp) gives cell k's post-collision populations, whose
+ * moments go into mom (grid gm), as the CPU's unstream and projection. */
+template <typename T>
+__global__ void acm_mom_unstream_kernel(const acm_gpu_grid gm, T *mom, const acm_gpu_grid gp,
+                                        const acm_real<T> *__restrict__ phys)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= gm.ncells)
+        return;
+    int32_t x, y, z;
+    acm_coords(gp, k, x, y, z);
+    acm_real<T> f[27];
+    acm_pull<acm_real<T>, -1>(gp, phys, x, y, z, f);
+    acm_mom_store<T>(gm, mom, k, f);
+}
+
+/* The shifted post-collision populations the moments of cell k0 + t stand
+ * for, public order, into dst[t * 27 + i]. */
+template <typename T>
+__global__ void acm_mom_get_kernel(const acm_gpu_grid g, const T *__restrict__ mom, double *dst,
+                                   uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    acm_real<T> m[ACM_MOMENTS];
+    acm_mom_load<T>(g, mom, k0 + t, m);
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        dst[(size_t)t * 27 + i] = (double)acm_mom_math<acm_real<T>>::population(m, i);
+}
+
+/* The inverse: the moments of src[t * 27 + i] (in the arithmetic type) into
+ * cell k0 + t. */
+template <typename T>
+__global__ void acm_mom_set_kernel(const acm_gpu_grid g, T *mom, const double *src, uint32_t k0,
+                                   uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    acm_real<T> f[27];
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        f[i] = (acm_real<T>)src[(size_t)t * 27 + i];
+    acm_mom_store<T>(g, mom, k0 + t, f);
+}
+
 /* comp planes from interleaved values (comp per cell). */
 template <typename R>
 __global__ void acm_set_planes_kernel(const acm_gpu_grid g, R *planes, int comp, const void *src,
@@ -334,6 +383,40 @@ cudaError_t acm_launch_get_stored(const acm_gpu_grid &g, const void *arr, acm_gp
         typedef decltype(t) T;
         acm_get_stored_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
             g, (const T *)arr, swap, dst, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_mom_unstream(const acm_gpu_grid &gm, void *mom, const acm_gpu_grid &gp,
+                                    const void *phys, acm_gpu_elem elem, unsigned block,
+                                    cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_mom_unstream_kernel<T><<<acm_blocks(gm.ncells, block), block, 0, s>>>(
+            gm, (T *)mom, gp, (const acm_real<T> *)phys);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_mom_get(const acm_gpu_grid &g, const void *mom, acm_gpu_elem elem,
+                               double *dst, uint32_t k0, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_mom_get_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (const T *)mom, dst, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_mom_set(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem,
+                               const double *src, uint32_t k0, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_mom_set_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)mom, src, k0, count);
     });
     return cudaGetLastError();
 }

@@ -78,6 +78,38 @@ cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned bloc
 cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
                             cudaStream_t s);
 
+/* Moment storage (lib/core/moments.h; the grid's state ACM_STATE_MOMENTS, its
+ * l the moment arrays' CSoA layout, beta = ACM_MOMENTS).
+ * lbm_moments.cu: one fused step from the moments in a.src into a.dst, with
+ * the divergence check, the fallback marks and (ACM modes) the plane sums. */
+cudaError_t acm_launch_mom_step(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
+                                cudaStream_t s);
+/* elem_dispatch.cu calls this one for storage type T: defined by the
+ * compilation of lbm_moments.cu for T (ACM_TU_ELEM) and only there. */
+template <typename T>
+cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, unsigned block, cudaStream_t s);
+/* safety_net.cu: the fallback collision of the cells marked in a.redo, pulled
+ * again from the moments in a.src, their moments into a.dst. */
+cudaError_t acm_launch_mom_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
+                                cudaStream_t s);
+/* boundary_faces.cu: the inlet/outlet layer of one face on the new moments m:
+ * the moments of the equilibrium the CPU's apply_layer sets (lib/cpu/lbm_tmpl.h). */
+cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, acm_gpu_elem elem, int face,
+                                 cudaStream_t s);
+/* fields.cu: the post-collision state whose pull is the physical state in phys
+ * (populations of the arithmetic type, grid gp: acm_launch_pull with dir -1),
+ * its moments into mom (grid gm), every cell. */
+cudaError_t acm_launch_mom_unstream(const acm_gpu_grid &gm, void *mom, const acm_gpu_grid &gp,
+                                    const void *phys, acm_gpu_elem elem, unsigned block,
+                                    cudaStream_t s);
+/* The post-collision populations the moments of cells [k0, k0 + count) stand
+ * for, shifted, FP64 in public order (27 per cell), and the inverse: such
+ * populations' moments into the cells. */
+cudaError_t acm_launch_mom_get(const acm_gpu_grid &g, const void *mom, acm_gpu_elem elem,
+                               double *dst, uint32_t k0, uint32_t count, cudaStream_t s);
+cudaError_t acm_launch_mom_set(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem,
+                               const double *src, uint32_t k0, uint32_t count, cudaStream_t s);
+
 /* step_sums.cu: reduce n block partials into *out (field max_u2 as a
  * maximum when first_max, else as a sum; ncells for the derived means), in
  * a fixed order. scratch: acm_sum_scratch_bytes() of device memory, zeroed

@@ -50,3 +50,36 @@ cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull
     });
     return cudaGetLastError();
 }
+
+/* Moment storage: the same from the moments of a.src (two arrays: intact). */
+template <typename T>
+__global__ void acm_mom_redo_kernel(const acm_step_args a)
+{
+    typedef acm_real<T> R;
+    const uint32_t w = a.first / 32u + blockIdx.x * blockDim.x + threadIdx.x;
+    if (w >= acm_redo_words(a.end))
+        return;
+    const uint32_t word = a.redo[w];
+    for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
+        const uint32_t k = w * 32u + (uint32_t)(__ffs((int)bits) - 1);
+        R f[27], F[3], o[27];
+        int32_t x, y, z;
+        acm_coords(a.g, k, x, y, z);
+        acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
+        acm_cell_force(a, k, 0u, F);
+        acm_math<R>::fallback(&a.p, f, F, o);
+        acm_mom_store<T>(a.g, (T *)a.dst, k, o);
+    }
+    if (word != 0)
+        atomicAdd(a.fallbacks, (unsigned long long)__popc(word));
+}
+
+cudaError_t acm_launch_mom_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
+                                cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(acm_redo_words(a.end) - a.first / 32u, block);
+    acm_with_elem(elem, [&](auto t) {
+        acm_mom_redo_kernel<decltype(t)><<<grid, block, 0, s>>>(a);
+    });
+    return cudaGetLastError();
+}

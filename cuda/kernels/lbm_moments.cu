@@ -1,0 +1,145 @@
+/*
+ * libacmlbm -- the fused step of moment storage (issue #30, lib/core/moments.h):
+ * one thread per cell gathers the moments of the 27 cells it pulls from,
+ * rebuilds the incoming populations (acm_mom_population), collides them as
+ * the population kernel does and writes the 10 moments of the result.
+ * SPDX-License-Identifier: Apache-2.0
+ *
+ * The arrays are CSoA with beta = ACM_MOMENTS and the layout's group alpha
+ * (acm_gpu_grid.l): a warp's loads of one moment of 32 consecutive cells are
+ * one coalesced transaction, as with SoA planes, and the 10 moments of a
+ * cell stay within one group's 10 alpha elements, so a cell's loads touch a
+ * few pages rather than 10 planes ncells apart, with the indexer
+ * (csoa_index.h) and the tuned group of the population storage. Two arrays:
+ * the step reads one and writes the other, so the safety net's redo pass
+ * (acm_launch_mom_redo) finds its input intact.
+ */
+#include "kernels.cuh"
+
+#ifndef ACM_TU_ELEM
+#  error "compiled once per storage type: -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE"
+#endif
+
+/* Register budget: blocks of up to ACM_MOM_MAX_THREADS threads (the
+ * population kernel's bound, which the layout's block size respects), at
+ * least acm_mom_min_blocks of them per multiprocessor: 2 (128 registers) in
+ * float arithmetic (FP16 and FP32 storage), 1 for FP64, whose collision alone
+ * needs more than 128 (lbm_fused.cu, docs/performance.md "Register spills"). */
+#define ACM_MOM_MAX_THREADS 256
+template <typename T> struct acm_mom_min_blocks {
+    static constexpr int value = sizeof(T) == 8 ? 1 : 2;
+};
+
+/* Where the interior pull finds moment n of cell k: at + n * alpha with at
+ * the cell's CSoA index of moment 0. FIXED: the default group
+ * (ACM_FIXED_ALPHA) and an array of fewer than 2^32 elements, so that `at`
+ * is one 32-bit computation per source and the 10 moments lie at constant
+ * offsets the loads carry as immediates (as acm_addr_fixed for populations). */
+template <bool FIXED> struct acm_mom_addr {
+    static __device__ __forceinline__ uint64_t at(const acm_csoa &l, uint32_t k)
+    {
+        return FIXED ? (uint64_t)((k & ~(ACM_FIXED_ALPHA - 1u)) * (uint32_t)ACM_MOMENTS +
+                                  (k & (ACM_FIXED_ALPHA - 1u)))
+                     : acm_csoa_index(l, k, 0);
+    }
+    static __device__ __forceinline__ uint64_t step(const acm_csoa &l)
+    {
+        return FIXED ? (uint64_t)ACM_FIXED_ALPHA : l.alpha;
+    }
+};
+
+/* Pull of a cell whose sources are all inside or across periodic faces:
+ * each source's 10 moments (read-only cache: every cell's moments serve the
+ * 27 cells around it), then the population of direction i they stand for. */
+template <typename T, bool FIXED>
+__device__ __forceinline__ void acm_mom_pull_interior(const acm_step_args &a, uint32_t k,
+                                                      const acm_sources &s,
+                                                      typename acm_io<T>::R f[27])
+{
+    typedef typename acm_io<T>::R R;
+    typedef acm_mom_addr<FIXED> ADDR;
+    const T *src = (const T *)a.src;
+    const uint64_t step = ADDR::step(a.g.l);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] + s.oy[acm_cy(i) + 1] +
+                                       s.oz[acm_cz(i) + 1]);
+        const T *p = src + ADDR::at(a.g.l, kn);
+        R m[ACM_MOMENTS];
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n)
+            m[n] = acm_mom_io<T>::ld(p, (uint64_t)n * step, n);
+        f[i] = acm_mom_math<R>::population(m, i);
+    }
+}
+
+template <typename T, int MODEL, bool FIXED>
+__global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::value)
+    acm_mom_kernel(const acm_step_args a)
+{
+    typedef typename acm_io<T>::R R;
+    const bool acm = acm_is_adaptive(MODEL);
+    const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
+    const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
+    double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
+    R u2max = 0;
+    bool redo = false;
+    if (k < a.end) {
+        R f[27], o[27], F[3];
+        int32_t x, y, z;
+        acm_coords(a.g, k, x, y, z);
+        const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
+        if (s.edge) /* next to a wall, inlet or outlet: the face rules */
+            acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
+        else
+            acm_mom_pull_interior<T, FIXED>(a, k, s, f);
+        acm_cell_force(a, k, 0u, F); /* no immersed boundary with moment storage */
+        acm_collide_params p = a.p;
+        if (acm)
+            acm_params_from_sums(p, a.prev, s.edge);
+        R tau_unused = 0;
+        R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
+        typename acm_math<R>::diag d;
+        acm_math<R>::collide(&p, MODEL, f, F, (R)1, tau, o, &d);
+        redo = acm && d.fallback; /* acm_launch_mom_redo collides it again */
+        acm_mom_store<T>(a.g, (T *)a.dst, k, o);
+        if (a.u_out != NULL) {
+            a.u_out[3 * (size_t)k] = (float)d.u[0];
+            a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
+            a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
+        }
+        const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
+        acm_check_divergence(a, k, (double)d.rho, (double)u2);
+        u2max = isnan(u2) ? (R)0 : u2;
+        if (li2020) {
+            rho_sum = (double)d.rho;
+            j_sum = (double)(d.rho * sqrt(u2));
+            pi_sum = (double)d.pi;
+        }
+    }
+    if (acm) {
+        acm_mark_redo(a, k, redo, false);
+        acm_plane_add<li2020>(a.planes, a.g, k - threadIdx.x, a.end, k, k < a.end, u2max,
+                              rho_sum, j_sum, pi_sum);
+    }
+}
+
+/* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
+template <typename T>
+cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, unsigned block, cudaStream_t s)
+{
+    const unsigned grid = acm_blocks(a.end - a.first, block);
+    const bool fixed = a.g.l.alpha == ACM_FIXED_ALPHA &&
+                       acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
+    acm_with_model(a.p.model, [&](auto m) {
+        constexpr int M = decltype(m)::value;
+        if (fixed)
+            acm_mom_kernel<T, M, true><<<grid, block, 0, s>>>(a);
+        else
+            acm_mom_kernel<T, M, false><<<grid, block, 0, s>>>(a);
+    });
+    return cudaGetLastError();
+}
+
+template cudaError_t acm_launch_mom_step_elem<acm_tu_elem>(const acm_step_args &, unsigned,
+                                                           cudaStream_t);
