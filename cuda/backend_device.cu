@@ -88,7 +88,8 @@ size_t cu_plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)-
 acm_csoa cu_state_layout(const acm_domain *d)
 {
     acm_csoa l = d->layout.csoa;
-    l.beta = cu_moments(d) ? ACM_MOMENTS : ACM_Q;
+    l.beta = !cu_moments(d) ? ACM_Q
+             : d->layout.precision == ACM_PRECISION_FP16 ? ACM_MOM16_SLOTS : ACM_MOMENTS;
     return l;
 }
 

@@ -90,7 +90,7 @@ __global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, int face)
     for (int d = 0; d < 3; ++d)
         u[d] = inlet ? (R)bc.u[d] : (R)(j[d] / rho);
     acm_equilibrium_public<R>(inlet ? (R)rho : (R)1, u, e);
-    acm_mom_store<T>(g, mom, acm_lin(g, fc.c[0], fc.c[1], fc.c[2]), e);
+    acm_mom_store_populations<T>(g, mom, acm_lin(g, fc.c[0], fc.c[1], fc.c[2]), e);
 }
 
 /* Wall fix-up after plain (wrapping) streaming: the populations that came

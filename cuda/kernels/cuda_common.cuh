@@ -341,24 +341,47 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
  * (acm_mom_pull). */
 #define ACM_STATE_MOMENTS 3
 
-/* Load/store of moment n of a cell: FP16 keeps half(m_n * acm_mom16_scale(n)),
- * the GPU's side of acm_mom_quantize16 (the scales are powers of two, so the
- * scaling itself is exact); FP32 and FP64 keep m_n. */
+/* Load/store of moment n of a cell whose slot 0 is at p, its slots `step`
+ * elements apart (the CSoA group). FP32 and FP64 keep m_n in slot n (slots =
+ * ACM_MOMENTS per cell). 16-bit storage (acm_mom_quantize16 on the CPU) keeps
+ * half(m_n * acm_mom16_scale(n)) in one slot and the FP32 velocity in two
+ * (its low and high 16 bits): acm_mom16_slot, ACM_MOM16_SLOTS per cell. The
+ * scales are powers of two, so the scaling itself is exact. */
 template <typename T> struct acm_mom_io {
     typedef T R;
-    static __device__ __forceinline__ R ld(const T *p, uint64_t i, int) { return __ldg(p + i); }
-    static __device__ __forceinline__ void st(T *p, uint64_t i, int, R v) { p[i] = v; }
+    static constexpr int slots = ACM_MOMENTS;
+    static __device__ __forceinline__ R ld(const T *p, uint64_t step, int n)
+    {
+        return __ldg(p + (uint64_t)n * step);
+    }
+    static __device__ __forceinline__ void st(T *p, uint64_t step, int n, R v)
+    {
+        p[(uint64_t)n * step] = v;
+    }
 };
 
 template <> struct acm_mom_io<__half> {
     typedef float R;
-    static __device__ __forceinline__ R ld(const __half *p, uint64_t i, int n)
+    static constexpr int slots = ACM_MOM16_SLOTS;
+    static __device__ __forceinline__ R ld(const __half *p, uint64_t step, int n)
     {
-        return __half2float(__ldg(p + i)) * (float)(1.0 / acm_mom16_scale(n));
+        const __half *q = p + (uint64_t)acm_mom16_slot(n) * step;
+        if (acm_mom16_half(n))
+            return __half2float(__ldg(q)) * (float)(1.0 / acm_mom16_scale(n));
+        const unsigned short lo = __ldg((const unsigned short *)q);
+        const unsigned short hi = __ldg((const unsigned short *)(q + step));
+        return __uint_as_float((unsigned)hi << 16 | lo);
     }
-    static __device__ __forceinline__ void st(__half *p, uint64_t i, int n, R v)
+    static __device__ __forceinline__ void st(__half *p, uint64_t step, int n, R v)
     {
-        p[i] = __float2half_rn(v * (float)acm_mom16_scale(n));
+        __half *q = p + (uint64_t)acm_mom16_slot(n) * step;
+        if (acm_mom16_half(n)) {
+            *q = __float2half_rn(v * (float)acm_mom16_scale(n));
+            return;
+        }
+        const unsigned bits = __float_as_uint(v);
+        *(unsigned short *)q = (unsigned short)(bits & 0xffffu);
+        *(unsigned short *)(q + step) = (unsigned short)(bits >> 16);
     }
 };
 
@@ -367,13 +390,38 @@ template <typename R> struct acm_mom_math;
 
 #define ACM__MOM_MATH(R, SFX)                                                                \
     template <> struct acm_mom_math<R> {                                                     \
+        typedef acm_cell_diag_##SFX diag;                                                    \
         static __device__ __forceinline__ void encode(const R g[27], R m[ACM_MOMENTS])        \
         {                                                                                    \
             acm_mom_encode_##SFX(g, m);                                                      \
         }                                                                                    \
+        static __device__ __forceinline__ void sums(const R g[27], R s[ACM_MOMENTS])          \
+        {                                                                                    \
+            acm_mom_sums_##SFX(g, s);                                                        \
+        }                                                                                    \
+        static __device__ __forceinline__ void add(R s[ACM_MOMENTS], int i, R v)             \
+        {                                                                                    \
+            acm_mom_add_##SFX(s, i, v);                                                      \
+        }                                                                                    \
         static __device__ __forceinline__ R population(const R m[ACM_MOMENTS], int i)         \
         {                                                                                    \
             return acm_mom_population_##SFX(m, i);                                           \
+        }                                                                                    \
+        static __device__ __forceinline__ void collide(const acm_collide_params *p, int model, \
+                                                       const R s[ACM_MOMENTS], const R F[3], \
+                                                       R *tau, R m[ACM_MOMENTS], diag *d)    \
+        {                                                                                    \
+            acm_mom_collide_##SFX(p, model, s, F, tau, m, d);                                \
+        }                                                                                    \
+        static __device__ __forceinline__ bool sure(const acm_collide_params *p,             \
+                                                    const R m[ACM_MOMENTS])                  \
+        {                                                                                    \
+            return acm_mom_surely_above_##SFX(m, (R)(1.0 - p->floor_ratio));                 \
+        }                                                                                    \
+        static __device__ __forceinline__ int limit(const acm_collide_params *p,             \
+                                                    R m[ACM_MOMENTS])                        \
+        {                                                                                    \
+            return acm_mom_limit_##SFX(p, m);                                                \
         }                                                                                    \
     };
 
@@ -386,24 +434,35 @@ template <typename T>
 __device__ __forceinline__ void acm_mom_load(const acm_gpu_grid &g, const T *__restrict__ src,
                                              uint32_t k, typename acm_io<T>::R m[ACM_MOMENTS])
 {
+    const T *p = src + acm_idx(g, k, 0);
 #pragma unroll
     for (int n = 0; n < ACM_MOMENTS; ++n)
-        m[n] = acm_mom_io<T>::ld(src, acm_idx(g, k, n), n);
+        m[n] = acm_mom_io<T>::ld(p, g.l.alpha, n);
+}
+
+/* Moments m into cell k (rounded to 16 bits by the store for 16-bit storage,
+ * as acm_mom_quantize16 rounds on the CPU). */
+template <typename T>
+__device__ __forceinline__ void acm_mom_store(const acm_gpu_grid &g, T *dst, uint32_t k,
+                                              const typename acm_io<T>::R m[ACM_MOMENTS])
+{
+    T *p = dst + acm_idx(g, k, 0);
+#pragma unroll
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        acm_mom_io<T>::st(p, g.l.alpha, n, m[n]);
 }
 
 /* The moments of shifted post-collision populations o into cell k: what the
- * cell keeps of its collision (rounded to FP16 by the store for 16-bit
- * storage, as acm_mom_quantize16 rounds on the CPU). */
+ * cell keeps of them. */
 template <typename T>
-__device__ __forceinline__ void acm_mom_store(const acm_gpu_grid &g, T *dst, uint32_t k,
-                                              const typename acm_io<T>::R o[27])
+__device__ __forceinline__ void acm_mom_store_populations(const acm_gpu_grid &g, T *dst,
+                                                          uint32_t k,
+                                                          const typename acm_io<T>::R o[27])
 {
     typedef typename acm_io<T>::R R;
     R m[ACM_MOMENTS];
     acm_mom_math<R>::encode(o, m);
-#pragma unroll
-    for (int n = 0; n < ACM_MOMENTS; ++n)
-        acm_mom_io<T>::st(dst, acm_idx(g, k, n), n, m[n]);
+    acm_mom_store<T>(g, dst, k, m);
 }
 
 /* Shifted populations of cell (x, y, z) after streaming from a moment array:
@@ -431,9 +490,11 @@ __device__ __forceinline__ void acm_mom_pull(const acm_gpu_grid &g, const T *__r
             R m[ACM_MOMENTS];
             acm_mom_load<T>(g, src, acm_lin(g, sx[a], sy[b], sz[c]), m);
             f[i] = acm_mom_math<R>::population(m, i);
-        } else {
+        } else { /* bounce-back, or a layer cell's own equilibrium (acm_layer_pull) */
             const acm_crossing cr = acm_crossing_of(g, fx[a], fy[b], fz[c]);
-            f[i] = acm_mom_math<R>::population(own, acm_opp(i)) + (R)acm_bounce_term(i, &cr);
+            f[i] = acm_layer_pull(&cr, true)
+                       ? acm_mom_math<R>::population(own, i)
+                       : acm_mom_math<R>::population(own, acm_opp(i)) + (R)acm_bounce_term(i, &cr);
         }
     }
 }

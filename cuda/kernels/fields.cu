@@ -220,7 +220,7 @@ __global__ void acm_mom_unstream_kernel(const acm_gpu_grid gm, T *mom, const acm
     acm_coords(gp, k, x, y, z);
     acm_real<T> f[27];
     acm_pull<acm_real<T>, -1>(gp, phys, x, y, z, f);
-    acm_mom_store<T>(gm, mom, k, f);
+    acm_mom_store_populations<T>(gm, mom, k, f);
 }
 
 /* The shifted post-collision populations the moments of cell k0 + t stand
@@ -252,7 +252,7 @@ __global__ void acm_mom_set_kernel(const acm_gpu_grid g, T *mom, const double *s
 #pragma unroll
     for (int i = 0; i < 27; ++i)
         f[i] = (acm_real<T>)src[(size_t)t * 27 + i];
-    acm_mom_store<T>(g, mom, k0 + t, f);
+    acm_mom_store_populations<T>(g, mom, k0 + t, f);
 }
 
 /* comp planes from interleaved values (comp per cell). */

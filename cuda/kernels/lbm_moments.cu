@@ -1,11 +1,12 @@
 /*
  * libacmlbm -- the fused step of moment storage (issue #30, lib/core/moments.h):
  * one thread per cell gathers the moments of the 27 cells it pulls from,
- * rebuilds the incoming populations (acm_mom_population), collides them as
- * the population kernel does and writes the 10 moments of the result.
+ * rebuilds the incoming populations (acm_mom_population) and sums their
+ * moments, collides in moment space (acm_mom_collide: what the population
+ * collision of every model keeps at orders 0-2) and writes the result.
  * SPDX-License-Identifier: Apache-2.0
  *
- * The arrays are CSoA with beta = ACM_MOMENTS and the layout's group alpha
+ * The arrays are CSoA with beta = acm_mom_io<T>::slots and the layout's group alpha
  * (acm_gpu_grid.l): a warp's loads of one moment of 32 consecutive cells are
  * one coalesced transaction, as with SoA planes, and the 10 moments of a
  * cell stay within one group's 10 alpha elements, so a cell's loads touch a
@@ -30,15 +31,15 @@ template <typename T> struct acm_mom_min_blocks {
     static constexpr int value = sizeof(T) == 8 ? 1 : 2;
 };
 
-/* Where the interior pull finds moment n of cell k: at + n * alpha with at
- * the cell's CSoA index of moment 0. FIXED: the default group
- * (ACM_FIXED_ALPHA) and an array of fewer than 2^32 elements, so that `at`
- * is one 32-bit computation per source and the 10 moments lie at constant
+/* Where the interior pull finds moment n of cell k: the cell's CSoA index
+ * of slot 0, its slots `step` apart (acm_mom_io). FIXED: the default group
+ * (ACM_FIXED_ALPHA) and an array of fewer than 2^32 elements, so that the
+ * index is one 32-bit computation per source and the slots lie at constant
  * offsets the loads carry as immediates (as acm_addr_fixed for populations). */
-template <bool FIXED> struct acm_mom_addr {
+template <typename T, bool FIXED> struct acm_mom_addr {
     static __device__ __forceinline__ uint64_t at(const acm_csoa &l, uint32_t k)
     {
-        return FIXED ? (uint64_t)((k & ~(ACM_FIXED_ALPHA - 1u)) * (uint32_t)ACM_MOMENTS +
+        return FIXED ? (uint64_t)((k & ~(ACM_FIXED_ALPHA - 1u)) * (uint32_t)acm_mom_io<T>::slots +
                                   (k & (ACM_FIXED_ALPHA - 1u)))
                      : acm_csoa_index(l, k, 0);
     }
@@ -48,18 +49,22 @@ template <bool FIXED> struct acm_mom_addr {
     }
 };
 
-/* Pull of a cell whose sources are all inside or across periodic faces:
- * each source's 10 moments (read-only cache: every cell's moments serve the
- * 27 cells around it), then the population of direction i they stand for. */
+/* The sums (acm_mom_add) of the populations a cell pulls, all its sources
+ * inside or across periodic faces: each source's moments (read-only cache:
+ * every cell's moments serve the 27 cells around it), the population of
+ * direction i they stand for, added as it is built (no 27 live values). */
 template <typename T, bool FIXED>
-__device__ __forceinline__ void acm_mom_pull_interior(const acm_step_args &a, uint32_t k,
-                                                      const acm_sources &s,
-                                                      typename acm_io<T>::R f[27])
+__device__ __forceinline__ void acm_mom_gather_interior(const acm_step_args &a, uint32_t k,
+                                                        const acm_sources &s,
+                                                        typename acm_io<T>::R sums[ACM_MOMENTS])
 {
     typedef typename acm_io<T>::R R;
-    typedef acm_mom_addr<FIXED> ADDR;
+    typedef acm_mom_addr<T, FIXED> ADDR;
     const T *src = (const T *)a.src;
     const uint64_t step = ADDR::step(a.g.l);
+#pragma unroll
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        sums[n] = 0;
 #pragma unroll
     for (int i = 0; i < 27; ++i) {
         const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] + s.oy[acm_cy(i) + 1] +
@@ -68,11 +73,26 @@ __device__ __forceinline__ void acm_mom_pull_interior(const acm_step_args &a, ui
         R m[ACM_MOMENTS];
 #pragma unroll
         for (int n = 0; n < ACM_MOMENTS; ++n)
-            m[n] = acm_mom_io<T>::ld(p, (uint64_t)n * step, n);
-        f[i] = acm_mom_math<R>::population(m, i);
+            m[n] = acm_mom_io<T>::ld(p, step, n);
+        acm_mom_math<R>::add(sums, i, acm_mom_math<R>::population(m, i));
     }
 }
 
+/* The sums of cell (x, y, z) next to a non-periodic face (acm_mom_pull's rules). */
+template <typename T>
+__device__ __forceinline__ void acm_mom_gather_edge(const acm_gpu_grid &g, const T *src,
+                                                    int32_t x, int32_t y, int32_t z,
+                                                    typename acm_io<T>::R sums[ACM_MOMENTS])
+{
+    typename acm_io<T>::R f[27];
+    acm_mom_pull<T>(g, src, x, y, z, f);
+    acm_mom_math<typename acm_io<T>::R>::sums(f, sums);
+}
+
+/* One cell's step: gather, collide in moment space (acm_mom_collide), store.
+ * A cell of an adaptive model with the safety net whose moments the cheap
+ * bound (acm_mom_surely_above) cannot clear is marked for the redo pass,
+ * which applies the full limiter (acm_launch_mom_redo). */
 template <typename T, int MODEL, bool FIXED>
 __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::value)
     acm_mom_kernel(const acm_step_args a)
@@ -85,24 +105,24 @@ __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::va
     R u2max = 0;
     bool redo = false;
     if (k < a.end) {
-        R f[27], o[27], F[3];
+        R sums[ACM_MOMENTS], m[ACM_MOMENTS], F[3];
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
         const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
         if (s.edge) /* next to a wall, inlet or outlet: the face rules */
-            acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
+            acm_mom_gather_edge<T>(a.g, (const T *)a.src, x, y, z, sums);
         else
-            acm_mom_pull_interior<T, FIXED>(a, k, s, f);
+            acm_mom_gather_interior<T, FIXED>(a, k, s, sums);
         acm_cell_force(a, k, 0u, F); /* no immersed boundary with moment storage */
         acm_collide_params p = a.p;
         if (acm)
             acm_params_from_sums(p, a.prev, s.edge);
         R tau_unused = 0;
         R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
-        typename acm_math<R>::diag d;
-        acm_math<R>::collide(&p, MODEL, f, F, (R)1, tau, o, &d);
-        redo = acm && d.fallback; /* acm_launch_mom_redo collides it again */
-        acm_mom_store<T>(a.g, (T *)a.dst, k, o);
+        typename acm_mom_math<R>::diag d;
+        acm_mom_math<R>::collide(&p, MODEL, sums, F, tau, m, &d);
+        redo = acm && p.safety_net && !acm_mom_math<R>::sure(&p, m);
+        acm_mom_store<T>(a.g, (T *)a.dst, k, m);
         if (a.u_out != NULL) {
             a.u_out[3 * (size_t)k] = (float)d.u[0];
             a.u_out[3 * (size_t)k + 1] = (float)d.u[1];

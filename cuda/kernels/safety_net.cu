@@ -51,7 +51,10 @@ cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull
     return cudaGetLastError();
 }
 
-/* Moment storage: the same from the moments of a.src (two arrays: intact). */
+/* Moment storage: the marked cells (the cheap bound could not clear them)
+ * again from the moments of a.src (two arrays: intact), with the full
+ * limiter (acm_mom_limit); the cells it scaled are the fallbacks, as the
+ * CPU counts them. */
 template <typename T>
 __global__ void acm_mom_redo_kernel(const acm_step_args a)
 {
@@ -60,18 +63,28 @@ __global__ void acm_mom_redo_kernel(const acm_step_args a)
     if (w >= acm_redo_words(a.end))
         return;
     const uint32_t word = a.redo[w];
+    unsigned limited = 0;
     for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
         const uint32_t k = w * 32u + (uint32_t)(__ffs((int)bits) - 1);
-        R f[27], F[3], o[27];
+        R f[27], F[3], s[ACM_MOMENTS], m[ACM_MOMENTS];
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
         acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
+        acm_mom_math<R>::sums(f, s);
         acm_cell_force(a, k, 0u, F);
-        acm_math<R>::fallback(&a.p, f, F, o);
-        acm_mom_store<T>(a.g, (T *)a.dst, k, o);
+        acm_collide_params p = a.p;
+        const acm_sources src = acm_source_offsets<1>(a.g, x, y, z);
+        acm_params_from_sums(p, a.prev, src.edge);
+        R tau_unused = 0;
+        R *tau = a.p.model == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
+        R tau_before = *tau;
+        typename acm_mom_math<R>::diag d;
+        acm_mom_math<R>::collide(&p, p.model, s, F, &tau_before, m, &d);
+        limited += (unsigned)acm_mom_math<R>::limit(&p, m);
+        acm_mom_store<T>(a.g, (T *)a.dst, k, m);
     }
-    if (word != 0)
-        atomicAdd(a.fallbacks, (unsigned long long)__popc(word));
+    if (limited != 0)
+        atomicAdd(a.fallbacks, (unsigned long long)limited);
 }
 
 cudaError_t acm_launch_mom_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,

@@ -47,6 +47,11 @@
 /* Whether 16-bit storage keeps moment n in FP16 (else FP32: the velocity). */
 ACM_HD bool acm_mom16_half(int n) { return n == 0 || n >= 4; }
 
+/* 16-bit slots a cell of 16-bit storage takes, and the first of moment n's:
+ * rho - 1, u_x (2 slots), u_y (2), u_z (2), the six A. */
+#define ACM_MOM16_SLOTS 13
+ACM_HD int acm_mom16_slot(int n) { return n == 0 ? 0 : (n < 4 ? 2 * n - 1 : n + 3); }
+
 /* The 16-bit scale of moment n (FP16 ones). */
 ACM_HD double acm_mom16_scale(int n) { return n == 0 ? ACM_MOM16_SCALE_RHO : ACM_MOM16_SCALE_A; }
 
