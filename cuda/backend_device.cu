@@ -83,14 +83,20 @@ void cu_dev_free(acm_domain *d, void **p, size_t bytes)
 
 size_t cu_plane_bytes(const acm_domain *d) { return (size_t)d->ncells * IMPL(d)->real; }
 
-/* The CSoA layout of a state array: the layout's group, 27 populations or
- * ACM_MOMENTS moments per cell. */
+/* The CSoA layout of a state array: the layout's group and 27 populations
+ * per cell, or for moment storage a cell's slots together (alpha 1: the
+ * fused step loads a source's moments as a few vectors, 8 or 16 bytes each,
+ * instead of one load per moment; measured 2026-11-28, docs/performance.md),
+ * ACM_MOMENTS of them (16-bit: ACM_MOM16_SLOTS). */
 acm_csoa cu_state_layout(const acm_domain *d)
 {
-    acm_csoa l = d->layout.csoa;
-    l.beta = !cu_moments(d) ? ACM_Q
-             : d->layout.precision == ACM_PRECISION_FP16 ? ACM_MOM16_SLOTS : ACM_MOMENTS;
-    return l;
+    if (!cu_moments(d)) {
+        acm_csoa l = d->layout.csoa;
+        l.beta = ACM_Q;
+        return l;
+    }
+    return acm_csoa_pow2(0, d->layout.precision == ACM_PRECISION_FP16 ? ACM_MOM16_SLOTS
+                                                                       : ACM_MOMENTS);
 }
 
 /* Bytes of one state array. */

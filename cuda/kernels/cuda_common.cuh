@@ -341,47 +341,92 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
  * (acm_mom_pull). */
 #define ACM_STATE_MOMENTS 3
 
-/* Load/store of moment n of a cell whose slot 0 is at p, its slots `step`
- * elements apart (the CSoA group). FP32 and FP64 keep m_n in slot n (slots =
- * ACM_MOMENTS per cell). 16-bit storage (acm_mom_quantize16 on the CPU) keeps
- * half(m_n * acm_mom16_scale(n)) in one slot and the FP32 velocity in two
- * (its low and high 16 bits): acm_mom16_slot, ACM_MOM16_SLOTS per cell. The
+/* Moment storage's types: the arithmetic type R of storage type T, and the
+ * slots a cell takes (its moments together, cu_state_layout): FP32 and FP64
+ * keep m_n in slot n; 16-bit storage (acm_mom_quantize16 on the CPU) keeps
+ * half(m_n * acm_mom16_scale(n)) and the FP32 velocity (acm_mom16_slot). The
  * scales are powers of two, so the scaling itself is exact. */
 template <typename T> struct acm_mom_io {
     typedef T R;
     static constexpr int slots = ACM_MOMENTS;
-    static __device__ __forceinline__ R ld(const T *p, uint64_t step, int n)
-    {
-        return __ldg(p + (uint64_t)n * step);
-    }
-    static __device__ __forceinline__ void st(T *p, uint64_t step, int n, R v)
-    {
-        p[(uint64_t)n * step] = v;
-    }
 };
 
 template <> struct acm_mom_io<__half> {
     typedef float R;
     static constexpr int slots = ACM_MOM16_SLOTS;
-    static __device__ __forceinline__ R ld(const __half *p, uint64_t step, int n)
+};
+
+/* A whole cell's moments at p, its slots together (cu_state_layout): as
+ * vectors of two, 8-byte aligned for FP32 (40-byte cells), 16 for FP64. */
+template <typename T> struct acm_mom_vec;
+template <> struct acm_mom_vec<float> {
+    static __device__ __forceinline__ void ld(const float *p, float m[ACM_MOMENTS])
     {
-        const __half *q = p + (uint64_t)acm_mom16_slot(n) * step;
-        if (acm_mom16_half(n))
-            return __half2float(__ldg(q)) * (float)(1.0 / acm_mom16_scale(n));
-        const unsigned short lo = __ldg((const unsigned short *)q);
-        const unsigned short hi = __ldg((const unsigned short *)(q + step));
-        return __uint_as_float((unsigned)hi << 16 | lo);
-    }
-    static __device__ __forceinline__ void st(__half *p, uint64_t step, int n, R v)
-    {
-        __half *q = p + (uint64_t)acm_mom16_slot(n) * step;
-        if (acm_mom16_half(n)) {
-            *q = __float2half_rn(v * (float)acm_mom16_scale(n));
-            return;
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; n += 2) {
+            const float2 v = __ldg((const float2 *)(p + n));
+            m[n] = v.x;
+            m[n + 1] = v.y;
         }
-        const unsigned bits = __float_as_uint(v);
-        *(unsigned short *)q = (unsigned short)(bits & 0xffffu);
-        *(unsigned short *)(q + step) = (unsigned short)(bits >> 16);
+    }
+    static __device__ __forceinline__ void st(float *p, const float m[ACM_MOMENTS])
+    {
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; n += 2)
+            *(float2 *)(p + n) = make_float2(m[n], m[n + 1]);
+    }
+};
+template <> struct acm_mom_vec<double> {
+    static __device__ __forceinline__ void ld(const double *p, double m[ACM_MOMENTS])
+    {
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; n += 2) {
+            const double2 v = __ldg((const double2 *)(p + n));
+            m[n] = v.x;
+            m[n + 1] = v.y;
+        }
+    }
+    static __device__ __forceinline__ void st(double *p, const double m[ACM_MOMENTS])
+    {
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; n += 2)
+            *(double2 *)(p + n) = make_double2(m[n], m[n + 1]);
+    }
+};
+/* 16-bit: the 32-byte cell as two 16-byte vectors (acm_mom16_slot): rho - 1
+ * and the A as halves in the first, the FP32 velocity in the second. */
+template <> struct acm_mom_vec<__half> {
+    static __device__ __forceinline__ void ld(const __half *p, float m[ACM_MOMENTS])
+    {
+        const uint4 a = __ldg((const uint4 *)p), b = __ldg((const uint4 *)p + 1);
+        const unsigned w[4] = {a.x, a.y, a.z, a.w};
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n) {
+            if (!acm_mom16_half(n))
+                continue;
+            const int slot = acm_mom16_slot(n);
+            const unsigned short bits = (unsigned short)(w[slot / 2] >> (16 * (slot % 2)));
+            m[n] = __half2float(__ushort_as_half(bits)) * (float)(1.0 / acm_mom16_scale(n));
+        }
+        m[1] = __uint_as_float(b.x);
+        m[2] = __uint_as_float(b.y);
+        m[3] = __uint_as_float(b.z);
+    }
+    static __device__ __forceinline__ void st(__half *p, const float m[ACM_MOMENTS])
+    {
+        unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n) {
+            if (!acm_mom16_half(n))
+                continue;
+            const int slot = acm_mom16_slot(n);
+            const unsigned bits =
+                __half_as_ushort(__float2half_rn(m[n] * (float)acm_mom16_scale(n)));
+            w[slot / 2] |= bits << (16 * (slot % 2));
+        }
+        ((uint4 *)p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
+        ((uint4 *)p)[1] = make_uint4(__float_as_uint(m[1]), __float_as_uint(m[2]),
+                                     __float_as_uint(m[3]), 0u);
     }
 };
 
@@ -429,15 +474,12 @@ ACM__MOM_MATH(float, f32)
 ACM__MOM_MATH(double, f64)
 #undef ACM__MOM_MATH
 
-/* The moments of cell k of a moment array. */
+/* The moments of cell k of a moment array (its slots together). */
 template <typename T>
 __device__ __forceinline__ void acm_mom_load(const acm_gpu_grid &g, const T *__restrict__ src,
                                              uint32_t k, typename acm_io<T>::R m[ACM_MOMENTS])
 {
-    const T *p = src + acm_idx(g, k, 0);
-#pragma unroll
-    for (int n = 0; n < ACM_MOMENTS; ++n)
-        m[n] = acm_mom_io<T>::ld(p, g.l.alpha, n);
+    acm_mom_vec<T>::ld(src + (uint64_t)k * acm_mom_io<T>::slots, m);
 }
 
 /* Moments m into cell k (rounded to 16 bits by the store for 16-bit storage,
@@ -446,10 +488,7 @@ template <typename T>
 __device__ __forceinline__ void acm_mom_store(const acm_gpu_grid &g, T *dst, uint32_t k,
                                               const typename acm_io<T>::R m[ACM_MOMENTS])
 {
-    T *p = dst + acm_idx(g, k, 0);
-#pragma unroll
-    for (int n = 0; n < ACM_MOMENTS; ++n)
-        acm_mom_io<T>::st(p, g.l.alpha, n, m[n]);
+    acm_mom_vec<T>::st(dst + (uint64_t)k * acm_mom_io<T>::slots, m);
 }
 
 /* The moments of shifted post-collision populations o into cell k: what the

@@ -6,14 +6,12 @@
  * collision of every model keeps at orders 0-2) and writes the result.
  * SPDX-License-Identifier: Apache-2.0
  *
- * The arrays are CSoA with beta = acm_mom_io<T>::slots and the layout's group alpha
- * (acm_gpu_grid.l): a warp's loads of one moment of 32 consecutive cells are
- * one coalesced transaction, as with SoA planes, and the 10 moments of a
- * cell stay within one group's 10 alpha elements, so a cell's loads touch a
- * few pages rather than 10 planes ncells apart, with the indexer
- * (csoa_index.h) and the tuned group of the population storage. Two arrays:
- * the step reads one and writes the other, so the safety net's redo pass
- * (acm_launch_mom_redo) finds its input intact.
+ * A cell's moments lie together (cu_state_layout: AoS, 40 bytes FP32, 32
+ * bytes 16-bit, 80 FP64), so that a source costs a few vector loads where
+ * CSoA planes cost one load a moment (measured on an H200: 10.9 GLUPS with
+ * CSoA, docs/performance.md). A warp's loads still read 32 consecutive cells,
+ * whole lines. Two arrays: the step reads one and writes the other, so the
+ * safety net's redo pass (acm_launch_mom_redo) finds its input intact.
  */
 #include "kernels.cuh"
 
@@ -23,45 +21,27 @@
 
 /* Register budget: blocks of up to ACM_MOM_MAX_THREADS threads (the
  * population kernel's bound, which the layout's block size respects), at
- * least acm_mom_min_blocks of them per multiprocessor: 2 (128 registers) in
- * float arithmetic (FP16 and FP32 storage), 1 for FP64, whose collision alone
- * needs more than 128 (lbm_fused.cu, docs/performance.md "Register spills"). */
+ * least acm_mom_min_blocks of them per multiprocessor: 3 (80 registers; 8-16
+ * bytes spill) in float arithmetic (FP16 and FP32 storage), whose gather
+ * waits on loads and gains from more warps (2 gave 119 registers, no
+ * spills); 1 for FP64 (lbm_fused.cu, docs/performance.md "Register spills"). */
 #define ACM_MOM_MAX_THREADS 256
 template <typename T> struct acm_mom_min_blocks {
-    static constexpr int value = sizeof(T) == 8 ? 1 : 2;
-};
-
-/* Where the interior pull finds moment n of cell k: the cell's CSoA index
- * of slot 0, its slots `step` apart (acm_mom_io). FIXED: the default group
- * (ACM_FIXED_ALPHA) and an array of fewer than 2^32 elements, so that the
- * index is one 32-bit computation per source and the slots lie at constant
- * offsets the loads carry as immediates (as acm_addr_fixed for populations). */
-template <typename T, bool FIXED> struct acm_mom_addr {
-    static __device__ __forceinline__ uint64_t at(const acm_csoa &l, uint32_t k)
-    {
-        return FIXED ? (uint64_t)((k & ~(ACM_FIXED_ALPHA - 1u)) * (uint32_t)acm_mom_io<T>::slots +
-                                  (k & (ACM_FIXED_ALPHA - 1u)))
-                     : acm_csoa_index(l, k, 0);
-    }
-    static __device__ __forceinline__ uint64_t step(const acm_csoa &l)
-    {
-        return FIXED ? (uint64_t)ACM_FIXED_ALPHA : l.alpha;
-    }
+    static constexpr int value = sizeof(T) == 8 ? 1 : 3;
 };
 
 /* The sums (acm_mom_add) of the populations a cell pulls, all its sources
- * inside or across periodic faces: each source's moments (read-only cache:
- * every cell's moments serve the 27 cells around it), the population of
- * direction i they stand for, added as it is built (no 27 live values). */
-template <typename T, bool FIXED>
+ * inside or across periodic faces: each source's moments (a few vector
+ * loads through the read-only cache: every cell's moments serve the 27
+ * cells around it), the population of direction i they stand for, added as
+ * it is built (no 27 live values). */
+template <typename T>
 __device__ __forceinline__ void acm_mom_gather_interior(const acm_step_args &a, uint32_t k,
                                                         const acm_sources &s,
                                                         typename acm_io<T>::R sums[ACM_MOMENTS])
 {
     typedef typename acm_io<T>::R R;
-    typedef acm_mom_addr<T, FIXED> ADDR;
     const T *src = (const T *)a.src;
-    const uint64_t step = ADDR::step(a.g.l);
 #pragma unroll
     for (int n = 0; n < ACM_MOMENTS; ++n)
         sums[n] = 0;
@@ -69,11 +49,8 @@ __device__ __forceinline__ void acm_mom_gather_interior(const acm_step_args &a, 
     for (int i = 0; i < 27; ++i) {
         const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] + s.oy[acm_cy(i) + 1] +
                                        s.oz[acm_cz(i) + 1]);
-        const T *p = src + ADDR::at(a.g.l, kn);
         R m[ACM_MOMENTS];
-#pragma unroll
-        for (int n = 0; n < ACM_MOMENTS; ++n)
-            m[n] = acm_mom_io<T>::ld(p, step, n);
+        acm_mom_vec<T>::ld(src + (uint64_t)kn * acm_mom_io<T>::slots, m);
         acm_mom_math<R>::add(sums, i, acm_mom_math<R>::population(m, i));
     }
 }
@@ -93,7 +70,7 @@ __device__ __forceinline__ void acm_mom_gather_edge(const acm_gpu_grid &g, const
  * A cell of an adaptive model with the safety net whose moments the cheap
  * bound (acm_mom_surely_above) cannot clear is marked for the redo pass,
  * which applies the full limiter (acm_launch_mom_redo). */
-template <typename T, int MODEL, bool FIXED>
+template <typename T, int MODEL>
 __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::value)
     acm_mom_kernel(const acm_step_args a)
 {
@@ -112,7 +89,7 @@ __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::va
         if (s.edge) /* next to a wall, inlet or outlet: the face rules */
             acm_mom_gather_edge<T>(a.g, (const T *)a.src, x, y, z, sums);
         else
-            acm_mom_gather_interior<T, FIXED>(a, k, s, sums);
+            acm_mom_gather_interior<T>(a, k, s, sums);
         acm_cell_force(a, k, 0u, F); /* no immersed boundary with moment storage */
         acm_collide_params p = a.p;
         if (acm)
@@ -149,14 +126,8 @@ template <typename T>
 cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, unsigned block, cudaStream_t s)
 {
     const unsigned grid = acm_blocks(a.end - a.first, block);
-    const bool fixed = a.g.l.alpha == ACM_FIXED_ALPHA &&
-                       acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
     acm_with_model(a.p.model, [&](auto m) {
-        constexpr int M = decltype(m)::value;
-        if (fixed)
-            acm_mom_kernel<T, M, true><<<grid, block, 0, s>>>(a);
-        else
-            acm_mom_kernel<T, M, false><<<grid, block, 0, s>>>(a);
+        acm_mom_kernel<T, decltype(m)::value><<<grid, block, 0, s>>>(a);
     });
     return cudaGetLastError();
 }
