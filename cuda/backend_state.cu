@@ -175,10 +175,38 @@ static acm_status equilibrium_into(acm_domain *d, const acm_gpu_grid &g, void *d
     return ACM_OK;
 }
 
+/* Whether moment storage can start from the equilibrium moments of a uniform
+ * source in every cell: what the CPU's inverse pull and projection give when
+ * no wall adds a term (no wall, or rest everywhere), without a temporary
+ * population array (a 1000^3 domain has no room for one). */
+static bool uniform_moments(const acm_domain *d, const acm_init_source *src)
+{
+    if (src->rho != NULL || src->u != NULL)
+        return false;
+    const bool rest = src->u0[0] == 0.0 && src->u0[1] == 0.0 && src->u0[2] == 0.0;
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) {
+        const acm_face_bc *bc = &d->setup.face[f];
+        if (bc->type == ACM_BOUNDARY_WALL &&
+            (!rest || bc->u[0] != 0.0 || bc->u[1] != 0.0 || bc->u[2] != 0.0))
+            return false;
+    }
+    return true;
+}
+
 extern "C" acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src)
 {
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
+    if (cu_moments(d) && uniform_moments(d, src)) {
+        acm_mom_uniform u;
+        memset(&u, 0, sizeof u);
+        u.m[0] = src->rho0 - 1.0;
+        u.m[1] = src->u0[0];
+        u.m[2] = src->u0[1];
+        u.m[3] = src->u0[2];
+        CU_TRY(d, acm_launch_mom_fill(cu_grid_of(d), m->f[m->cur], m->elem, u, m->stream));
+        return restart_state(d);
+    }
     if (cu_moments(d)) {
         ACM_TRY(mom_from_physical(d, [&](const acm_gpu_grid &gp, void *phys, acm_gpu_elem re) {
             return equilibrium_into(d, gp, phys, re, src);

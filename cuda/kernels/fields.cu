@@ -255,6 +255,20 @@ __global__ void acm_mom_set_kernel(const acm_gpu_grid g, T *mom, const double *s
     acm_mom_store_populations<T>(g, mom, k0 + t, f);
 }
 
+/* The same moments m in every cell (a uniform equilibrium). */
+template <typename T>
+__global__ void acm_mom_fill_kernel(const acm_gpu_grid g, T *mom, acm_mom_uniform u)
+{
+    const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= g.ncells)
+        return;
+    acm_real<T> m[ACM_MOMENTS];
+#pragma unroll
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        m[n] = (acm_real<T>)u.m[n];
+    acm_mom_store<T>(g, mom, k, m);
+}
+
 /* comp planes from interleaved values (comp per cell). */
 template <typename R>
 __global__ void acm_set_planes_kernel(const acm_gpu_grid g, R *planes, int comp, const void *src,
@@ -406,6 +420,17 @@ cudaError_t acm_launch_mom_get(const acm_gpu_grid &g, const void *mom, acm_gpu_e
         typedef decltype(t) T;
         acm_mom_get_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
             g, (const T *)mom, dst, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_mom_fill(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem,
+                                const acm_mom_uniform &u, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_mom_fill_kernel<T><<<acm_blocks(g.ncells, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)mom, u);
     });
     return cudaGetLastError();
 }

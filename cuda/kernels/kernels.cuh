@@ -105,6 +105,12 @@ cudaError_t acm_launch_mom_unstream(const acm_gpu_grid &gm, void *mom, const acm
 /* The post-collision populations the moments of cells [k0, k0 + count) stand
  * for, shifted, FP64 in public order (27 per cell), and the inverse: such
  * populations' moments into the cells. */
+/* The moments m (a kernel argument) into every cell. */
+typedef struct acm_mom_uniform {
+    double m[ACM_MOMENTS];
+} acm_mom_uniform;
+cudaError_t acm_launch_mom_fill(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem,
+                                const acm_mom_uniform &u, cudaStream_t s);
 cudaError_t acm_launch_mom_get(const acm_gpu_grid &g, const void *mom, acm_gpu_elem elem,
                                double *dst, uint32_t k0, uint32_t count, cudaStream_t s);
 cudaError_t acm_launch_mom_set(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem,
