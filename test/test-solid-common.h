@@ -8,11 +8,16 @@
 
 #include "test-common.h"
 
-/* A layout with one parameter set (caller destroys). */
+/* A layout with one parameter set (caller destroys); with
+ * ACM_TEST_STORAGE=moments it keeps moment storage unless the parameter is
+ * the storage, so that a suite on moment storage stays on it through its
+ * re-layouts. */
 static inline acm_layout *acm_test_layout(acm_layout_param param, int64_t value)
 {
     acm_layout *l = NULL;
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    if (acm_test_moments())
+        ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS), ACM_OK);
     ck_assert_msg(acm_layout_set(l, param, value) == ACM_OK, "%s", acm_layout_last_error(l));
     return l;
 }
