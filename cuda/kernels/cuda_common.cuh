@@ -357,40 +357,34 @@ template <> struct acm_mom_io<__half> {
 };
 
 /* A whole cell's moments at p, its slots together (cu_state_layout): as
- * vectors of two, 8-byte aligned for FP32 (40-byte cells), 16 for FP64. */
-template <typename T> struct acm_mom_vec;
-template <> struct acm_mom_vec<float> {
-    static __device__ __forceinline__ void ld(const float *p, float m[ACM_MOMENTS])
-    {
-#pragma unroll
-        for (int n = 0; n < ACM_MOMENTS; n += 2) {
-            const float2 v = __ldg((const float2 *)(p + n));
-            m[n] = v.x;
-            m[n + 1] = v.y;
-        }
-    }
-    static __device__ __forceinline__ void st(float *p, const float m[ACM_MOMENTS])
-    {
-#pragma unroll
-        for (int n = 0; n < ACM_MOMENTS; n += 2)
-            *(float2 *)(p + n) = make_float2(m[n], m[n + 1]);
-    }
+ * vectors of two (acm_pair), 8-byte aligned for FP32 (40-byte cells), 16 for
+ * FP64. */
+template <typename T> struct acm_pair;
+template <> struct acm_pair<float> {
+    typedef float2 type;
+    static __device__ __forceinline__ type make(float a, float b) { return make_float2(a, b); }
 };
-template <> struct acm_mom_vec<double> {
-    static __device__ __forceinline__ void ld(const double *p, double m[ACM_MOMENTS])
+template <> struct acm_pair<double> {
+    typedef double2 type;
+    static __device__ __forceinline__ type make(double a, double b) { return make_double2(a, b); }
+};
+
+template <typename T> struct acm_mom_vec {
+    typedef typename acm_pair<T>::type V;
+    static __device__ __forceinline__ void ld(const T *p, T m[ACM_MOMENTS])
     {
 #pragma unroll
         for (int n = 0; n < ACM_MOMENTS; n += 2) {
-            const double2 v = __ldg((const double2 *)(p + n));
+            const V v = __ldg((const V *)(p + n));
             m[n] = v.x;
             m[n + 1] = v.y;
         }
     }
-    static __device__ __forceinline__ void st(double *p, const double m[ACM_MOMENTS])
+    static __device__ __forceinline__ void st(T *p, const T m[ACM_MOMENTS])
     {
 #pragma unroll
         for (int n = 0; n < ACM_MOMENTS; n += 2)
-            *(double2 *)(p + n) = make_double2(m[n], m[n + 1]);
+            *(V *)(p + n) = acm_pair<T>::make(m[n], m[n + 1]);
     }
 };
 /* 16-bit: the 32-byte cell as two 16-byte vectors (acm_mom16_slot): rho - 1
