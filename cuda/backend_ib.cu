@@ -170,8 +170,6 @@ static acm_status ib_allocate(acm_domain *d)
 
 extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
 {
-    if (cu_moments(d) && d->nsamples > 0) /* the IB phase pulls and forces populations */
-        return cu_refuse_moments(d, "immersed solids");
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     cuda_ib *ib = &m->ib;

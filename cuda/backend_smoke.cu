@@ -42,8 +42,6 @@ extern "C" void acm_cuda_smoke_detach(acm_smoke *s)
 
 extern "C" acm_status acm_cuda_smoke_attach(acm_domain *d, acm_smoke *s)
 {
-    if (cu_moments(d))
-        return cu_refuse_moments(d, "smoke particles");
     ACM_TRY(cu_enter(d));
     cuda_smoke *c = (cuda_smoke *)acm__calloc(1, sizeof *c);
     if (c == NULL)

@@ -935,7 +935,8 @@ START_TEST(gpu_moments_hold_two_small_arrays)
 END_TEST
 
 /* What moment storage does not run on the GPU yet is refused with a message
- * that names it: immersed solids, smoke particles, a domain of slabs. */
+ * that names it: a domain of slabs. (Solids and smoke run: the suites
+ * test-solids, test-smoke and test-validation with ACM_TEST_STORAGE=moments.) */
 START_TEST(gpu_moments_refuse_unsupported_features)
 {
     acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
@@ -943,22 +944,6 @@ START_TEST(gpu_moments_refuse_unsupported_features)
                                             ACM_PRECISION_FP32);
     o.backend = ACM_BACKEND_CUDA;
     o.layout = l;
-    acm_domain *d = acm_test_domain(&o);
-    double *pts, *areas;
-    const double at[3] = {10.0, 6.0, 5.0};
-    acm_solid_options so = acm_test_moving_sphere(100, 2.0, at, &pts, &areas);
-    acm_solid *s = NULL;
-    ACM_CK_FAIL(d, acm_solid_create(&s, d, &so), ACM_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "moment storage"));
-    free(pts);
-    free(areas);
-    acm_smoke_options sm = ACM_SMOKE_OPTIONS_INIT;
-    sm.capacity = 100;
-    acm_smoke *smoke = NULL;
-    ACM_CK_FAIL(d, acm_smoke_create(&smoke, d, &sm), ACM_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "moment storage"));
-    ACM_CK_OK(d, acm_step(d, 2)); /* the domain itself is fine */
-    acm_domain_destroy(d);
     char err[256] = "";
     o.subdomains = 2;
     o.error_buffer = err;

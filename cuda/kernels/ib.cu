@@ -43,7 +43,7 @@ __device__ void acm_ib_band_cell(const acm_step_args &a, const acm_ib_args &ib, 
     acm_coords(a.g, k, x, y, z);
     R f[27], rho, j[3], F[3];
     const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
-    if (s.edge)
+    if (s.edge || a.g.state == ACM_STATE_MOMENTS) /* moments: rebuilt (acm_mom_pull) */
         acm_pull_state<T>(a.g, (const T *)a.src, x, y, z, f);
     else
         acm_pull_interior_any<T, IDX>(a, k, s, f);

@@ -83,6 +83,7 @@ __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::va
     bool redo = false;
     if (k < a.end) {
         R sums[ACM_MOMENTS], m[ACM_MOMENTS], F[3];
+        const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the gather */
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
         const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::va
             acm_mom_gather_edge<T>(a.g, (const T *)a.src, x, y, z, sums);
         else
             acm_mom_gather_interior<T>(a, k, s, sums);
-        acm_cell_force(a, k, 0u, F); /* no immersed boundary with moment storage */
+        acm_cell_force(a, k, ib_word, F);
         acm_collide_params p = a.p;
         if (acm)
             acm_params_from_sums(p, a.prev, s.edge);

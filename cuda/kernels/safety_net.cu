@@ -71,7 +71,7 @@ __global__ void acm_mom_redo_kernel(const acm_step_args a)
         acm_coords(a.g, k, x, y, z);
         acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
         acm_mom_math<R>::sums(f, s);
-        acm_cell_force(a, k, 0u, F);
+        acm_cell_force(a, k, acm_ib_word(a, k), F);
         acm_collide_params p = a.p;
         const acm_sources src = acm_source_offsets<1>(a.g, x, y, z);
         acm_params_from_sums(p, a.prev, src.edge);
