@@ -78,9 +78,13 @@ static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
 static acm_status enqueue_moments(acm_domain *d, acm_step_args a)
 {
     cuda_impl *m = IMPL(d);
+    const bool net = acm_is_adaptive(d->setup.coll.model) && d->setup.coll.safety_net;
     ACM_TRY(clear_planes(d));
+    if (net) /* the tiled step marks cells one bit at a time */
+        CU_TRY(d, cudaMemsetAsync(a.redo, 0, acm_redo_words(d->ncells) * sizeof(uint32_t),
+                                  m->stream));
     CU_TRY(d, acm_launch_mom_step(a, m->elem, m->block, m->stream));
-    if (acm_is_adaptive(d->setup.coll.model) && d->setup.coll.safety_net)
+    if (net)
         CU_TRY(d, acm_launch_mom_redo(a, m->elem, m->block, m->stream));
     return finish_sums(d);
 }

@@ -446,6 +446,16 @@ template <typename R> struct acm_mom_math;
         {                                                                                    \
             return acm_mom_population_##SFX(m, i);                                           \
         }                                                                                    \
+        static __device__ __forceinline__ void populations_abc(const R m[ACM_MOMENTS],        \
+                                                               R g[27])                      \
+        {                                                                                    \
+            acm_mom_populations_abc_##SFX(m, g);                                             \
+        }                                                                                    \
+        static __device__ __forceinline__ void add_layer(R s[ACM_MOMENTS], int cz,           \
+                                                         const R v[9])                       \
+        {                                                                                    \
+            acm_mom_add_layer_##SFX(s, cz, v);                                               \
+        }                                                                                    \
         static __device__ __forceinline__ void collide(const acm_collide_params *p, int model, \
                                                        const R s[ACM_MOMENTS], const R F[3], \
                                                        R *tau, R m[ACM_MOMENTS], diag *d)    \
@@ -935,30 +945,19 @@ __device__ __forceinline__ double acm_warp_max(double v)
     return v;
 }
 
+/* Add the cells of a block that all lie in plane `plane` (valid: the thread
+ * has one) with one atomic per sum, after a warp and an exact integer block
+ * reduction. Every thread of the block calls it. */
 template <bool SUMS, typename R>
-__device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
-                                              uint32_t first, uint32_t end, uint32_t k,
-                                              bool valid, R u2, double rho, double j, double pi)
+__device__ __forceinline__ void acm_plane_add_block(acm_plane_fixed *planes, uint32_t plane,
+                                                    bool valid, R u2, double rho, double j,
+                                                    double pi)
 {
-    const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
-    const uint32_t last = min(first + blockDim.x, end) - 1u;
     long long s[3] = {0, 0, 0};
     if (SUMS && valid) {
         s[0] = __double2ll_rn(rho * ACM_PLANE_SCALE);
         s[1] = __double2ll_rn(j * ACM_PLANE_SCALE);
         s[2] = __double2ll_rn(pi * ACM_PLANE_SCALE);
-    }
-    if (first / nxy != last / nxy) { /* the block spans planes: each cell to its own */
-        if (valid) {
-            acm_plane_fixed *p = &planes[k / nxy];
-            atomicMax(&p->max_u2, (unsigned long long)__double_as_longlong((double)u2));
-            if (SUMS) {
-                atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
-                atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
-                atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
-            }
-        }
-        return;
     }
     __shared__ acm_plane_fixed warp_part[32];
     const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
@@ -983,12 +982,37 @@ __device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm
         s[1] += warp_part[w].sum_j;
         s[2] += warp_part[w].sum_pi;
     }
-    acm_plane_fixed *p = &planes[first / nxy];
+    acm_plane_fixed *p = &planes[plane];
     atomicMax(&p->max_u2, m);
     if (SUMS) {
         atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
         atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
         atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
+    }
+}
+
+template <bool SUMS, typename R>
+__device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm_gpu_grid &g,
+                                              uint32_t first, uint32_t end, uint32_t k,
+                                              bool valid, R u2, double rho, double j, double pi)
+{
+    const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
+    const uint32_t last = min(first + blockDim.x, end) - 1u;
+    if (first / nxy == last / nxy) {
+        acm_plane_add_block<SUMS>(planes, first / nxy, valid, u2, rho, j, pi);
+        return;
+    }
+    if (!valid) /* the block spans planes: each cell to its own */
+        return;
+    acm_plane_fixed *p = &planes[k / nxy];
+    atomicMax(&p->max_u2, (unsigned long long)__double_as_longlong((double)u2));
+    if (SUMS) {
+        atomicAdd((unsigned long long *)&p->sum_rho,
+                  (unsigned long long)__double2ll_rn(rho * ACM_PLANE_SCALE));
+        atomicAdd((unsigned long long *)&p->sum_j,
+                  (unsigned long long)__double2ll_rn(j * ACM_PLANE_SCALE));
+        atomicAdd((unsigned long long *)&p->sum_pi,
+                  (unsigned long long)__double2ll_rn(pi * ACM_PLANE_SCALE));
     }
 }
 

@@ -66,23 +66,63 @@ __device__ __forceinline__ void acm_mom_gather_edge(const acm_gpu_grid &g, const
     acm_mom_math<typename acm_io<T>::R>::sums(f, sums);
 }
 
-/* One cell's step: gather, collide in moment space (acm_mom_collide), store.
- * A cell of an adaptive model with the safety net whose moments the cheap
- * bound (acm_mom_surely_above) cannot clear is marked for the redo pass,
- * which applies the full limiter (acm_launch_mom_redo). */
+/* A cell's step once the sums of what it pulls are known: the collision in
+ * moment space (acm_mom_collide), the store, the outputs and checks. A cell
+ * of an adaptive model with the safety net whose moments the cheap bound
+ * (acm_mom_surely_above) cannot clear is marked for the redo pass, which
+ * applies the full limiter (acm_launch_mom_redo): the return value. *u2max
+ * and the plane sums take the cell's part. */
+template <typename T, int MODEL>
+__device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t k, bool edge,
+                                               uint32_t ib_word,
+                                               const typename acm_io<T>::R sums[ACM_MOMENTS],
+                                               typename acm_io<T>::R &u2max, double &rho_sum,
+                                               double &j_sum, double &pi_sum)
+{
+    typedef typename acm_io<T>::R R;
+    const bool acm = acm_is_adaptive(MODEL);
+    const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
+    R m[ACM_MOMENTS], F[3];
+    acm_cell_force(a, k, ib_word, F);
+    acm_collide_params p = a.p;
+    if (acm)
+        acm_params_from_sums(p, a.prev, edge);
+    R tau_unused = 0;
+    R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
+    typename acm_mom_math<R>::diag d;
+    acm_mom_math<R>::collide(&p, MODEL, sums, F, tau, m, &d);
+    const bool redo = acm && p.safety_net && !acm_mom_math<R>::sure(&p, m);
+    acm_mom_store<T>(a.g, (T *)a.dst, k, m);
+    if (a.u_out != NULL) {
+        a.u_out[3 * (size_t)k] = (float)d.u[0];
+        a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
+        a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
+    }
+    const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
+    acm_check_divergence(a, k, (double)d.rho, (double)u2);
+    u2max = isnan(u2) ? (R)0 : u2;
+    if (li2020) {
+        rho_sum = (double)d.rho;
+        j_sum = (double)(d.rho * sqrt(u2));
+        pi_sum = (double)d.pi;
+    }
+    return redo;
+}
+
+/* One thread per cell: gather, then acm_mom_finish (the step of a
+ * launch over part of the cells, a.first > 0 or a.end < ncells). */
 template <typename T, int MODEL>
 __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::value)
     acm_mom_kernel(const acm_step_args a)
 {
     typedef typename acm_io<T>::R R;
     const bool acm = acm_is_adaptive(MODEL);
-    const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
     double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
     R u2max = 0;
     bool redo = false;
     if (k < a.end) {
-        R sums[ACM_MOMENTS], m[ACM_MOMENTS], F[3];
+        R sums[ACM_MOMENTS];
         const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the gather */
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
@@ -91,41 +131,151 @@ __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::va
             acm_mom_gather_edge<T>(a.g, (const T *)a.src, x, y, z, sums);
         else
             acm_mom_gather_interior<T>(a, k, s, sums);
-        acm_cell_force(a, k, ib_word, F);
-        acm_collide_params p = a.p;
-        if (acm)
-            acm_params_from_sums(p, a.prev, s.edge);
-        R tau_unused = 0;
-        R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
-        typename acm_mom_math<R>::diag d;
-        acm_mom_math<R>::collide(&p, MODEL, sums, F, tau, m, &d);
-        redo = acm && p.safety_net && !acm_mom_math<R>::sure(&p, m);
-        acm_mom_store<T>(a.g, (T *)a.dst, k, m);
-        if (a.u_out != NULL) {
-            a.u_out[3 * (size_t)k] = (float)d.u[0];
-            a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
-            a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
-        }
-        const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
-        acm_check_divergence(a, k, (double)d.rho, (double)u2);
-        u2max = isnan(u2) ? (R)0 : u2;
-        if (li2020) {
-            rho_sum = (double)d.rho;
-            j_sum = (double)(d.rho * sqrt(u2));
-            pi_sum = (double)d.pi;
-        }
+        redo = acm_mom_finish<T, MODEL>(a, k, s.edge, ib_word, sums, u2max, rho_sum, j_sum,
+                                        pi_sum);
     }
     if (acm) {
         acm_mark_redo(a, k, redo, false);
-        acm_plane_add<li2020>(a.planes, a.g, k - threadIdx.x, a.end, k, k < a.end, u2max,
-                              rho_sum, j_sum, pi_sum);
+        acm_plane_add<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, a.g, k - threadIdx.x, a.end,
+                                                         k, k < a.end, u2max, rho_sum, j_sum,
+                                                         pi_sum);
     }
 }
 
-/* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
+/* ---- the tiled step (docs/performance.md, "Moment storage: the tiled step") ----------
+ * A block of 32 x ACM_TILE_Y threads holds a tile of (32 - 2) x (ACM_TILE_Y - 2)
+ * cells and the ring of cells around it, and walks along z through `lz`
+ * planes. At each plane every thread loads one cell's moments (once: each
+ * value is read about once from DRAM, the ring's again by the next tile, the
+ * plane before and after a walk by the next walk), builds the 27
+ * populations it streams (acm_mom_populations_abc: the 1-D factors shared
+ * by all 27) into shared memory, and each cell of the tile adds the nine of
+ * each stencil layer it pulls (acm_mom_add_layer) to the sums of the plane
+ * below, its own or the one above. A plane's sums are complete one plane
+ * later: that plane's cells collide (acm_mom_finish). Cells next to a
+ * non-periodic face take the face rules' gather instead. */
+template <typename R> struct acm_tile {
+    static constexpr int y = sizeof(R) == 8 ? 6 : 8; /* shared memory: 41 kB FP64, 27 kB else */
+    static constexpr int threads = 32 * y;
+    static constexpr int min_blocks = sizeof(R) == 8 ? 1 : 2;
+};
+
+/* A tile's coordinate v along an axis of n cells: wrapped across a periodic
+ * face, else clamped (what lies beyond a wall only feeds cells of the face
+ * rules' gather), always a cell. */
+__device__ __forceinline__ int32_t acm_tile_coord(int32_t v, int32_t n, bool periodic)
+{
+    if (v < 0)
+        return periodic ? v + n : 0;
+    if (v >= n)
+        return periodic && v - n < n ? v - n : n - 1;
+    return v;
+}
+
+template <typename T, int MODEL>
+__global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
+                                  acm_tile<typename acm_io<T>::R>::min_blocks)
+    acm_mom_tile_kernel(const acm_step_args a, int32_t lz)
+{
+    typedef typename acm_io<T>::R R;
+    constexpr int TX = 32, TY = acm_tile<R>::y;
+    const bool acm = acm_is_adaptive(MODEL);
+    const acm_gpu_grid &g = a.g;
+    __shared__ R pop[27][TY][TX];
+    const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
+    const int32_t x = (int32_t)blockIdx.x * (TX - 2) + tx - 1;
+    const int32_t y = (int32_t)blockIdx.y * (TY - 2) + ty - 1;
+    const int32_t z0 = (int32_t)blockIdx.z * lz, z1 = min(z0 + lz, g.nz);
+    const bool mine = tx >= 1 && tx <= TX - 2 && ty >= 1 && ty <= TY - 2 && x < g.nx && y < g.ny;
+    const int32_t xs = acm_tile_coord(x, g.nx, g.face[ACM_FACE_X_MIN].type == ACM_BOUNDARY_PERIODIC);
+    const int32_t ys = acm_tile_coord(y, g.ny, g.face[ACM_FACE_Y_MIN].type == ACM_BOUNDARY_PERIODIC);
+    const bool zper = g.face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
+    const bool edge_xy = x < g.inner_lo[0] || x > g.inner_hi[0] || y < g.inner_lo[1] ||
+                         y > g.inner_hi[1];
+    const T *src = (const T *)a.src;
+    R acc[3][ACM_MOMENTS];
+#pragma unroll
+    for (int l = 0; l < 3; ++l)
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n)
+            acc[l][n] = 0;
+    for (int32_t p = z0 - 1; p <= z1; ++p) {
+        {
+            R m[ACM_MOMENTS], f[27];
+            const uint32_t ks = acm_lin(g, xs, ys, acm_tile_coord(p, g.nz, zper));
+            acm_mom_vec<T>::ld(src + (uint64_t)ks * acm_mom_io<T>::slots, m);
+            acm_mom_math<R>::populations_abc(m, f);
+#pragma unroll
+            for (int i = 0; i < 27; ++i)
+                pop[i][ty][tx] = f[i];
+        }
+        __syncthreads();
+        if (mine) {
+#pragma unroll
+            for (int c = 0; c < 3; ++c) { /* c_z = c - 1: to plane p + c - 1 */
+                R v[9];
+#pragma unroll
+                for (int ab = 0; ab < 9; ++ab)
+                    v[ab] = pop[3 * ab + c][ty + 1 - ab % 3][tx + 1 - ab / 3];
+                acm_mom_math<R>::add_layer(acc[c], c - 1, v);
+            }
+        }
+        __syncthreads();
+        const int32_t z = p - 1; /* its sums are complete */
+        if (z >= z0) {
+            const uint32_t k = mine ? acm_lin(g, x, y, z) : 0u;
+            double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0;
+            R u2max = 0;
+            bool redo = false;
+            if (mine) {
+                const bool edge = edge_xy || z < g.inner_lo[2] || z > g.inner_hi[2];
+                const uint32_t ib_word = acm_ib_word(a, k);
+                if (edge) /* next to a wall, inlet or outlet: the face rules */
+                    acm_mom_gather_edge<T>(g, src, x, y, z, acc[0]);
+                redo = acm_mom_finish<T, MODEL>(a, k, edge, ib_word, acc[0], u2max, rho_sum,
+                                                j_sum, pi_sum);
+            }
+            if (acm) {
+                if (redo) /* the mask was cleared before the step */
+                    atomicOr(a.redo + (k >> 5), 1u << (k & 31u));
+                acm_plane_add_block<MODEL == ACM_COLLISION_ACM_LI2020>(
+                    a.planes, (uint32_t)z, mine, u2max, rho_sum, j_sum, pi_sum);
+            }
+        }
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n) {
+            acc[0][n] = acc[1][n];
+            acc[1][n] = acc[2][n];
+            acc[2][n] = 0;
+        }
+    }
+}
+
+/* Planes a tile walks: enough walks for about 4096 blocks, at least 8
+ * planes a walk (each walk loads two planes more than it steps). */
+static int32_t acm_tile_walk(const acm_gpu_grid &g, unsigned tiles_xy)
+{
+    const int32_t walks = (int32_t)((4096u + tiles_xy - 1u) / tiles_xy);
+    int32_t lz = (g.nz + walks - 1) / walks;
+    return lz < 8 ? (g.nz < 8 ? g.nz : 8) : lz;
+}
+
+/* The launcher of this compilation's storage type; elem_dispatch.cu picks
+ * it. The tiled step for a whole grid, the per-cell one for part of it. */
 template <typename T>
 cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, unsigned block, cudaStream_t s)
 {
+    typedef typename acm_io<T>::R R;
+    if (a.first == 0 && a.end == a.g.ncells) {
+        const unsigned ty = (unsigned)acm_tile<R>::y;
+        const unsigned gx = ((unsigned)a.g.nx + 29u) / 30u, gy = ((unsigned)a.g.ny + ty - 3u) / (ty - 2u);
+        const int32_t lz = acm_tile_walk(a.g, gx * gy);
+        const dim3 grid(gx, gy, (unsigned)((a.g.nz + lz - 1) / lz));
+        acm_with_model(a.p.model, [&](auto m) {
+            acm_mom_tile_kernel<T, decltype(m)::value><<<grid, acm_tile<R>::threads, 0, s>>>(a, lz);
+        });
+        return cudaGetLastError();
+    }
     const unsigned grid = acm_blocks(a.end - a.first, block);
     acm_with_model(a.p.model, [&](auto m) {
         acm_mom_kernel<T, decltype(m)::value><<<grid, block, 0, s>>>(a);

@@ -123,6 +123,75 @@ ACM_INLINE void ACM__F(acm_mom_populations)(const ACM__R m[ACM_MOMENTS], ACM__R 
         g[i] = ACM__F(acm_mom_population)(m, i);
 }
 
+/* All 27 shifted populations of moments m in abc order (lattice.h), the
+ * same values as acm_mom_population, grouped by axes: the 1-D factors once a
+ * cell, then per (a, b) the parts that do not depend on c, then 5 operations
+ * a population (the GPU's tiled step builds a cell's whole set this way):
+ *   g_abc = w_abc (E0_ab + E1_ab d_c) + B0_ab P_z(c) + B2_ab H2(c) + B1_ab H1_z(c)
+ * with E0 = drho + rho q, E1 = rho (1 + q), q = d_a + d_b + d_a d_b. */
+ACM_INLINE void ACM__F(acm_mom_populations_abc)(const ACM__R m[ACM_MOMENTS], ACM__R g[27])
+{
+    ACM__R d[3][3], p[3][3], h[3][3];
+    ACM_UNROLL
+    for (int ax = 0; ax < 3; ++ax)
+        ACM_UNROLL
+        for (int v = 0; v < 3; ++v)
+            ACM__F(acm_mom_axis)(m[1 + ax], v, &d[ax][v], &p[ax][v], &h[ax][v]);
+    const ACM__R rho = (ACM__R)1 + m[0];
+    ACM_UNROLL
+    for (int a = 0; a < 3; ++a) {
+        const ACM__R h2a = a == 1 ? (ACM__R)-1 : (ACM__R)0.5, w1a = a == 1 ? 2.0 / 3.0 : 1.0 / 6.0;
+        const ACM__R x4 = m[4] * h2a, x7 = m[7] * h[0][a], x8 = m[8] * h[0][a];
+        const ACM__R x6 = m[6] * p[0][a];
+        ACM_UNROLL
+        for (int b = 0; b < 3; ++b) {
+            const ACM__R h2b = b == 1 ? (ACM__R)-1 : (ACM__R)0.5;
+            const ACM__R w1b = b == 1 ? 2.0 / 3.0 : 1.0 / 6.0;
+            const ACM__R q = d[0][a] + d[1][b] + d[0][a] * d[1][b];
+            const ACM__R e0 = m[0] + rho * q, e1 = rho + rho * q;
+            const ACM__R b0 = x4 * p[1][b] + p[0][a] * (m[5] * h2b) + x7 * h[1][b];
+            const ACM__R b1 = x8 * p[1][b] + p[0][a] * (m[9] * h[1][b]);
+            const ACM__R b2 = x6 * p[1][b];
+            ACM_UNROLL
+            for (int c = 0; c < 3; ++c) {
+                const ACM__R h2c = c == 1 ? (ACM__R)-1 : (ACM__R)0.5;
+                const ACM__R w = w1a * w1b * (c == 1 ? 2.0 / 3.0 : 1.0 / 6.0);
+                g[9 * a + 3 * b + c] =
+                    w * (e0 + e1 * d[2][c]) + b0 * p[2][c] + b2 * h2c + b1 * h[2][c];
+            }
+        }
+    }
+}
+
+/* Add to the sums s (acm_mom_add) the nine shifted populations v[3a + b] of
+ * one layer of the stencil, c_z = cz for all of them (c_x = a - 1, c_y = b - 1):
+ * the 1-D sums along x, then along y (17 additions instead of 9 acm_mom_add). */
+ACM_INLINE void ACM__F(acm_mom_add_layer)(ACM__R s[ACM_MOMENTS], int cz, const ACM__R v[9])
+{
+    ACM__R r0[3], r1[3], r2[3];
+    ACM_UNROLL
+    for (int b = 0; b < 3; ++b) {
+        r2[b] = v[6 + b] + v[b];
+        r1[b] = v[6 + b] - v[b];
+        r0[b] = r2[b] + v[3 + b];
+    }
+    const ACM__R syy = r0[2] + r0[0], s0 = syy + r0[1], sy = r0[2] - r0[0];
+    const ACM__R sx = r1[0] + r1[1] + r1[2], sxy = r1[2] - r1[0];
+    const ACM__R sxx = r2[0] + r2[1] + r2[2];
+    s[0] += s0;
+    s[1] += sx;
+    s[2] += sy;
+    s[4] += sxx;
+    s[5] += syy;
+    s[7] += sxy;
+    if (cz != 0) {
+        s[3] += cz > 0 ? s0 : -s0;
+        s[6] += s0;
+        s[8] += cz > 0 ? sx : -sx;
+        s[9] += cz > 0 ? sy : -sy;
+    }
+}
+
 /* Relax a symmetric tensor (xx, yy, zz, xy, xz, yz): its deviator at rate w,
  * its trace at rate wb. */
 ACM_INLINE void ACM__F(acm_mom_relax)(ACM__R t[6], ACM__R w, ACM__R wb)
