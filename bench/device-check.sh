@@ -3,7 +3,7 @@
 # racecheck), the fluid benchmark and the immersed-boundary benchmark, most
 # important first. Run from a CUDA build directory; logs go to $OUT (or
 # ./device-logs). Used to produce docs/performance.md and docs/physics.md.
-#   sh ../bench/device-check.sh [all|tests|bench|reliability|decomp]
+#   sh ../bench/device-check.sh [all|tests|bench|reliability|decomp|moments]
 # All of it took just over 10 minutes on an H100 (the device tool's limit per
 # command): run "tests" and "bench" as two calls there. "reliability" (not part
 # of "all") runs docs/reliability.md's device tests: the context fault, device
@@ -12,9 +12,13 @@
 # "decomp" (not part of "all") runs docs/multi-gpu.md's one-GPU part: slabs on
 # one device bitwise against one domain, under memcheck, and the decomposition
 # benchmark with the exchange overlapped and after the step.
+# "moments" (not part of "all") runs docs/performance.md's moment-storage part:
+# test-cuda (all, then its moments case under memcheck and racecheck), the
+# physics suite on moment storage, the storage benchmark and Nsight Compute's
+# counters of the tiled moment kernel (ACM, FP32 and 16-bit).
 part=${1:-all}
-case "$part" in all|tests|bench|reliability|decomp) ;;
-  *) echo "usage: device-check.sh [all|tests|bench|reliability|decomp]" >&2; exit 2;; esac
+case "$part" in all|tests|bench|reliability|decomp|moments) ;;
+  *) echo "usage: device-check.sh [all|tests|bench|reliability|decomp|moments]" >&2; exit 2;; esac
 out=${OUT:-device-logs}
 mkdir -p "$out"
 # ACM_REQUIRE_GPU=1: a GPU test or benchmark that finds no device fails instead of skipping
@@ -37,6 +41,27 @@ echo "memcheck (test-checkpoint): exit $? -- $(grep -E 'ERROR SUMMARY|Checks' "$
 timeout 60 ./bench/acm-soak --backend cuda --steps 200000 --smoke > "$out/soak.log" 2>&1
 echo "acm-soak: exit $? -- $(tail -n 1 "$out/soak.log")"
 (CK_RUN_CASE=agreement; export CK_RUN_CASE; run_test test-cuda 200)
+exit 0
+fi
+if [ "$part" = moments ]; then
+run_test test-cuda 200
+(CK_RUN_CASE=moments; export CK_RUN_CASE; run_test test-cuda 120)
+mv "$out/test-cuda.log" "$out/test-cuda-moments.log"
+(ACM_TEST_STORAGE=moments; export ACM_TEST_STORAGE; run_test test-physics 200)
+for tool in memcheck racecheck; do
+    ACM_TEST_STEPS=4 CK_RUN_CASE=moments timeout 150 compute-sanitizer --tool $tool \
+        --error-exitcode 9 ./test/test-cuda > "$out/$tool-moments.log" 2>&1
+    echo "$tool (test-cuda moments): exit $? -- $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|Checks' "$out/$tool-moments.log" | tr '\n' ' ')"
+done
+./bench/acm-bench-gpu --sizes 256 --variants fused --precisions fp32,fp16,fp64 --models acm,bgk,cm \
+    --storage populations,moments --seconds 0.5 2>&1 | tee "$out/bench-moments.log"
+for prec in fp32 fp16; do
+    timeout 120 ncu --kernel-name regex:acm_mom_tile_kernel --launch-skip 10 --launch-count 1 \
+        --metrics dram__bytes_read.sum,dram__bytes_write.sum,smsp__thread_inst_executed.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed,gpu__time_duration.sum \
+        ./bench/acm-bench-gpu --sizes 256 --variants fused --precisions $prec --models acm \
+        --storage moments --seconds 0.05 > "$out/ncu-moments-$prec.log" 2>&1
+    echo "ncu moments $prec: exit $?"; grep -E "dram__|inst_executed|registers|warps_active|sm__throughput|duration" "$out/ncu-moments-$prec.log"
+done
 exit 0
 fi
 if [ "$part" = decomp ]; then

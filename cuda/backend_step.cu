@@ -83,7 +83,7 @@ static acm_status enqueue_moments(acm_domain *d, acm_step_args a)
     if (net) /* the tiled step marks cells one bit at a time */
         CU_TRY(d, cudaMemsetAsync(a.redo, 0, acm_redo_words(d->ncells) * sizeof(uint32_t),
                                   m->stream));
-    CU_TRY(d, acm_launch_mom_step(a, m->elem, m->block, m->stream));
+    CU_TRY(d, acm_launch_mom_step(a, m->elem, m->stream));
     if (net)
         CU_TRY(d, acm_launch_mom_redo(a, m->elem, m->block, m->stream));
     return finish_sums(d);

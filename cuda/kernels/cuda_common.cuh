@@ -818,6 +818,26 @@ __device__ __forceinline__ void acm_params_from_sums(acm_collide_params &p,
         acm_face_params(&p);
 }
 
+/* The collision's parameters at a cell: the layout's, with the ACM rules'
+ * inputs for an adaptive model (acm_params_from_sums). */
+__device__ __forceinline__ acm_collide_params acm_cell_params(const acm_step_args &a,
+                                                              bool adaptive, bool at_face)
+{
+    acm_collide_params p = a.p;
+    if (adaptive)
+        acm_params_from_sums(p, a.prev, at_face);
+    return p;
+}
+
+/* Where cell k's relaxation time lives: the LI2020 model's field, else the
+ * caller's spare. */
+template <typename R>
+__device__ __forceinline__ R *acm_cell_tau(const acm_step_args &a, int model, uint32_t k,
+                                           R &spare)
+{
+    return model == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &spare;
+}
+
 /* Raw second-moment norm |sum f c c| of shifted populations. */
 template <typename R>
 __device__ __forceinline__ R acm_pi_norm(const R f[27])
@@ -945,6 +965,51 @@ __device__ __forceinline__ double acm_warp_max(double v)
     return v;
 }
 
+/* A warp's part of a plane's sums (valid: the thread has a cell), complete
+ * in lane 0: the maximum of u2 and the exact integer sums. Every lane calls it. */
+template <bool SUMS, typename R>
+__device__ __forceinline__ acm_plane_fixed acm_plane_warp(bool valid, R u2, double rho, double j,
+                                                          double pi)
+{
+    long long s[3] = {0, 0, 0};
+    if (SUMS && valid) {
+        s[0] = __double2ll_rn(rho * ACM_PLANE_SCALE);
+        s[1] = __double2ll_rn(j * ACM_PLANE_SCALE);
+        s[2] = __double2ll_rn(pi * ACM_PLANE_SCALE);
+    }
+    const R wmax = acm_warp_max(valid ? u2 : (R)0);
+    if (SUMS)
+#pragma unroll
+        for (int off = 16; off > 0; off >>= 1)
+#pragma unroll
+            for (int q = 0; q < 3; ++q)
+                s[q] += __shfl_down_sync(0xffffffffu, s[q], off);
+    return acm_plane_fixed{(unsigned long long)__double_as_longlong((double)wmax), s[0], s[1],
+                           s[2]};
+}
+
+/* Fold the parts of `n` warps into plane `plane`: one atomic per sum. One
+ * thread calls it. */
+template <bool SUMS>
+__device__ __forceinline__ void acm_plane_fold(acm_plane_fixed *planes, uint32_t plane,
+                                               const acm_plane_fixed *part, unsigned n)
+{
+    acm_plane_fixed t = part[0];
+    for (unsigned w = 1; w < n; ++w) {
+        t.max_u2 = part[w].max_u2 > t.max_u2 ? part[w].max_u2 : t.max_u2;
+        t.sum_rho += part[w].sum_rho;
+        t.sum_j += part[w].sum_j;
+        t.sum_pi += part[w].sum_pi;
+    }
+    acm_plane_fixed *p = &planes[plane];
+    atomicMax(&p->max_u2, t.max_u2);
+    if (SUMS) {
+        atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)t.sum_rho);
+        atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)t.sum_j);
+        atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)t.sum_pi);
+    }
+}
+
 /* Add the cells of a block that all lie in plane `plane` (valid: the thread
  * has one) with one atomic per sum, after a warp and an exact integer block
  * reduction. Every thread of the block calls it. */
@@ -953,42 +1018,14 @@ __device__ __forceinline__ void acm_plane_add_block(acm_plane_fixed *planes, uin
                                                     bool valid, R u2, double rho, double j,
                                                     double pi)
 {
-    long long s[3] = {0, 0, 0};
-    if (SUMS && valid) {
-        s[0] = __double2ll_rn(rho * ACM_PLANE_SCALE);
-        s[1] = __double2ll_rn(j * ACM_PLANE_SCALE);
-        s[2] = __double2ll_rn(pi * ACM_PLANE_SCALE);
-    }
     __shared__ acm_plane_fixed warp_part[32];
-    const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-    const R wmax = acm_warp_max(valid ? u2 : (R)0);
-    if (SUMS)
-#pragma unroll
-        for (int off = 16; off > 0; off >>= 1)
-#pragma unroll
-            for (int q = 0; q < 3; ++q)
-                s[q] += __shfl_down_sync(0xffffffffu, s[q], off);
+    const acm_plane_fixed w = acm_plane_warp<SUMS>(valid, u2, rho, j, pi);
     __syncthreads(); /* warp_part may still be read by a previous call */
-    if (lane == 0)
-        warp_part[warp] = acm_plane_fixed{
-            (unsigned long long)__double_as_longlong((double)wmax), s[0], s[1], s[2]};
+    if ((threadIdx.x & 31u) == 0)
+        warp_part[threadIdx.x >> 5] = w;
     __syncthreads();
-    if (threadIdx.x != 0)
-        return;
-    unsigned long long m = warp_part[0].max_u2;
-    for (unsigned w = 1; w < (blockDim.x + 31u) / 32u; ++w) {
-        m = warp_part[w].max_u2 > m ? warp_part[w].max_u2 : m;
-        s[0] += warp_part[w].sum_rho;
-        s[1] += warp_part[w].sum_j;
-        s[2] += warp_part[w].sum_pi;
-    }
-    acm_plane_fixed *p = &planes[plane];
-    atomicMax(&p->max_u2, m);
-    if (SUMS) {
-        atomicAdd((unsigned long long *)&p->sum_rho, (unsigned long long)s[0]);
-        atomicAdd((unsigned long long *)&p->sum_j, (unsigned long long)s[1]);
-        atomicAdd((unsigned long long *)&p->sum_pi, (unsigned long long)s[2]);
-    }
+    if (threadIdx.x == 0)
+        acm_plane_fold<SUMS>(planes, plane, warp_part, (blockDim.x + 31u) / 32u);
 }
 
 template <bool SUMS, typename R>

@@ -14,10 +14,9 @@ cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull,
     return e;
 }
 
-cudaError_t acm_launch_mom_step(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
-                                cudaStream_t s)
+cudaError_t acm_launch_mom_step(const acm_step_args &a, acm_gpu_elem elem, cudaStream_t s)
 {
     cudaError_t e = cudaSuccess;
-    acm_with_elem(elem, [&](auto t) { e = acm_launch_mom_step_elem<decltype(t)>(a, block, s); });
+    acm_with_elem(elem, [&](auto t) { e = acm_launch_mom_step_elem<decltype(t)>(a, s); });
     return e;
 }

@@ -81,13 +81,13 @@ cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull
 /* Moment storage (lib/core/moments.h; the grid's state ACM_STATE_MOMENTS, its
  * l the moment arrays' CSoA layout, beta = ACM_MOMENTS).
  * lbm_moments.cu: one fused step from the moments in a.src into a.dst, with
- * the divergence check, the fallback marks and (ACM modes) the plane sums. */
-cudaError_t acm_launch_mom_step(const acm_step_args &a, acm_gpu_elem elem, unsigned block,
-                                cudaStream_t s);
+ * the divergence check, the fallback marks and (ACM modes) the plane sums;
+ * [a.first, a.end) whole planes (else cudaErrorInvalidValue). */
+cudaError_t acm_launch_mom_step(const acm_step_args &a, acm_gpu_elem elem, cudaStream_t s);
 /* elem_dispatch.cu calls this one for storage type T: defined by the
  * compilation of lbm_moments.cu for T (ACM_TU_ELEM) and only there. */
 template <typename T>
-cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, unsigned block, cudaStream_t s);
+cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, cudaStream_t s);
 /* safety_net.cu: the fallback collision of the cells marked in a.redo, pulled
  * again from the moments in a.src, their moments into a.dst. */
 cudaError_t acm_launch_mom_redo(const acm_step_args &a, acm_gpu_elem elem, unsigned block,

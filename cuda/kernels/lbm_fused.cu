@@ -69,11 +69,9 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
             }
         }
         acm_cell_force(a, k, ib_word, F);
-        acm_collide_params p = a.p;
-        if (acm)
-            acm_params_from_sums(p, a.prev, at_face);
+        acm_collide_params p = acm_cell_params(a, acm, at_face);
         R tau_unused = 0;
-        R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
+        R *tau = acm_cell_tau(a, MODEL, k, tau_unused);
         typename acm_math<R>::diag d;
         acm_math<R>::collide(&p, MODEL, f, F, sigma, tau, o, &d);
         /* the fallback runs in acm_launch_redo: inline it would cost 32 registers */

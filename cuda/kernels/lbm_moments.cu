@@ -1,9 +1,10 @@
 /*
  * libacmlbm -- the fused step of moment storage (issue #30, lib/core/moments.h):
- * one thread per cell gathers the moments of the 27 cells it pulls from,
- * rebuilds the incoming populations (acm_mom_population) and sums their
- * moments, collides in moment space (acm_mom_collide: what the population
- * collision of every model keeps at orders 0-2) and writes the result.
+ * tiles of cells walk along z, rebuild the populations each cell streams
+ * (acm_mom_populations_abc), sum the moments of those each cell pulls
+ * (acm_mom_add_layer), collide in moment space (acm_mom_collide: what the
+ * population collision of every model keeps at orders 0-2) and write the
+ * result.
  * SPDX-License-Identifier: Apache-2.0
  *
  * A cell's moments lie together (cu_state_layout: AoS, 40 bytes FP32, 32
@@ -18,42 +19,6 @@
 #ifndef ACM_TU_ELEM
 #  error "compiled once per storage type: -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE"
 #endif
-
-/* Register budget: blocks of up to ACM_MOM_MAX_THREADS threads (the
- * population kernel's bound, which the layout's block size respects), at
- * least acm_mom_min_blocks of them per multiprocessor: 3 (80 registers; 8-16
- * bytes spill) in float arithmetic (FP16 and FP32 storage), whose gather
- * waits on loads and gains from more warps (2 gave 119 registers, no
- * spills); 1 for FP64 (lbm_fused.cu, docs/performance.md "Register spills"). */
-#define ACM_MOM_MAX_THREADS 256
-template <typename T> struct acm_mom_min_blocks {
-    static constexpr int value = sizeof(T) == 8 ? 1 : 3;
-};
-
-/* The sums (acm_mom_add) of the populations a cell pulls, all its sources
- * inside or across periodic faces: each source's moments (a few vector
- * loads through the read-only cache: every cell's moments serve the 27
- * cells around it), the population of direction i they stand for, added as
- * it is built (no 27 live values). */
-template <typename T>
-__device__ __forceinline__ void acm_mom_gather_interior(const acm_step_args &a, uint32_t k,
-                                                        const acm_sources &s,
-                                                        typename acm_io<T>::R sums[ACM_MOMENTS])
-{
-    typedef typename acm_io<T>::R R;
-    const T *src = (const T *)a.src;
-#pragma unroll
-    for (int n = 0; n < ACM_MOMENTS; ++n)
-        sums[n] = 0;
-#pragma unroll
-    for (int i = 0; i < 27; ++i) {
-        const uint32_t kn = (uint32_t)((int32_t)k + s.ox[acm_cx(i) + 1] + s.oy[acm_cy(i) + 1] +
-                                       s.oz[acm_cz(i) + 1]);
-        R m[ACM_MOMENTS];
-        acm_mom_vec<T>::ld(src + (uint64_t)kn * acm_mom_io<T>::slots, m);
-        acm_mom_math<R>::add(sums, i, acm_mom_math<R>::population(m, i));
-    }
-}
 
 /* The sums of cell (x, y, z) next to a non-periodic face (acm_mom_pull's rules). */
 template <typename T>
@@ -84,11 +49,9 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     R m[ACM_MOMENTS], F[3];
     acm_cell_force(a, k, ib_word, F);
-    acm_collide_params p = a.p;
-    if (acm)
-        acm_params_from_sums(p, a.prev, edge);
+    acm_collide_params p = acm_cell_params(a, acm, edge);
     R tau_unused = 0;
-    R *tau = li2020 ? (R *)a.tau + k : &tau_unused;
+    R *tau = acm_cell_tau(a, MODEL, k, tau_unused);
     typename acm_mom_math<R>::diag d;
     acm_mom_math<R>::collide(&p, MODEL, sums, F, tau, m, &d);
     const bool redo = acm && p.safety_net && !acm_mom_math<R>::sure(&p, m);
@@ -109,39 +72,6 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
     return redo;
 }
 
-/* One thread per cell: gather, then acm_mom_finish (the step of a
- * launch over part of the cells, a.first > 0 or a.end < ncells). */
-template <typename T, int MODEL>
-__global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::value)
-    acm_mom_kernel(const acm_step_args a)
-{
-    typedef typename acm_io<T>::R R;
-    const bool acm = acm_is_adaptive(MODEL);
-    const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
-    double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
-    R u2max = 0;
-    bool redo = false;
-    if (k < a.end) {
-        R sums[ACM_MOMENTS];
-        const uint32_t ib_word = acm_ib_word(a, k); /* first: its latency hides behind the gather */
-        int32_t x, y, z;
-        acm_coords(a.g, k, x, y, z);
-        const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
-        if (s.edge) /* next to a wall, inlet or outlet: the face rules */
-            acm_mom_gather_edge<T>(a.g, (const T *)a.src, x, y, z, sums);
-        else
-            acm_mom_gather_interior<T>(a, k, s, sums);
-        redo = acm_mom_finish<T, MODEL>(a, k, s.edge, ib_word, sums, u2max, rho_sum, j_sum,
-                                        pi_sum);
-    }
-    if (acm) {
-        acm_mark_redo(a, k, redo, false);
-        acm_plane_add<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, a.g, k - threadIdx.x, a.end,
-                                                         k, k < a.end, u2max, rho_sum, j_sum,
-                                                         pi_sum);
-    }
-}
-
 /* ---- the tiled step (docs/performance.md, "Moment storage: the tiled step") ----------
  * A block of 32 x ACM_TILE_Y threads holds a tile of (32 - 2) x (ACM_TILE_Y - 2)
  * cells and the ring of cells around it, and walks along z through `lz`
@@ -153,11 +83,16 @@ __global__ void __launch_bounds__(ACM_MOM_MAX_THREADS, acm_mom_min_blocks<T>::va
  * each stencil layer it pulls (acm_mom_add_layer) to the sums of the plane
  * below, its own or the one above. A plane's sums are complete one plane
  * later: that plane's cells collide (acm_mom_finish). Cells next to a
- * non-periodic face take the face rules' gather instead. */
+ * non-periodic face take the face rules' gather instead. The block's warps
+ * reduce their part of a plane's sums (acm_plane_warp) and thread 0 adds
+ * them to the plane's behind the next plane's first barrier. A launch steps
+ * the planes [zb, ze). */
 template <typename R> struct acm_tile {
     static constexpr int y = sizeof(R) == 8 ? 6 : 8; /* shared memory: 41 kB FP64, 27 kB else */
     static constexpr int threads = 32 * y;
-    static constexpr int min_blocks = sizeof(R) == 8 ? 1 : 2;
+    /* at least 2 blocks a multiprocessor: 108 registers in float, 168 in
+     * FP64 (no spills; with 1 block FP64 took 186-192 and ran 25 % slower) */
+    static constexpr int min_blocks = 2;
 };
 
 /* A tile's coordinate v along an axis of n cells: wrapped across a periodic
@@ -175,17 +110,18 @@ __device__ __forceinline__ int32_t acm_tile_coord(int32_t v, int32_t n, bool per
 template <typename T, int MODEL>
 __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                                   acm_tile<typename acm_io<T>::R>::min_blocks)
-    acm_mom_tile_kernel(const acm_step_args a, int32_t lz)
+    acm_mom_tile_kernel(const acm_step_args a, int32_t zb, int32_t ze, int32_t lz)
 {
     typedef typename acm_io<T>::R R;
     constexpr int TX = 32, TY = acm_tile<R>::y;
     const bool acm = acm_is_adaptive(MODEL);
     const acm_gpu_grid &g = a.g;
     __shared__ R pop[27][TY][TX];
+    __shared__ acm_plane_fixed part[TY]; /* the warps' part of a plane's sums */
     const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
     const int32_t x = (int32_t)blockIdx.x * (TX - 2) + tx - 1;
     const int32_t y = (int32_t)blockIdx.y * (TY - 2) + ty - 1;
-    const int32_t z0 = (int32_t)blockIdx.z * lz, z1 = min(z0 + lz, g.nz);
+    const int32_t z0 = zb + (int32_t)blockIdx.z * lz, z1 = min(z0 + lz, ze);
     const bool mine = tx >= 1 && tx <= TX - 2 && ty >= 1 && ty <= TY - 2 && x < g.nx && y < g.ny;
     const int32_t xs = acm_tile_coord(x, g.nx, g.face[ACM_FACE_X_MIN].type == ACM_BOUNDARY_PERIODIC);
     const int32_t ys = acm_tile_coord(y, g.ny, g.face[ACM_FACE_Y_MIN].type == ACM_BOUNDARY_PERIODIC);
@@ -210,6 +146,9 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                 pop[i][ty][tx] = f[i];
         }
         __syncthreads();
+        if (acm && threadIdx.x == 0 && p - 2 >= z0) /* the plane stepped last time */
+            acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(p - 2), part,
+                                                               TY);
         if (mine) {
 #pragma unroll
             for (int c = 0; c < 3; ++c) { /* c_z = c - 1: to plane p + c - 1 */
@@ -238,8 +177,10 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
             if (acm) {
                 if (redo) /* the mask was cleared before the step */
                     atomicOr(a.redo + (k >> 5), 1u << (k & 31u));
-                acm_plane_add_block<MODEL == ACM_COLLISION_ACM_LI2020>(
-                    a.planes, (uint32_t)z, mine, u2max, rho_sum, j_sum, pi_sum);
+                const acm_plane_fixed w = acm_plane_warp<MODEL == ACM_COLLISION_ACM_LI2020>(
+                    mine, u2max, rho_sum, j_sum, pi_sum);
+                if (tx == 0) /* folded behind the next plane's first barrier */
+                    part[ty] = w;
             }
         }
 #pragma unroll
@@ -249,39 +190,42 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
             acc[2][n] = 0;
         }
     }
+    if (acm) {
+        __syncthreads();
+        if (threadIdx.x == 0 && z1 - 1 >= z0)
+            acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(z1 - 1), part,
+                                                               TY);
+    }
 }
 
 /* Planes a tile walks: enough walks for about 4096 blocks, at least 8
  * planes a walk (each walk loads two planes more than it steps). */
-static int32_t acm_tile_walk(const acm_gpu_grid &g, unsigned tiles_xy)
+static int32_t acm_tile_walk(int32_t nz, unsigned tiles_xy)
 {
     const int32_t walks = (int32_t)((4096u + tiles_xy - 1u) / tiles_xy);
-    int32_t lz = (g.nz + walks - 1) / walks;
-    return lz < 8 ? (g.nz < 8 ? g.nz : 8) : lz;
+    const int32_t lz = (nz + walks - 1) / walks;
+    return lz < 8 ? (nz < 8 ? nz : 8) : lz;
 }
 
-/* The launcher of this compilation's storage type; elem_dispatch.cu picks
- * it. The tiled step for a whole grid, the per-cell one for part of it. */
+/* The launcher of this compilation's storage type (elem_dispatch.cu picks
+ * it): the planes a.first / nxy to a.end / nxy, whole planes only. */
 template <typename T>
-cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, unsigned block, cudaStream_t s)
+cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, cudaStream_t s)
 {
     typedef typename acm_io<T>::R R;
-    if (a.first == 0 && a.end == a.g.ncells) {
-        const unsigned ty = (unsigned)acm_tile<R>::y;
-        const unsigned gx = ((unsigned)a.g.nx + 29u) / 30u, gy = ((unsigned)a.g.ny + ty - 3u) / (ty - 2u);
-        const int32_t lz = acm_tile_walk(a.g, gx * gy);
-        const dim3 grid(gx, gy, (unsigned)((a.g.nz + lz - 1) / lz));
-        acm_with_model(a.p.model, [&](auto m) {
-            acm_mom_tile_kernel<T, decltype(m)::value><<<grid, acm_tile<R>::threads, 0, s>>>(a, lz);
-        });
-        return cudaGetLastError();
-    }
-    const unsigned grid = acm_blocks(a.end - a.first, block);
+    const uint32_t nxy = (uint32_t)a.g.nx * (uint32_t)a.g.ny;
+    if (a.first % nxy != 0 || a.end % nxy != 0 || a.end <= a.first || a.end > a.g.ncells)
+        return cudaErrorInvalidValue;
+    const int32_t zb = (int32_t)(a.first / nxy), ze = (int32_t)(a.end / nxy);
+    const unsigned ty = (unsigned)acm_tile<R>::y;
+    const unsigned gx = ((unsigned)a.g.nx + 29u) / 30u, gy = ((unsigned)a.g.ny + ty - 3u) / (ty - 2u);
+    const int32_t lz = acm_tile_walk(ze - zb, gx * gy);
+    const dim3 grid(gx, gy, (unsigned)((ze - zb + lz - 1) / lz));
     acm_with_model(a.p.model, [&](auto m) {
-        acm_mom_kernel<T, decltype(m)::value><<<grid, block, 0, s>>>(a);
+        acm_mom_tile_kernel<T, decltype(m)::value><<<grid, acm_tile<R>::threads, 0, s>>>(a, zb, ze,
+                                                                                        lz);
     });
     return cudaGetLastError();
 }
 
-template cudaError_t acm_launch_mom_step_elem<acm_tu_elem>(const acm_step_args &, unsigned,
-                                                           cudaStream_t);
+template cudaError_t acm_launch_mom_step_elem<acm_tu_elem>(const acm_step_args &, cudaStream_t);

@@ -94,10 +94,8 @@ __global__ void acm_moments_kernel(const acm_step_args a, const T *__restrict__ 
     const uint32_t ib_word = acm_ib_word(a, k);
     acm_load_cell(a.g, tmp, k, f);
     acm_cell_force(a, k, ib_word, F);
-    acm_collide_params p = a.p;
-    if (acm_is_adaptive(MODEL))
-        acm_params_from_sums(p, a.prev, acm_at_face(a.g, k));
-    R *tau = MODEL == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
+    acm_collide_params p = acm_cell_params(a, acm_is_adaptive(MODEL), acm_at_face(a.g, k));
+    R *tau = acm_cell_tau(a, MODEL, k, tau_unused);
     typename acm_math<R>::diag d;
     acm_math<R>::stage1(&p, MODEL, f, F, tau, m, &d);
 #pragma unroll

@@ -72,11 +72,10 @@ __global__ void acm_mom_redo_kernel(const acm_step_args a)
         acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
         acm_mom_math<R>::sums(f, s);
         acm_cell_force(a, k, acm_ib_word(a, k), F);
-        acm_collide_params p = a.p;
-        const acm_sources src = acm_source_offsets<1>(a.g, x, y, z);
-        acm_params_from_sums(p, a.prev, src.edge);
+        const acm_collide_params p =
+            acm_cell_params(a, true, acm_source_offsets<1>(a.g, x, y, z).edge);
         R tau_unused = 0;
-        R *tau = a.p.model == ACM_COLLISION_ACM_LI2020 ? (R *)a.tau + k : &tau_unused;
+        R *tau = acm_cell_tau(a, a.p.model, k, tau_unused);
         R tau_before = *tau;
         typename acm_mom_math<R>::diag d;
         acm_mom_math<R>::collide(&p, p.model, s, F, &tau_before, m, &d);
