@@ -69,6 +69,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     m->block = d->layout.block_size > 0 ? (unsigned)d->layout.block_size : (unsigned)ACM_GPU_DEFAULT_BLOCK;
     d->layout.block_size = (int32_t)m->block;
     CU_TRY(d, cudaSetDevice(d->device));
+    ACM_TRY(cu_load_kernels(d));
     CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
     m->own_stream = true;
     CU_TRY(d, cudaEventCreateWithFlags(&m->marker, cudaEventDisableTiming));

@@ -6,6 +6,9 @@
  */
 #include <string.h> /* memcpy, memset */
 
+#include <cuda.h> /* the driver's types of cu_load_kernels' entry points */
+
+#include "alloc.h"
 #include "backend_impl.cuh"
 #include "pipeline.h" /* acm__domain_collide_params */
 
@@ -75,6 +78,70 @@ void cu_dev_free(acm_domain *d, void **p, size_t bytes)
         d->memory_bytes -= bytes;
     }
     *p = NULL;
+}
+
+/* ---- kernels loaded up front -------------------------------------------------------- */
+
+/* The driver calls that find and load a module's kernels (CUDA 12.5 and later). */
+struct cu_loader {
+    CUresult (*library)(CUlibrary *, CUkernel);
+    CUresult (*count)(unsigned *, CUlibrary);
+    CUresult (*list)(CUkernel *, unsigned, CUlibrary);
+    CUresult (*function)(CUfunction *, CUkernel);
+    CUresult (*load)(CUfunction);
+};
+
+static bool driver_call(const char *name, void **fn)
+{
+    cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+    const bool ok = cudaGetDriverEntryPointByVersion(name, fn, 12050, cudaEnableDefault, &q) ==
+                        cudaSuccess &&
+                    q == cudaDriverEntryPointSuccess && *fn != NULL;
+    (void)cudaGetLastError();
+    return ok;
+}
+
+/* Every kernel of the module that holds `anchor`, loaded. */
+static acm_status load_module(acm_domain *d, const cu_loader &L, const void *anchor)
+{
+    cudaKernel_t k = NULL;
+    CUlibrary lib = NULL;
+    unsigned count = 0;
+    if (cudaGetKernel(&k, anchor) != cudaSuccess || L.library(&lib, (CUkernel)k) != CUDA_SUCCESS ||
+        L.count(&count, lib) != CUDA_SUCCESS || count == 0) {
+        (void)cudaGetLastError();
+        return ACM_OK;
+    }
+    CUkernel *all = (CUkernel *)acm__malloc(count * sizeof *all);
+    if (all == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot list %u kernels", count);
+    if (L.list(all, count, lib) == CUDA_SUCCESS)
+        for (unsigned i = 0; i < count; ++i) {
+            CUfunction f = NULL;
+            if (L.function(&f, all[i]) == CUDA_SUCCESS)
+                (void)L.load(f); /* a failure shows at the kernel's launch, as before */
+        }
+    acm__free(all);
+    return ACM_OK;
+}
+
+/* By default CUDA loads a kernel at its first launch: 3-5 ms in the first
+ * frame of examples/game_loop on an H200, and up to 1 ms more in a later
+ * frame that first re-sorts a solid (docs/performance.md, "Real time"). */
+acm_status cu_load_kernels(acm_domain *d)
+{
+    cu_loader L;
+    if (!driver_call("cuKernelGetLibrary", (void **)&L.library) ||
+        !driver_call("cuLibraryGetKernelCount", (void **)&L.count) ||
+        !driver_call("cuLibraryEnumerateKernels", (void **)&L.list) ||
+        !driver_call("cuKernelGetFunction", (void **)&L.function) ||
+        !driver_call("cuFuncLoad", (void **)&L.load))
+        return ACM_OK;
+    const void *anchors[32];
+    const size_t n = acm_kernel_anchors(anchors, sizeof anchors / sizeof anchors[0]);
+    for (size_t a = 0; a < n; ++a)
+        ACM_TRY(load_module(d, L, anchors[a]));
+    return ACM_OK;
 }
 
 /* ---- sizes ------------------------------------------------------------------ */

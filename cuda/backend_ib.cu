@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "backend_impl.cuh"
+#include "morton.h" /* ACM_MORTON_BITS */
 #include "solid.h"
 
 /* ---- immersed boundary (the CPU's twin: lib/cpu/backend.c, lib/cpu/ib_tmpl.h) ------------ */
@@ -43,6 +44,9 @@ void cu_ib_release(acm_domain *d, bool cells)
     const size_t real = IMPL(d)->real;
     cu_dev_free(d, (void **)&ib->X, 3 * n * sizeof(double));
     cu_dev_free(d, (void **)&ib->r, 3 * n * sizeof(double));
+    cu_dev_free(d, (void **)&ib->origin, n * sizeof(uint64_t));
+    cu_dev_free(d, &ib->sort_scratch, ib->sort_bytes);
+    ib->sort_bytes = 0;
     cu_dev_free(d, &ib->ub, 3 * n * real);
     cu_dev_free(d, &ib->dv, n * real);
     cu_dev_free(d, &ib->alpha, n * real);
@@ -76,13 +80,15 @@ static acm_status ib_upload(acm_domain *d)
     const size_t n = (size_t)ib->n;
     double *r = (double *)acm__malloc(3 * n * sizeof(double));
     R *dv = (R *)acm__malloc(n * sizeof(R)), *alpha = (R *)acm__malloc(n * sizeof(R));
+    uint64_t *origin = (uint64_t *)acm__malloc(n * sizeof(uint64_t));
     acm_status st = ACM_OK;
-    if (r == NULL || dv == NULL || alpha == NULL) {
+    if (r == NULL || dv == NULL || alpha == NULL || origin == NULL) {
         st = ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot stage %zu samples", n);
     } else {
         for (int32_t i = 0; i < d->nsolids; ++i) {
             const acm_solid *s = d->solids[i];
             memcpy(r + 3 * s->offset, s->r, 3 * (size_t)s->count * sizeof(double));
+            memcpy(origin + s->offset, s->origin, (size_t)s->count * sizeof(uint64_t));
             for (uint64_t j = 0; j < s->count; ++j) {
                 dv[s->offset + j] = (R)s->dv[j];
                 alpha[s->offset + j] = (R)s->alpha;
@@ -93,12 +99,15 @@ static acm_status ib_upload(acm_domain *d)
             e = cudaMemcpy(ib->dv, dv, n * sizeof(R), cudaMemcpyHostToDevice);
         if (e == cudaSuccess)
             e = cudaMemcpy(ib->alpha, alpha, n * sizeof(R), cudaMemcpyHostToDevice);
+        if (e == cudaSuccess)
+            e = cudaMemcpy(ib->origin, origin, n * sizeof(uint64_t), cudaMemcpyHostToDevice);
         if (e != cudaSuccess)
             st = cu_fail(d, e, "uploading the samples");
     }
     acm__free(r);
     acm__free(dv);
     acm__free(alpha);
+    acm__free(origin);
     return st;
 }
 
@@ -136,6 +145,7 @@ static acm_status ib_allocate(acm_domain *d)
     const size_t n = (size_t)ib->n, real = m->real;
     ACM_TRY(cu_dev_alloc(d, (void **)&ib->X, 3 * n * sizeof(double), "sample positions"));
     ACM_TRY(cu_dev_alloc(d, (void **)&ib->r, 3 * n * sizeof(double), "sample offsets"));
+    ACM_TRY(cu_dev_alloc(d, (void **)&ib->origin, n * sizeof(uint64_t), "sample indices"));
     ACM_TRY(cu_dev_alloc(d, &ib->ub, 3 * n * real, "sample velocities"));
     ACM_TRY(cu_dev_alloc(d, &ib->dv, n * real, "sample weights"));
     ACM_TRY(cu_dev_alloc(d, &ib->alpha, n * real, "sample gains"));
@@ -402,6 +412,56 @@ extern "C" acm_status acm_cuda_ib_plane_forces(acm_domain *d, acm_ib_ft *out)
 {
     ACM_TRY(cu_enter(d));
     return slab_plane_sums(d, false, out);
+}
+
+/* Bits of the largest Morton-block key of d's grid (lib/core/morton.h). */
+static int key_bits(const acm_domain *d)
+{
+    const acm_ib_grid g = acm__ib_grid(d);
+    const int32_t l = d->layout.ib.sample_block;
+    uint64_t blocks = 1;
+    for (int a = 0; a < 3; ++a)
+        blocks *= (uint64_t)((g.n[a] + l - 1) / l);
+    int bits = 3 * ACM_MORTON_BITS;
+    for (uint64_t b = blocks - 1; b != 0; b >>= 1)
+        bits++;
+    return bits;
+}
+
+/* The samples of s in the Morton-block order at its pose, on the device
+ * (ib_sort.cu); the scratch is made at the first re-sort, for the largest
+ * solid, and kept. */
+extern "C" acm_status acm_cuda_ib_resort(acm_domain *d, acm_solid *s)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    size_t bytes = 0;
+    CU_TRY(d, acm_ib_resort_scratch_bytes(ib->most, &bytes));
+    if (ib->sort_bytes < bytes) {
+        cu_dev_free(d, &ib->sort_scratch, ib->sort_bytes);
+        ib->sort_bytes = 0;
+        ACM_TRY(cu_dev_alloc(d, &ib->sort_scratch, bytes, "sample re-sort"));
+        ib->sort_bytes = bytes;
+    }
+    acm_ib_pose pose;
+    memset(&pose, 0, sizeof pose);
+    memcpy(pose.x, s->body.x, sizeof pose.x);
+    memcpy(pose.q, s->body.q, sizeof pose.q);
+    CU_TRY(d, acm_launch_ib_resort(ib_args(d), m->elem, s->offset, s->count, pose,
+                                   d->layout.ib.sample_block, key_bits(d), ib->origin,
+                                   ib->sort_scratch, m->stream));
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_ib_order(acm_domain *d, const acm_solid *s, uint64_t *origin)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    CU_TRY(d, cudaMemcpyAsync(origin, m->ib.origin + s->offset, (size_t)s->count * sizeof(uint64_t),
+                              cudaMemcpyDeviceToHost, m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
 }
 
 extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, double *dst)

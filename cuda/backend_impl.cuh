@@ -34,6 +34,9 @@ struct cuda_ib {
     double *centre;       /* host, 3 per solid: the torque centres of the last step */
     void *scratch;        /* gather cell lists */
     size_t scratch_bytes;
+    uint64_t *origin;     /* n: each sample's index in its solid's sampling order */
+    void *sort_scratch;   /* re-sorts (acm_launch_ib_resort), made at the first one */
+    size_t sort_bytes;
     int32_t nsolids, spread;  /* what the storage was sized for, with n ... */
     uint64_t region, most;    /* ... and ib_extents */
 };
@@ -105,6 +108,10 @@ acm_status cu_fail(acm_domain *d, cudaError_t e, const char *what);
 acm_status cu_enter(acm_domain *d);
 acm_status cu_dev_alloc(acm_domain *d, void **p, size_t bytes, const char *what);
 void cu_dev_free(acm_domain *d, void **p, size_t bytes);
+/* Every kernel of the library loaded on d's device now (kernels.cuh,
+ * "loading"): no step pays CUDA's lazy loading. Best effort: a driver
+ * without the calls it needs keeps loading kernels at their first launch. */
+acm_status cu_load_kernels(acm_domain *d);
 
 /* ---- sizes and kernel arguments (backend_device.cu) ------------------------- */
 

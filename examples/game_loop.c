@@ -571,21 +571,24 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Mean, median, 95th percentile, max and frames over budget of `n` times. */
+/* Mean, median, 95th percentile, max (and its frame), the max of the frames
+ * after the first, and frames over budget of `n` times. */
 static void print_stats(const char *what, double *ms, long n)
 {
-    double sum = 0.0;
-    long over = 0;
+    double sum = 0.0, rest = 0.0;
+    long over = 0, worst = 0;
     for (long k = 0; k < n; ++k) {
         sum += ms[k];
         over += ms[k] > BUDGET_MS;
+        worst = ms[k] > ms[worst] ? k : worst;
+        rest = k > 0 && ms[k] > rest ? ms[k] : rest;
     }
     qsort(ms, (size_t)n, sizeof *ms, cmp_double);
     const long p95 = (long)ceil(0.95 * (double)n) - 1;
-    printf("%-22s mean %7.2f  p50 %7.2f  p95 %7.2f  max %7.2f ms; over %.1f ms: %ld of %ld "
-           "frames\n",
-           what, sum / (double)n, ms[(n - 1) / 2], ms[p95 < 0 ? 0 : p95], ms[n - 1], BUDGET_MS,
-           over, n);
+    printf("%-22s mean %7.2f  p50 %7.2f  p95 %7.2f  max %7.2f ms (frame %ld; after frame 0: "
+           "%.2f); over %.1f ms: %ld of %ld frames\n",
+           what, sum / (double)n, ms[(n - 1) / 2], ms[p95 < 0 ? 0 : p95], ms[n - 1], worst, rest,
+           BUDGET_MS, over, n);
 }
 
 /* ---- the loop ------------------------------------------------------------------------------ */

@@ -665,6 +665,86 @@ START_TEST(gpu_solids_match_cpu)
 }
 END_TEST
 
+/* A translating, spinning sphere of 2000 samples beside a static one, stepped
+ * on `backend` (FP64) until it has drifted by a few sample blocks: its
+ * samples re-sorted there (on the GPU by acm_cuda_ib_resort, with no host
+ * round trip; on the CPU by the host's sort). pos: the moving sphere's
+ * sample positions after `steps`; then the static sphere is destroyed (the
+ * GPU's order comes home for the new attach) and 20 more steps run. */
+static acm_domain *resort_scene(acm_backend backend, int64_t steps, double *pos, double *pos0,
+                                double F[3], int64_t *resorts)
+{
+    acm_domain_options o = acm_test_options(32, 16, 16, 0.05, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    o.backend = backend;
+    acm_domain *d = acm_test_domain(&o);
+    double *pts, *areas;
+    const double at[3] = {8.0, 8.0, 8.0}, still[3] = {24.0, 8.0, 8.0};
+    acm_solid_options so = acm_test_moving_sphere(2000, 3.0, at, &pts, &areas);
+    acm_solid *moving = NULL, *fixed = NULL;
+    ACM_CK_OK(d, acm_solid_create(&moving, d, &so));
+    free(pts);
+    free(areas);
+    so = acm_test_moving_sphere(300, 2.0, still, &pts, &areas);
+    so.motion = ACM_MOTION_STATIC;
+    so.velocity[0] = so.angular_velocity[2] = 0.0;
+    ACM_CK_OK(d, acm_solid_create(&fixed, d, &so));
+    free(pts);
+    free(areas);
+    ck_assert_int_eq(acm_solid_get_samples(moving, pos0, 2000), ACM_OK);
+    ACM_CK_OK(d, acm_step(d, steps));
+    ck_assert_int_eq(acm_solid_get_samples(moving, pos, 2000), ACM_OK);
+    acm_solid_info info = {.version = ACM_SOLID_INFO_VERSION};
+    ck_assert_int_eq(acm_solid_get_info(moving, &info), ACM_OK);
+    *resorts = info.resorts;
+    acm_solid_destroy(fixed);
+    ACM_CK_OK(d, acm_step(d, 20));
+    double T[3];
+    ck_assert_int_eq(acm_solid_get_force(moving, F, T), ACM_OK);
+    return d;
+}
+
+START_TEST(gpu_resorts_samples_like_the_cpu)
+{
+    const int64_t steps = 150; /* 4.5 cells at 0.03 a step: blocks of 2 cells, re-sorted */
+    double *pc = malloc(4 * 3 * 2000 * sizeof(double)), *pg = pc + 6000;
+    double *c0 = pc + 12000, *g0 = pc + 18000, Fc[3], Fg[3];
+    int64_t rc = 0, rg = 0;
+    ck_assert_ptr_nonnull(pc);
+    acm_domain *cpu = resort_scene(ACM_BACKEND_CPU, steps, pc, c0, Fc, &rc);
+    acm_domain *gpu = resort_scene(ACM_BACKEND_CUDA, steps, pg, g0, Fg, &rg);
+    /* the same samples in the same order as the host's sort put them */
+    double worst = 0.0, moved = 0.0;
+    for (int i = 0; i < 6000; ++i)
+        worst = fmax(worst, fabs(pg[i] - pc[i]));
+    /* and that order is not the first one carried along: sample l of the
+     * first order, moved by 4.5 cells and turned by 1.5 rad about z */
+    const double ang = 0.01 * (double)steps, cs = cos(ang), sn = sin(ang);
+    for (int l = 0; l < 2000; ++l) {
+        const double rx = g0[3 * l] - 8.0, ry = g0[3 * l + 1] - 8.0;
+        const double x = 8.0 + 0.03 * (double)steps + cs * rx - sn * ry, y = 8.0 + sn * rx + cs * ry;
+        moved = fmax(moved, hypot(pg[3 * l] - x, pg[3 * l + 1] - y));
+    }
+    const size_t n = 32 * 16 * 16;
+    double *uc = field_n(cpu, ACM_FIELD_VELOCITY, 3, n), *ug = field_n(gpu, ACM_FIELD_VELOCITY, 3, n);
+    const double du = rel_diff(ug, uc, 3 * n), dF = rel_diff(Fg, Fc, 3);
+    printf("device re-sort: %lld re-sorts (CPU %lld); sample positions GPU vs CPU %.2e cells; "
+           "farthest sample from its first-order place %.2f cells; after the order came home: "
+           "velocity %.2e force %.2e\n",
+           (long long)rg, (long long)rc, worst, moved, du, dF);
+    ck_assert_msg(rg >= 1 && rg == rc, "re-sorts: GPU %lld, CPU %lld", (long long)rg,
+                  (long long)rc);
+    ck_assert_msg(worst <= 1e-9, "GPU sample order differs from the CPU's: %g cells", worst);
+    ck_assert_msg(moved >= 0.5, "the samples were never re-sorted (%g cells)", moved);
+    ck_assert_msg(du <= 1e-10 && dF <= 1e-10, "velocity %g, force %g", du, dF);
+    free(uc);
+    free(ug);
+    free(pc);
+    acm_domain_destroy(cpu);
+    acm_domain_destroy(gpu);
+}
+END_TEST
+
 /* A smoke shed from a cube solid and absorbed by it (FP64 flow past it),
  * on the GPU (each kernel structure: _i 0 fused, 1 split, 2 baseline) and
  * on the CPU: the same counters, the same particles, and the density
@@ -706,7 +786,6 @@ START_TEST(gpu_smoke_matches_cpu)
 {
     acm_smoke *s[2];
     acm_domain *d[2] = {smoke_scene(ACM_BACKEND_CUDA, &s[0]), smoke_scene(ACM_BACKEND_CPU, &s[1])};
-    const acm_kernel kernels[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE};
     acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, kernels[_i]);
     ACM_CK_OK(d[0], acm_domain_set_layout(d[0], l));
     acm_layout_destroy(l);
@@ -976,6 +1055,7 @@ TEST_SUITE(cuda_suite)
     suite_add_tcase(s, tc);
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);
+    tcase_add_test(tc, gpu_resorts_samples_like_the_cpu);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);
     tcase_add_test(tc, fp16_taylor_green_accuracy);

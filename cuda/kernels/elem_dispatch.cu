@@ -20,3 +20,18 @@ cudaError_t acm_launch_mom_step(const acm_step_args &a, acm_gpu_elem elem, cudaS
     acm_with_elem(elem, [&](auto t) { e = acm_launch_mom_step_elem<decltype(t)>(a, s); });
     return e;
 }
+
+size_t acm_kernel_anchors(const void **out, size_t max)
+{
+    const void *all[] = {acm_lbm_anchor_elem<__half>(), acm_lbm_anchor_elem<float>(),
+                         acm_lbm_anchor_elem<double>(), acm_mom_anchor_elem<__half>(),
+                         acm_mom_anchor_elem<float>(),  acm_mom_anchor_elem<double>(),
+                         acm_faces_anchor(),            acm_fields_anchor(),
+                         acm_ib_anchor(),               acm_ib_sort_anchor(),
+                         acm_split_anchor(),            acm_net_anchor(),
+                         acm_sums_anchor(),             acm_smoke_anchor()};
+    size_t n = 0;
+    for (; n < sizeof all / sizeof all[0] && n < max; ++n)
+        out[n] = all[n];
+    return n;
+}

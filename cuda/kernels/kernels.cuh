@@ -272,6 +272,14 @@ struct acm_ib_pose {
 /* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r. */
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                 uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
+/* ib_sort.cu: re-sort the samples [first, first + count) of one solid into
+ * the Morton-block order (blocks of edge `block`, keys below bit end_bit) at
+ * `pose`: r, X, dv, Gsum and origin (the sampling indices, n of them) move
+ * with them. Scratch of acm_ib_resort_scratch_bytes(count) bytes. */
+cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes);
+cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
+                                 uint64_t count, const acm_ib_pose &pose, int32_t block,
+                                 int end_bit, uint64_t *origin, void *scratch, cudaStream_t s);
 /* Mark the support of every sample in ib.mask (cleared first) and list the
  * marked cells in ib.band (their count in *ib.band_count). Only needed when
  * samples moved: the support of static samples stays marked and listed. */
@@ -317,5 +325,23 @@ cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint6
                                  const double dw[3], cudaStream_t s);
 /* Blocks of acm_launch_ib_sums for a count of samples. */
 unsigned acm_ib_sum_blocks(uint64_t count);
+
+/* ---- loading ----------------------------------------------------------------------------
+ * Each compilation unit of this folder is a CUDA module of its own. One
+ * kernel of each (its anchor) lets the host find the modules and load every
+ * kernel in them when a domain is made, rather than at each kernel's first
+ * launch (CUDA's lazy loading). elem_dispatch.cu: up to max anchors into out,
+ * their count. */
+size_t acm_kernel_anchors(const void **out, size_t max);
+template <typename T> const void *acm_lbm_anchor_elem(void);
+template <typename T> const void *acm_mom_anchor_elem(void);
+const void *acm_faces_anchor(void);
+const void *acm_fields_anchor(void);
+const void *acm_ib_anchor(void);
+const void *acm_ib_sort_anchor(void);
+const void *acm_split_anchor(void);
+const void *acm_net_anchor(void);
+const void *acm_sums_anchor(void);
+const void *acm_smoke_anchor(void);
 
 #endif /* ACMLBM_CUDA_KERNELS_CUH */

@@ -157,3 +157,11 @@ cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned bloc
 
 template cudaError_t acm_launch_lbm_elem<acm_tu_elem>(const acm_step_args &, bool, unsigned,
                                                       cudaStream_t);
+
+template <typename T> const void *acm_lbm_anchor_elem(void)
+{
+    return (const void *)acm_lbm_kernel<T, acm_addr_planes<uint64_t>, ACM_COLLISION_BGK, false,
+                                        ACM_STATE_POST>;
+}
+
+template const void *acm_lbm_anchor_elem<acm_tu_elem>(void);

@@ -229,3 +229,10 @@ cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, cudaStream_t s)
 }
 
 template cudaError_t acm_launch_mom_step_elem<acm_tu_elem>(const acm_step_args &, cudaStream_t);
+
+template <typename T> const void *acm_mom_anchor_elem(void)
+{
+    return (const void *)acm_mom_tile_kernel<T, ACM_COLLISION_BGK>;
+}
+
+template const void *acm_mom_anchor_elem<acm_tu_elem>(void);

@@ -95,3 +95,5 @@ cudaError_t acm_launch_mom_redo(const acm_step_args &a, acm_gpu_elem elem, unsig
     });
     return cudaGetLastError();
 }
+
+const void *acm_net_anchor(void) { return (const void *)acm_redo_kernel<float, true>; }

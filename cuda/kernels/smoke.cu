@@ -134,3 +134,5 @@ cudaError_t acm_launch_smoke_density(const acm_ib_grid &g, const int32_t m[3], i
         g, make_int3(m[0], m[1], m[2]), sub, x, age, n, dst);
     return cudaGetLastError();
 }
+
+const void *acm_smoke_anchor(void) { return (const void *)acm_smoke_advect_kernel; }

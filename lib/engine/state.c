@@ -196,6 +196,7 @@ static void solid_copy_put(acm_solid *s, const acm_solid_copy *ss)
     memcpy(s->force, ss->force, sizeof s->force);
     memcpy(s->torque, ss->torque, sizeof s->torque);
     s->moved = ss->moved;
+    s->order_on_device = false; /* these arrays are the order now: attaching uploads them */
 }
 
 void acm__snapshot_free(acm_snapshot *snap)

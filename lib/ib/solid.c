@@ -419,11 +419,66 @@ static bool in_sampling_order(const acm_solid *s)
     return true;
 }
 
+/* Put sample from[l] of the current order at place l (r, dv and origin). */
+static acm_status reorder(acm_domain *d, acm_solid *s, const uint64_t *from)
+{
+    const size_t n = (size_t)s->count;
+    double *r = acm__malloc(3 * n * sizeof(double)), *dv = acm__malloc(n * sizeof(double));
+    uint64_t *origin = acm__malloc(n * sizeof(uint64_t));
+    if (r == NULL || dv == NULL || origin == NULL) {
+        acm__free(r);
+        acm__free(dv);
+        acm__free(origin);
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot reorder %zu samples", n);
+    }
+    for (size_t l = 0; l < n; ++l) {
+        memcpy(r + 3 * l, s->r + 3 * from[l], 3 * sizeof(double));
+        dv[l] = s->dv[from[l]];
+        origin[l] = s->origin[from[l]];
+    }
+    acm__free(s->r);
+    acm__free(s->dv);
+    acm__free(s->origin);
+    s->r = r;
+    s->dv = dv;
+    s->origin = origin;
+    return ACM_OK;
+}
+
+/* The order a backend re-sort (ib_resort) gave the samples, into the host's
+ * copies: the backend's sampling indices say which sample now stands where. */
+static acm_status order_home(acm_domain *d, acm_solid *s)
+{
+    if (!s->order_on_device)
+        return ACM_OK;
+    const size_t n = (size_t)s->count;
+    uint64_t *origin = acm__malloc(n * sizeof(uint64_t)), *at = acm__malloc(n * sizeof(uint64_t));
+    acm_status st = origin == NULL || at == NULL
+                        ? ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot reorder %zu samples", n)
+                        : d->ops->ib_order(d, s, origin);
+    for (size_t l = 0; st == ACM_OK && l < n; ++l)
+        at[s->origin[l]] = (uint64_t)l; /* where sample origin[l] stands here */
+    for (size_t l = 0; st == ACM_OK && l < n; ++l) {
+        if (origin[l] >= n)
+            st = ACM_FAIL(d, ACM_ERR_INTERNAL, "sample %zu of the device order has index %llu",
+                          l, (unsigned long long)origin[l]);
+        else
+            origin[l] = at[origin[l]]; /* from here */
+    }
+    if (st == ACM_OK)
+        st = reorder(d, s, origin);
+    s->order_on_device = st != ACM_OK;
+    acm__free(origin);
+    acm__free(at);
+    return st;
+}
+
 /* Put the samples in the domain's order at the current pose and remember the
  * pose: the Morton-block order by key (stable: ties keep the current order),
  * or the sampling order (by origin). The origins move with the samples. */
 static acm_status sort_samples(acm_domain *d, acm_solid *s)
 {
+    ACM_TRY(order_home(d, s));
     memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
     memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
     const bool morton = d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
@@ -432,9 +487,8 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
         return ACM_OK;
     const acm_ib_grid g = acm__ib_grid(d);
     sort_item *items = acm__malloc(2 * n * sizeof *items), *sorted = NULL;
-    double *r = acm__malloc(3 * n * sizeof(double)), *dv = acm__malloc(n * sizeof(double));
-    uint64_t *origin = acm__malloc(n * sizeof(uint64_t));
-    if (items != NULL && r != NULL && dv != NULL && origin != NULL) {
+    uint64_t *from = acm__malloc(n * sizeof(uint64_t));
+    if (items != NULL && from != NULL) {
         const double zero[3] = {0.0, 0.0, 0.0};
 #pragma omp parallel for schedule(static) if (n >= 16384)
         for (int64_t l = 0; l < (int64_t)n; ++l) {
@@ -446,25 +500,15 @@ static acm_status sort_samples(acm_domain *d, acm_solid *s)
         }
         sorted = radix_sort(items, items + n, n);
     }
-    if (sorted == NULL) {
-        acm__free(items);
-        acm__free(r);
-        acm__free(dv);
-        acm__free(origin);
-        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot sort %zu samples", n);
-    }
-    for (size_t l = 0; l < n; ++l) {
-        memcpy(r + 3 * l, s->r + 3 * sorted[l].index, 3 * sizeof(double));
-        dv[l] = s->dv[sorted[l].index];
-        origin[l] = s->origin[sorted[l].index];
-    }
+    acm_status st = sorted == NULL ? ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot sort %zu samples", n)
+                                   : ACM_OK;
+    for (size_t l = 0; st == ACM_OK && l < n; ++l)
+        from[l] = sorted[l].index;
+    if (st == ACM_OK)
+        st = reorder(d, s, from);
     acm__free(items);
-    acm__free(s->r);
-    acm__free(s->dv);
-    acm__free(s->origin);
-    s->r = r;
-    s->dv = dv;
-    s->origin = origin;
+    acm__free(from);
+    ACM_TRY(st);
     s->resorts++;
     return ACM_OK;
 }
@@ -501,6 +545,8 @@ static void free_solid(acm_solid *s)
  * last step must have been fetched (the backend forgets them). */
 static acm_status attach(acm_domain *d)
 {
+    for (int32_t i = 0; i < d->nsolids; ++i) /* the upload takes the host's order */
+        ACM_TRY(order_home(d, d->solids[i]));
     renumber(d);
     if (d->impl == NULL) { /* a failed re-layout left nothing to attach to */
         d->ib_dirty = true;
@@ -671,6 +717,8 @@ acm_status acm__solids_resort(acm_domain *d)
 acm_status acm__solids_fetch(acm_domain *d)
 {
     ACM_TRY(acm__domain_require_storage(d));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        ACM_TRY(order_home(d, d->solids[i]));
     if (!d->forces_stale)
         return ACM_OK;
     return d->ops->ib_fetch(d);
@@ -729,6 +777,21 @@ acm_status acm__solids_after_step(acm_domain *d)
     }
     if (!resort)
         return ACM_OK;
+    if (d->ops->ib_resort != NULL) { /* on the backend's side: nothing comes home */
+        for (int32_t i = 0; i < d->nsolids; ++i) {
+            acm_solid *s = d->solids[i];
+            if (!needs_resort(d, s))
+                continue;
+            if (s->count > 1) {
+                ACM_TRY(d->ops->ib_resort(d, s));
+                s->order_on_device = true;
+                s->resorts++;
+            }
+            memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
+            memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
+        }
+        return ACM_OK;
+    }
     ACM_TRY(acm__solids_fetch(d)); /* re-attaching forgets them */
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (needs_resort(d, d->solids[i]))

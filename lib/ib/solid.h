@@ -36,6 +36,8 @@ struct acm_solid {
     bool moved;           /* pose changed since the backend placed the samples */
     double force[3], torque[3]; /* fluid on the solid, last step (spec 9.1) */
     double sort_x[3], sort_q[4]; /* pose at the last Morton-block sort */
+    bool order_on_device; /* re-sorted by the backend (ib_resort): r, dv and origin here
+                             hold an older order until acm__solid_order_home */
     int64_t resorts;
     double area, spacing;
     /* body-frame surface for inside tests (closed meshes only) */
