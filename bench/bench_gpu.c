@@ -91,10 +91,35 @@ static double traffic(acm_kernel k, acm_storage s, acm_precision p, acm_collisio
     }
 }
 
+/* The host's time of acm_cuda_step_async(d, 4) on an idle device (the
+ * median of 21 calls, µs): what a game loop's frame of 4 steps costs the
+ * host. */
+static double enqueue_time(acm_domain *d)
+{
+    double t[21];
+    for (int r = 0; r < 21; ++r) {
+        if (acm_cuda_domain_synchronize(d) != ACM_OK)
+            return -1.0;
+        const double t0 = bench_now();
+        if (acm_cuda_step_async(d, 4) != ACM_OK)
+            return -1.0;
+        t[r] = (bench_now() - t0) * 1e6;
+    }
+    for (int i = 1; i < 21; ++i) /* insertion sort: 21 values */
+        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
+            const double s = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = s;
+        }
+    return acm_cuda_domain_synchronize(d) == ACM_OK ? t[10] : -1.0;
+}
+
 /* MLUPS of one configuration, or a negative number with a message; the
- * domain's memory per cell into *mem_per_cell. */
+ * domain's memory per cell into *mem_per_cell, the enqueue of 4 steps
+ * (enqueue_time) into *enqueue_us. */
 static double run_one(const bench_opts *o, const int n[3], const bench_variant *v,
-                      acm_storage storage, acm_precision p, acm_collision m, double *mem_per_cell)
+                      acm_storage storage, acm_precision p, acm_collision m, double *mem_per_cell,
+                      double *enqueue_us)
 {
     acm_layout *l = NULL;
     acm_layout_create(&l);
@@ -143,6 +168,7 @@ static double run_one(const bench_opts *o, const int n[3], const bench_variant *
         double t = bench_now() - t0;
         if (t >= o->seconds || st != ACM_OK) {
             mlups = (double)n[0] * n[1] * n[2] * steps / t / 1e6;
+            *enqueue_us = st == ACM_OK ? enqueue_time(d) : -1.0;
             break;
         }
         steps = (int)(steps * fmin(8.0, 1.2 * o->seconds / fmax(t, 1e-4)));
@@ -249,8 +275,8 @@ int main(int argc, char **argv)
            bw / 1e9);
     printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n\n",
            bw / 216e6, bw / 108e6);
-    printf("%-9s %-5s %-14s %-10s %9s %8s %7s %9s %7s %10s\n", "variant", "prec", "size",
-           "model", "MLUPS", "ms/step", "B/cell", "GB/s", "of copy", "mem B/cell");
+    printf("%-9s %-5s %-14s %-10s %9s %8s %7s %9s %7s %10s %7s\n", "variant", "prec", "size",
+           "model", "MLUPS", "ms/step", "B/cell", "GB/s", "of copy", "mem B/cell", "enq4 us");
     for (int s = 0; s < o.nsizes; ++s)
         for (int m = 0; m < o.nmodels; ++m)
             for (int p = 0; p < o.nprecisions; ++p)
@@ -259,9 +285,9 @@ int main(int argc, char **argv)
                         const acm_storage sto = o.storages[st];
                         if (!storage_runs(sto, o.variants[v]))
                             continue;
-                        double mem = -1.0;
+                        double mem = -1.0, enq = -1.0;
                         double mlups = run_one(&o, o.sizes[s], o.variants[v], sto, o.precisions[p],
-                                               o.models[m], &mem);
+                                               o.models[m], &mem, &enq);
                         double bytes =
                             traffic(o.variants[v]->kernel, sto, o.precisions[p], o.models[m]);
                         char size[32], name[16];
@@ -276,19 +302,21 @@ int main(int argc, char **argv)
                             continue;
                         }
                         const double cells = (double)o.sizes[s][0] * o.sizes[s][1] * o.sizes[s][2];
-                        printf("%-9s %-5s %-14s %-10s %9.0f %8.2f %7.0f %9.0f %6.1f%% %10.1f\n",
+                        printf("%-9s %-5s %-14s %-10s %9.0f %8.3f %7.0f %9.0f %6.1f%% %10.1f "
+                               "%7.1f\n",
                                name,
                                o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
                                : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
                                                                        : "fp32",
                                size, model_name(o.models[m]), mlups, cells / mlups / 1e3, bytes,
                                mlups * bytes / 1e3,
-                               100.0 * mlups * bytes * 1e6 / bw, mem);
+                               100.0 * mlups * bytes * 1e6 / bw, mem, enq);
                         fflush(stdout);
                     }
     printf("\nB/cell: bytes each kernel structure reads and writes per cell and step, every "
            "array touched once (fused FP32: 2 x 27 x 4 = 216; moments: 2 x 10 x 4 = 80 "
            "FP32, 2 x 26 = 52 16-bit).\nmem B/cell: what the domain "
-           "holds on the device per cell (acm_domain_info.bytes_per_cell).\n");
+           "holds on the device per cell (acm_domain_info.bytes_per_cell).\nenq4 us: the "
+           "host's time of acm_cuda_step_async(d, 4) on an idle device (median of 21).\n");
     return 0;
 }

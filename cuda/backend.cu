@@ -98,7 +98,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(m->planes, 0, cu_planes_bytes(d), m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
-    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 2 * sizeof(unsigned long long), "counters"));
+    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 3 * sizeof(unsigned long long), "counters"));
     ACM_TRY(cu_dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
     CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 2 * sizeof(unsigned long long)));
     CU_TRY(d, cudaMallocHost((void **)&m->host_sums, 2 * sizeof(acm_gpu_sums)));
@@ -124,6 +124,7 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
     }
     cu_ib_release(d, true);
     cu_share_release(d);
+    cu_graphs_release(d);
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,

@@ -252,6 +252,10 @@ acm_step_args cu_step_args(const acm_domain *d)
     a.fallbacks = m->counters + 1;
     a.bad = m->counters;
     a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
+    if (m->capturing) { /* a graph's kernels: the same arguments at every replay */
+        a.step_key = 0;
+        a.batch = m->counters + 2;
+    }
     a.ib_mask = m->ib.n > 0 ? m->ib.mask : NULL;
     a.ib_force = m->ib.force;
     a.first = 0;
@@ -266,7 +270,7 @@ acm_status cu_reset_counters(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     CU_TRY(d, cudaMemsetAsync(m->counters, 0xff, sizeof(unsigned long long), m->stream));
-    CU_TRY(d, cudaMemsetAsync(m->counters + 1, 0, sizeof(unsigned long long), m->stream));
+    CU_TRY(d, cudaMemsetAsync(m->counters + 1, 0, 2 * sizeof(unsigned long long), m->stream));
     m->batch_step = 0;
     return ACM_OK;
 }

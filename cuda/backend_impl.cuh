@@ -13,8 +13,6 @@
 #include "backend_cuda.h"
 #include "kernels.cuh"
 
-#define ACM_KEY_CELL_BITS 36
-#define ACM_NO_KEY 0xffffffffffffffffull
 /* Field transfers go in chunks of this: 64 MiB moves at full PCIe speed and
  * costs 4 B/cell at 256^3 (256 MiB cost 16, docs/performance.md). */
 #define ACM_STAGING_BYTES ((size_t)64 << 20)
@@ -39,6 +37,20 @@ struct cuda_ib {
     size_t sort_bytes;
     int32_t nsolids, spread;  /* what the storage was sized for, with n ... */
     uint64_t region, most;    /* ... and ib_extents */
+};
+
+/* A captured run of 1 or 2 steps (backend_graph.cu) and what it was captured
+ * from: replayed only when the steps would launch the same kernels with the
+ * same arguments. */
+#define ACM_GRAPHS 4
+struct cu_graph_key {
+    acm_step_args args;         /* of the first step (step_key 0: the device counts) */
+    acm_resolved_layout layout; /* the kernel structure, block size, precision, storage */
+    int steps;
+};
+struct cu_graph {
+    cudaGraphExec_t exec; /* NULL: a free slot */
+    cu_graph_key key;
 };
 
 struct cuda_impl {
@@ -69,7 +81,8 @@ struct cuda_impl {
     acm_domain **peers;
     int32_t npeers;
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
-    unsigned long long *counters;      /* [0] divergence key, [1] fallbacks */
+    unsigned long long *counters;      /* [0] divergence key, [1] fallbacks, [2] the
+                                          steps of a batch replayed from graphs */
     unsigned long long *host_counters; /* pinned copy */
     acm_gpu_sums *host_sums;           /* pinned [2] */
     void *staging;        /* device buffer of ACM_STAGING_BYTES for field transfers */
@@ -88,6 +101,9 @@ struct cuda_impl {
     bool broken;          /* a sticky device error: the context is unusable */
     int64_t batch_step;   /* steps since the divergence key was reset */
     cuda_ib ib;
+    bool capturing;       /* the steps enqueued now go into a graph (backend_graph.cu) */
+    cu_graph graphs[ACM_GRAPHS];
+    int graph_next;       /* the slot the next capture replaces when none is free */
 };
 
 #define IMPL(d) ((cuda_impl *)(d)->impl)
@@ -148,6 +164,14 @@ acm_status cu_copy_planes_home(acm_domain *d, const acm_plane_fixed *src);
 acm_status cu_send_planes(acm_domain *d);
 acm_plane_fixed *cu_shared_planes(const acm_domain *d, int64_t step);
 acm_status cu_check(acm_domain *d);
+/* One step enqueued (no check), as advance enqueues it. */
+acm_status cu_step(acm_domain *d);
+/* The host's part of a step whose kernels a graph replays. */
+void cu_replayed_step(acm_domain *d);
+
+/* ---- steps replayed from CUDA graphs (backend_graph.cu) ---------------------- */
+
+void cu_graphs_release(acm_domain *d);
 
 /* ---- decomposition (backend_slab.cu) and immersed boundary (backend_ib.cu) --- */
 

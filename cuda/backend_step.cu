@@ -172,15 +172,38 @@ static acm_status push_planes(acm_domain *d)
     return ACM_OK;
 }
 
+/* The host's part of a step whose kernels are enqueued: the new state is the
+ * other array (or, in place, the other parity), the sums' ring turns, the
+ * step is counted. */
+static void turn_arrays(cuda_impl *m)
+{
+    if (m->in_place)
+        m->parity = 1 - m->parity;
+    else
+        m->cur = 1 - m->cur;
+}
+
+static void count_step(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    m->ring = 1 - m->ring;
+    m->batch_step++;
+    d->step++;
+}
+
+void cu_replayed_step(acm_domain *d)
+{
+    turn_arrays(IMPL(d));
+    count_step(d);
+}
+
 /* After every kernel of the step is enqueued: a slab's plane sums go where
  * the next step's inputs are folded, the host or (shared, the host not
  * waiting after every step) every slab. */
 static acm_status end_step(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
-    m->ring = 1 - m->ring;
-    m->batch_step++;
-    d->step++;
+    count_step(d);
     if (d->slab_cells == 0.0 || !acm_is_adaptive(d->setup.coll.model))
         return ACM_OK;
     return m->npeers > 0 && d->setup.divergence_interval > 1 ? push_planes(d) : cu_send_planes(d);
@@ -189,7 +212,6 @@ static acm_status end_step(acm_domain *d)
 /* Enqueue one step of the domain's kernel structure. */
 static acm_status enqueue_step(acm_domain *d)
 {
-    cuda_impl *m = IMPL(d);
     acm_step_args a;
     ACM_TRY(start_step(d, a));
     if (cu_moments(d))
@@ -200,10 +222,7 @@ static acm_status enqueue_step(acm_domain *d)
         ACM_TRY(enqueue_baseline(d, a));
     else
         ACM_TRY(enqueue_fused(d, a));
-    if (m->in_place)
-        m->parity = 1 - m->parity;
-    else
-        m->cur = 1 - m->cur;
+    turn_arrays(IMPL(d));
     int32_t z0, z1;
     acm__stepped_planes(d, &z0, &z1);
     ACM_TRY(launch_layers(d, cu_grid_of(d), a.dst, z0, z1)); /* the grid of the new state */
@@ -328,9 +347,14 @@ static acm_status before_step(acm_domain *d)
 
 extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
 {
-    ACM_TRY(before_step(d));
-    ACM_TRY(enqueue_step(d));
+    ACM_TRY(cu_step(d));
     return acm_cuda_check(d, when);
+}
+
+acm_status cu_step(acm_domain *d)
+{
+    ACM_TRY(before_step(d));
+    return enqueue_step(d);
 }
 
 /* The edges of a split step enqueued, then the new state is f[cur] (the rest

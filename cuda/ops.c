@@ -16,6 +16,7 @@ const struct acm_backend_ops acm_backend_cuda = {
     .advance = acm_cuda_advance,
     .advance_edges = acm_cuda_advance_edges,
     .advance_rest = acm_cuda_advance_rest,
+    .advance_many = acm_cuda_advance_many,
     .check = acm_cuda_check,
     .prepare = acm_cuda_prepare,
     .get_field = acm_cuda_get_field,

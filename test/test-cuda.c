@@ -393,6 +393,72 @@ START_TEST(async_divergence_is_reported_at_synchronize)
 }
 END_TEST
 
+/* acm_cuda_step_async on a domain of the fluid alone replays its steps from
+ * CUDA graphs (cuda/backend_graph.cu): the state after 13 steps taken as 5,
+ * then 1 + 7 (two calls: graphs of two steps and of one, replayed from
+ * both parities) is bitwise the state after acm_step(13), whose kernels are
+ * launched one by one; for each kernel structure and moment storage, ACM
+ * and BGK, with an inlet, an outlet, walls and a body force. */
+START_TEST(graph_steps_equal_launched_steps)
+{
+    static const acm_kernel structures[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE,
+                                            ACM_KERNEL_FUSED};
+    const acm_kernel kernel = structures[_i % 4];
+    const acm_storage storage = _i % 4 == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS;
+    const acm_collision model = _i < 4 ? ACM_COLLISION_DEFAULT : ACM_COLLISION_BGK;
+    acm_domain *d[2];
+    for (int r = 0; r < 2; ++r)
+        d[r] = run_scene(ACM_BACKEND_CUDA, SCENE_INFLOW_FORCE, model, ACM_PRECISION_FP32, kernel,
+                         storage, 0);
+    ACM_CK_OK(d[0], acm_step(d[0], 13));
+    ACM_CK_OK(d[1], acm_cuda_step_async(d[1], 5));
+    ACM_CK_OK(d[1], acm_cuda_step_async(d[1], 1));
+    ACM_CK_OK(d[1], acm_cuda_step_async(d[1], 7));
+    ACM_CK_OK(d[1], acm_cuda_domain_synchronize(d[1]));
+    ck_assert_int_eq(acm_test_stats(d[1]).step, 13);
+    double *f[2];
+    for (int r = 0; r < 2; ++r)
+        f[r] = field(d[r], ACM_FIELD_POPULATIONS, 27);
+    size_t differ = 0;
+    for (size_t k = 0; k < 27 * NCELLS; ++k)
+        differ += memcmp(&f[0][k], &f[1][k], sizeof(double)) != 0;
+    ck_assert_msg(differ == 0, "kernel %d storage %d model %d: %zu of %zu populations differ",
+                  kernel, storage, model, differ, (size_t)(27 * NCELLS));
+    for (int r = 0; r < 2; ++r) {
+        free(f[r]);
+        acm_domain_destroy(d[r]);
+    }
+}
+END_TEST
+
+/* A divergence inside steps replayed from graphs names the step that the
+ * same steps launched kernel by kernel name (the host checking after 100). */
+START_TEST(graph_steps_name_the_diverged_step)
+{
+    long long step[2] = {0, 0};
+    for (int r = 0; r < 2; ++r) {
+        acm_domain *d = gpu_domain();
+        const double F[3] = {0.02, 0, 0}; /* accelerates past the speed limit */
+        ACM_CK_OK(d, acm_domain_set_body_force(d, F));
+        if (r == 0) {
+            ACM_CK_OK(d, acm_domain_set_param(d, ACM_PARAM_DIVERGENCE_INTERVAL, 100));
+            ACM_CK_FAIL(d, acm_step(d, 100), ACM_ERR_DIVERGED);
+        } else {
+            ACM_CK_OK(d, acm_cuda_step_async(d, 100));
+            ACM_CK_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_DIVERGED);
+        }
+        const char *at = strstr(acm_domain_last_error(d), "diverged at step ");
+        ck_assert_ptr_nonnull(at);
+        ck_assert_int_eq(sscanf(at, "diverged at step %lld", &step[r]), 1);
+        acm_domain_destroy(d);
+    }
+    printf("diverged at step %lld launched, %lld replayed from graphs\n", step[0], step[1]);
+    ck_assert_int_gt(step[0], 1);
+    ck_assert_int_lt(step[0], 100);
+    ck_assert_int_eq(step[1], step[0]);
+}
+END_TEST
+
 START_TEST(divergence_keeps_the_last_good_state_like_the_cpu)
 {
     /* with a check every step (the default), both backends stop at the same step */
@@ -1063,6 +1129,8 @@ TEST_SUITE(cuda_suite)
     tc = acm_tcase("interop", 300);
     tcase_add_test(tc, caller_stream_async_steps_and_mapped_fields);
     tcase_add_test(tc, async_divergence_is_reported_at_synchronize);
+    tcase_add_loop_test(tc, graph_steps_equal_launched_steps, 0, 8);
+    tcase_add_test(tc, graph_steps_name_the_diverged_step);
     tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
     tcase_add_test(tc, device_errors_have_specific_statuses);
     tcase_add_test(tc, split_domain_refuses_interop);

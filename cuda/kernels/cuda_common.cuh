@@ -210,6 +210,9 @@ struct acm_step_args {
     unsigned long long *fallbacks; /* safety-net fallback counter */
     unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
     unsigned long long step_key; /* this step's part of the key */
+    const unsigned long long *batch; /* a step replayed from a CUDA graph: its index in the
+                                        batch on the device (acm_launch_step_count), which
+                                        then stands for step_key's */
     const uint32_t *ib_mask;     /* immersed boundary: a bit per cell holding IB force, or NULL */
     const void *ib_force;        /* its force planes (3 of ncells, arithmetic type) */
     float *u_out;                /* or NULL: the velocity (j + F/2)/rho of the state the step
@@ -857,6 +860,11 @@ __device__ __forceinline__ R acm_pi_norm(const R f[27])
                 (R)2 * (p[3] * p[3] + p[4] * p[4] + p[5] * p[5]));
 }
 
+/* The divergence key: the step of the batch above ACM_KEY_CELL_BITS, the
+ * cell below; the earliest wins (atomicMin), ACM_NO_KEY when none. */
+#define ACM_KEY_CELL_BITS 36
+#define ACM_NO_KEY 0xffffffffffffffffull
+
 /* Record a diverged cell: NaN, |u|^2 above the limit or a density <= 0 (which
  * can come with any speed), as the CPU's row kernels (lib/cpu/row_tmpl.h). */
 __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uint32_t k,
@@ -864,7 +872,8 @@ __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uin
 {
     if ((!(u2 <= a.u2_limit) || !(rho > 0.0)) && k >= a.live_lo && k < a.live_hi) /* NaN
                                                                   fails both comparisons */
-        atomicMin(a.bad, a.step_key | (unsigned long long)k);
+        atomicMin(a.bad, (a.batch != NULL ? *a.batch << ACM_KEY_CELL_BITS : a.step_key) |
+                             (unsigned long long)k);
 }
 
 /* ---- the ACM rules' sums per plane -------------------------------------------------

@@ -129,6 +129,10 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
  * folded in plane order (ncells for the means). */
 cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
                                   acm_gpu_sums *out, double ncells, cudaStream_t s);
+/* step_sums.cu: the device's count of a batch's steps (acm_step_args.batch):
+ * set to value, or (set false) one more. */
+cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned long long value,
+                                  cudaStream_t s);
 
 /* boundary_faces.cu: the per-face domain-boundary kernels.
  * Inlet/outlet equilibrium layer of one face, on the post-collision state:

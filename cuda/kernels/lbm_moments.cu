@@ -199,12 +199,15 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
 }
 
 /* Planes a tile walks: enough walks for about 4096 blocks, at least 8
- * planes a walk (each walk loads two planes more than it steps). */
+ * planes a walk (each walk loads two planes more than it steps) where that
+ * still makes 1024 blocks, else at least 2 (a small grid: blocks, not
+ * DRAM, are what it lacks; 32^3 made 48 blocks of 8 planes). */
 static int32_t acm_tile_walk(int32_t nz, unsigned tiles_xy)
 {
     const int32_t walks = (int32_t)((4096u + tiles_xy - 1u) / tiles_xy);
+    const int32_t least = tiles_xy * (unsigned)((nz + 7) / 8) >= 1024u ? 8 : 2;
     const int32_t lz = (nz + walks - 1) / walks;
-    return lz < 8 ? (nz < 8 ? nz : 8) : lz;
+    return lz >= least ? lz : (nz < least ? nz : least);
 }
 
 /* The launcher of this compilation's storage type (elem_dispatch.cu picks

@@ -104,4 +104,16 @@ cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int
     return cudaGetLastError();
 }
 
+__global__ void acm_step_count_kernel(unsigned long long *batch, unsigned long long value, int set)
+{
+    *batch = set ? value : *batch + 1u;
+}
+
+cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned long long value,
+                                  cudaStream_t s)
+{
+    acm_step_count_kernel<<<1, 1, 0, s>>>(batch, value, set ? 1 : 0);
+    return cudaGetLastError();
+}
+
 const void *acm_sums_anchor(void) { return (const void *)acm_plane_fold_kernel; }

@@ -71,7 +71,11 @@ ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *
 /**
  * Enqueue @p nsteps time steps on the domain's stream and return at once.
  * Divergence is recorded on the device and reported by
- * acm_cuda_domain_synchronize().
+ * acm_cuda_domain_synchronize(). A domain that holds only the fluid (no
+ * solid, no smoke, one slab) replays its steps from CUDA graphs, two steps
+ * a launch, captured at the first call and again after a change of its
+ * configuration: the same kernels with the same arguments, the same state
+ * after the steps (since 1.7).
  *
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
  *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_BAD_STATE (diverged),

@@ -64,6 +64,10 @@ struct acm_backend_ops {
      * (the CPU every step; CUDA as `check` says):
      * then set d->diverged and return ACM_ERR_DIVERGED with the message. */
     acm_status (*advance)(acm_domain *d, acm_check check);
+    /* Optional: what nsteps advance(d, ACM_CHECK_NONE) would do, for a domain
+     * whose steps hold nothing but the fluid (no solids, no smoke), enqueued
+     * at less host cost (CUDA: the steps replayed from graphs). */
+    acm_status (*advance_many)(acm_domain *d, int64_t nsteps);
     /* Optional: allocate now what the next advance would allocate (ACM_LI2020's
      * tau*, per-thread buffers), so that a decomposed domain's slabs fail, if at
      * all, before any of them has stepped. */
