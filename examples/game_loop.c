@@ -169,6 +169,7 @@ static double now_ms(void)
 /* Where the wall time of a frame went, ms. */
 typedef struct frame_times {
     double enqueue; /* state handed over + steps enqueued (the whole step on the CPU) */
+    double state;   /* of which handing the player's state over (acm_solid_set_state) */
     double game;    /* the game's own CPU work */
     double wait;    /* waiting at the sync point */
     double read;    /* the wind at the probes */
@@ -468,6 +469,7 @@ static int sim_begin_frame(sim_state *s, const player *p, long steps, frame_time
     acm_status rc = acm_solid_set_state(s->ball, &st);
     if (cli_failed(prog, rc, "acm_solid_set_state", acm_solid_last_error(s->ball)))
         return -1;
+    t->state = now_ms() - t0;
 #if ACM_HAVE_CUDA
     if (s->gpu) {
         rc = acm_cuda_step_async(s->d, steps);
@@ -596,7 +598,7 @@ static void print_stats(const char *what, double *ms, long n)
 typedef struct run_log {
     double *sim;   /* per frame: the simulation's share, ms */
     double *frame; /* per frame: with the game's own work, ms */
-    double enqueue, wait, read, game; /* sums */
+    double enqueue, state, wait, read, game; /* sums */
 } run_log;
 
 static int smoke_alive(sim_state *s, uint64_t *alive)
@@ -616,7 +618,7 @@ static int smoke_alive(sim_state *s, uint64_t *alive)
 
 static int game_frame(sim_state *s, world *w, const game_config *c, long frame, run_log *log)
 {
-    frame_times t = {0.0, 0.0, 0.0, 0.0};
+    frame_times t = {0.0, 0.0, 0.0, 0.0, 0.0};
     const unsigned keys = poll_input(frame, c->frames);    /* 1. input */
     player_update(&w->p, keys, c->steps_per_frame);        /* 2. update */
     if (sim_begin_frame(s, &w->p, c->steps_per_frame, &t) != 0) /* 3. enqueue */
@@ -631,6 +633,7 @@ static int game_frame(sim_state *s, world *w, const game_config *c, long frame, 
     log->sim[frame] = sim_ms(&t);
     log->frame[frame] = sim_ms(&t) + t.game;
     log->enqueue += t.enqueue;
+    log->state += t.state;
     log->wait += t.wait;
     log->read += t.read;
     log->game += t.game;
@@ -657,10 +660,10 @@ static int run(sim_state *s, world *w, const game_config *c)
         rc = game_frame(s, w, c, f, &log);
     if (rc == 0) {
         const double n = (double)c->frames, wall = now_ms() - t0;
-        printf("%ld frames in %.1f s; per frame: enqueue %.2f, wait %.2f, wind read %.3f, game "
-               "work %.2f ms\n",
-               c->frames, 1e-3 * wall, log.enqueue / n, log.wait / n, log.read / n,
-               log.game / n);
+        printf("%ld frames in %.1f s; per frame: enqueue %.3f (the player's state %.3f, the "
+               "steps %.3f), wait %.2f, wind read %.3f, game work %.2f ms\n",
+               c->frames, 1e-3 * wall, log.enqueue / n, log.state / n,
+               (log.enqueue - log.state) / n, log.wait / n, log.read / n, log.game / n);
         print_stats("simulation per frame:", log.sim, c->frames);
         print_stats("whole frame:", log.frame, c->frames);
     }
