@@ -584,6 +584,8 @@ static acm_status attach(acm_domain *d)
 static acm_status add_to_domain(acm_domain *d, acm_solid *s)
 {
     ACM_TRY(acm__solids_fetch(d));
+    if (d->nsmokes > 0) /* its inside for the smokes, now rather than in a step's frame */
+        ACM_TRY(acm__solid_obstacle_ready(s, d->ops->smoke_step != NULL));
     if (d->nsolids == d->solids_cap) {
         int32_t cap = d->solids_cap ? 2 * d->solids_cap : 4;
         acm_solid **p = acm__realloc(d->solids, (size_t)cap * sizeof *p);

@@ -131,7 +131,10 @@ ACM_API acm_status acm_smoke_create(acm_smoke **out, acm_domain *domain,
     for (size_t k = 0; k < n; ++k)
         s->age[k] = -1;
     s->fetched = true;
-    acm_status st = domain->ops->smoke_attach != NULL ? domain->ops->smoke_attach(domain, s) : ACM_OK;
+    /* the solids' insides for its particles, now rather than in a first step's frame */
+    acm_status st = acm__smokes_prepare(domain);
+    if (st == ACM_OK && domain->ops->smoke_attach != NULL)
+        st = domain->ops->smoke_attach(domain, s);
     if (st == ACM_OK)
         st = join_domain(domain, s);
     if (st != ACM_OK) {
