@@ -244,6 +244,36 @@ START_TEST(solid_calls_reject_bad_arguments)
 }
 END_TEST
 
+/* Next to a wall the sphere of radius r_max that holds the samples reaches
+ * through it, so acm_solid_set_state's quick test (lib/ib/solid.c
+ * sphere_fits) cannot decide: the samples themselves do. At y = 0.2 the four
+ * samples (r_max = 1) lie at y >= 0.2: taken. Turned half a turn about x, the
+ * sample at +y goes to y = -0.8, through the wall at -0.5: refused. */
+START_TEST(solid_state_next_to_a_wall_is_checked_sample_by_sample)
+{
+    acm_domain *d = walled_domain();
+    acm_solid *s = NULL;
+    acm_solid_options o = point_options();
+    o.motion = ACM_MOTION_PRESCRIBED;
+    ACM_CK_OK(d, acm_solid_create(&s, d, &o));
+    acm_solid_state st = {ACM_SOLID_STATE_VERSION, {0}, {0}, {0}, {0}}, got = st;
+    ACM_CK_OK(d, acm_solid_get_state(s, &st));
+    st.position[1] = 0.2;
+    ck_assert_msg(acm_solid_set_state(s, &st) == ACM_OK, "%s", acm_solid_last_error(s));
+    ACM_CK_OK(d, acm_solid_get_state(s, &got));
+    ck_assert_double_eq(got.position[1], 0.2);
+    const double half_turn_x[4] = {0.0, 1.0, 0.0, 0.0};
+    memcpy(st.orientation, half_turn_x, sizeof half_turn_x);
+    EXPECT_SOLID_FAIL(s, acm_solid_set_state(s, &st), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_msg(strstr(acm_solid_last_error(s), "outside") != NULL, "%s",
+                  acm_solid_last_error(s));
+    ACM_CK_OK(d, acm_solid_get_state(s, &got));
+    ck_assert_double_eq(got.orientation[0], 1.0); /* unchanged */
+    ACM_CK_OK(d, acm_step(d, 2));
+    acm_domain_destroy(d);
+}
+END_TEST
+
 START_TEST(solid_options_init_and_macro_agree)
 {
     acm_solid_options a = ACM_SOLID_OPTIONS_INIT, b;
@@ -262,6 +292,7 @@ TEST_SUITE(solid_errors)
     TCase *tc = acm_tcase("solid", 120);
     tcase_add_test(tc, solid_create_rejects_bad_options);
     tcase_add_test(tc, solid_calls_reject_bad_arguments);
+    tcase_add_test(tc, solid_state_next_to_a_wall_is_checked_sample_by_sample);
     tcase_add_test(tc, solid_options_init_and_macro_agree);
     suite_add_tcase(s, tc);
     return s;
