@@ -106,13 +106,18 @@ static acm_status capture(acm_domain *d, const cu_graph_key &k, cu_graph **out)
     return ACM_OK;
 }
 
+/* Steps launched kernel by kernel, as advance launches them. */
+static acm_status launch_steps(acm_domain *d, int64_t nsteps)
+{
+    for (int64_t s = 0; s < nsteps; ++s)
+        ACM_TRY(acm_cuda_advance(d, ACM_CHECK_NONE));
+    return ACM_OK;
+}
+
 extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
 {
-    if (!graphable(d)) {
-        for (int64_t s = 0; s < nsteps; ++s)
-            ACM_TRY(acm_cuda_advance(d, ACM_CHECK_NONE));
-        return ACM_OK;
-    }
+    if (!graphable(d))
+        return launch_steps(d, nsteps);
     if (nsteps == 0)
         return ACM_OK;
     cuda_impl *m = IMPL(d);
@@ -123,8 +128,13 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
         cu_graph_key k;
         make_key(d, left >= 2 ? 2 : 1, &k);
         cu_graph *g = find(m, k);
-        if (g == NULL)
-            ACM_TRY(capture(d, k, &g));
+        const acm_status st = g == NULL ? capture(d, k, &g) : ACM_OK;
+        if (st != ACM_OK) {
+            if (m->broken) /* a device fault: it is the steps' error */
+                return st;
+            (void)cudaGetLastError(); /* a capture this stream or driver refuses: */
+            return launch_steps(d, left); /* the kernels one by one, as before graphs */
+        }
         CU_TRY(d, cudaGraphLaunch(g->exec, m->stream));
         for (int s = 0; s < k.steps; ++s)
             cu_replayed_step(d);
