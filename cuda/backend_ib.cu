@@ -431,9 +431,8 @@ static int key_bits(const acm_domain *d)
 /* The samples of s in the Morton-block order at its pose, on the device
  * (ib_sort.cu); the scratch is made at the first re-sort, for the largest
  * solid, and kept. */
-extern "C" acm_status acm_cuda_ib_resort(acm_domain *d, acm_solid *s)
+static acm_status resort(acm_domain *d, const acm_solid *s)
 {
-    ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     cuda_ib *ib = &m->ib;
     size_t bytes = 0;
@@ -451,6 +450,19 @@ extern "C" acm_status acm_cuda_ib_resort(acm_domain *d, acm_solid *s)
     CU_TRY(d, acm_launch_ib_resort(ib_args(d), m->elem, s->offset, s->count, pose,
                                    d->layout.ib.sample_block, key_bits(d), ib->origin,
                                    ib->sort_scratch, m->stream));
+    return ACM_OK;
+}
+
+/* The solids due for a re-sort re-sorted, then every solid placed at its
+ * pose, as acm_cuda_ib_attach places them. */
+extern "C" acm_status acm_cuda_ib_resort(acm_domain *d)
+{
+    ACM_TRY(cu_enter(d));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (d->solids[i]->resort_due)
+            ACM_TRY(resort(d, d->solids[i]));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        ACM_TRY(ib_place(d, d->solids[i]));
     return ACM_OK;
 }
 

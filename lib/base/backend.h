@@ -112,12 +112,13 @@ struct acm_backend_ops {
     acm_status (*ib_begin)(acm_domain *d, struct acm_coupling *out);
     acm_status (*ib_end)(acm_domain *d, const double *dvdw);
 
-    /* Put a solid's samples in the Morton-block order at its current pose on
-     * the backend's side, keeping their sampling indices with them (optional:
-     * without it lib/ib sorts on the host and attaches again). The host's
-     * copies (s->r, s->dv, s->origin) keep the old order until ib_order
-     * hands the new one over. */
-    acm_status (*ib_resort)(acm_domain *d, struct acm_solid *s);
+    /* Put the samples of the solids marked resort_due in the Morton-block
+     * order at their current pose on the backend's side, keeping their
+     * sampling indices with them, then place every solid at its pose, as an
+     * attach would (optional: without it lib/ib sorts on the host and attaches
+     * again). The host's copies (s->r, s->dv, s->origin) keep the old order
+     * until ib_order hands the new one over. */
+    acm_status (*ib_resort)(acm_domain *d);
     /* The sampling indices of a solid's samples in the backend's order
      * (count of them into origin); with ib_resort. */
     acm_status (*ib_order)(acm_domain *d, const struct acm_solid *s, uint64_t *origin);

@@ -774,6 +774,31 @@ static bool needs_resort(const acm_domain *d, const acm_solid *s)
            acm__body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
 }
 
+/* The re-sorts of the solids that need one by the backend, which then
+ * places every solid at its pose, as the attach of the host's re-sort does
+ * (so that the samples stand where they would after it). */
+static acm_status resort_on_backend(acm_domain *d)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        s->resort_due = needs_resort(d, s) && s->count > 1;
+    }
+    const acm_status st = d->ops->ib_resort(d);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        if (st == ACM_OK && needs_resort(d, s)) {
+            s->order_on_device |= s->resort_due;
+            s->resorts += s->resort_due;
+            memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
+            memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
+        }
+        if (st == ACM_OK)
+            s->placed = s->body;
+        s->resort_due = false;
+    }
+    return st;
+}
+
 acm_status acm__solids_after_step(acm_domain *d)
 {
     if (acm__solids_any_free(d))
@@ -800,21 +825,8 @@ acm_status acm__solids_after_step(acm_domain *d)
     }
     if (!resort)
         return ACM_OK;
-    if (d->ops->ib_resort != NULL) { /* on the backend's side: nothing comes home */
-        for (int32_t i = 0; i < d->nsolids; ++i) {
-            acm_solid *s = d->solids[i];
-            if (!needs_resort(d, s))
-                continue;
-            if (s->count > 1) {
-                ACM_TRY(d->ops->ib_resort(d, s));
-                s->order_on_device = true;
-                s->resorts++;
-            }
-            memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
-            memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
-        }
-        return ACM_OK;
-    }
+    if (d->ops->ib_resort != NULL) /* on the backend's side: nothing comes home */
+        return resort_on_backend(d);
     ACM_TRY(acm__solids_fetch(d)); /* re-attaching forgets them */
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (needs_resort(d, d->solids[i]))

@@ -38,6 +38,7 @@ struct acm_solid {
     double sort_x[3], sort_q[4]; /* pose at the last Morton-block sort */
     bool order_on_device; /* re-sorted by the backend (ib_resort): r, dv and origin here
                              hold an older order until acm__solid_order_home */
+    bool resort_due;      /* the backend's ib_resort puts it in order now */
     int64_t resorts;
     double area, spacing;
     /* body-frame surface for inside tests (closed meshes only) */

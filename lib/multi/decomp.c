@@ -100,6 +100,7 @@ static void proxy_set_free(proxy_set *p)
         if (p->solids[i] != NULL) {
             acm__free(p->solids[i]->r);
             acm__free(p->solids[i]->dv);
+            acm__free(p->solids[i]->origin);
             acm__free(p->solids[i]);
         }
     acm__free(p->solids);
@@ -747,6 +748,7 @@ static acm_status make_proxy(acm_domain *d, acm_domain *s, const acm_solid *src,
             if (pass == 1) {
                 memcpy(x->r + 3 * k, src->r + 3 * j, 3 * sizeof(double));
                 x->dv[k] = src->dv[j];
+                x->origin[k] = src->origin[j];
             }
             ++k;
         }
@@ -754,7 +756,8 @@ static acm_status make_proxy(acm_domain *d, acm_domain *s, const acm_solid *src,
             x->count = k;
             x->r = acm__malloc((k ? k : 1) * 3 * sizeof(double));
             x->dv = acm__malloc((k ? k : 1) * sizeof(double));
-            if (x->r == NULL || x->dv == NULL)
+            x->origin = acm__malloc((k ? k : 1) * sizeof(uint64_t));
+            if (x->r == NULL || x->dv == NULL || x->origin == NULL)
                 return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %llu samples of a slab",
                                 (unsigned long long)k);
         }
