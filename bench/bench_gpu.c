@@ -91,6 +91,18 @@ static double traffic(acm_kernel k, acm_storage s, acm_precision p, acm_collisio
     }
 }
 
+/* The median of n values (sorted in place: a few dozen at most). */
+static double median(double *t, int n)
+{
+    for (int i = 1; i < n; ++i)
+        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
+            const double s = t[j];
+            t[j] = t[j - 1];
+            t[j - 1] = s;
+        }
+    return t[n / 2];
+}
+
 /* The host's time of acm_cuda_step_async(d, 4) on an idle device (the
  * median of 21 calls, µs): what a game loop's frame of 4 steps costs the
  * host. */
@@ -105,21 +117,29 @@ static double enqueue_time(acm_domain *d)
             return -1.0;
         t[r] = (bench_now() - t0) * 1e6;
     }
-    for (int i = 1; i < 21; ++i) /* insertion sort: 21 values */
-        for (int j = i; j > 0 && t[j] < t[j - 1]; --j) {
-            const double s = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = s;
-        }
-    return acm_cuda_domain_synchronize(d) == ACM_OK ? t[10] : -1.0;
+    return acm_cuda_domain_synchronize(d) == ACM_OK ? median(t, 21) : -1.0;
+}
+
+/* The wall time of a step taken by acm_step(d, 50), the synchronous call with
+ * the library's default divergence checks (median of 5 calls, µs a step). */
+static double call_time(acm_domain *d)
+{
+    double t[5];
+    for (int r = 0; r < 5; ++r) {
+        const double t0 = bench_now();
+        if (acm_step(d, 50) != ACM_OK)
+            return -1.0;
+        t[r] = (bench_now() - t0) * 1e6 / 50.0;
+    }
+    return median(t, 5);
 }
 
 /* MLUPS of one configuration, or a negative number with a message; the
  * domain's memory per cell into *mem_per_cell, the enqueue of 4 steps
- * (enqueue_time) into *enqueue_us. */
+ * (enqueue_time) into *enqueue_us, a step of acm_step (call_time) into *call_us. */
 static double run_one(const bench_opts *o, const int n[3], const bench_variant *v,
                       acm_storage storage, acm_precision p, acm_collision m, double *mem_per_cell,
-                      double *enqueue_us)
+                      double *enqueue_us, double *call_us)
 {
     acm_layout *l = NULL;
     acm_layout_create(&l);
@@ -169,6 +189,7 @@ static double run_one(const bench_opts *o, const int n[3], const bench_variant *
         if (t >= o->seconds || st != ACM_OK) {
             mlups = (double)n[0] * n[1] * n[2] * steps / t / 1e6;
             *enqueue_us = st == ACM_OK ? enqueue_time(d) : -1.0;
+            *call_us = st == ACM_OK ? call_time(d) : -1.0;
             break;
         }
         steps = (int)(steps * fmin(8.0, 1.2 * o->seconds / fmax(t, 1e-4)));
@@ -275,8 +296,9 @@ int main(int argc, char **argv)
            bw / 1e9);
     printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n\n",
            bw / 216e6, bw / 108e6);
-    printf("%-9s %-5s %-14s %-10s %9s %8s %7s %9s %7s %10s %7s\n", "variant", "prec", "size",
-           "model", "MLUPS", "ms/step", "B/cell", "GB/s", "of copy", "mem B/cell", "enq4 us");
+    printf("%-9s %-5s %-14s %-10s %9s %8s %7s %9s %7s %10s %7s %8s\n", "variant", "prec", "size",
+           "model", "MLUPS", "ms/step", "B/cell", "GB/s", "of copy", "mem B/cell", "enq4 us",
+           "step us");
     for (int s = 0; s < o.nsizes; ++s)
         for (int m = 0; m < o.nmodels; ++m)
             for (int p = 0; p < o.nprecisions; ++p)
@@ -285,9 +307,9 @@ int main(int argc, char **argv)
                         const acm_storage sto = o.storages[st];
                         if (!storage_runs(sto, o.variants[v]))
                             continue;
-                        double mem = -1.0, enq = -1.0;
+                        double mem = -1.0, enq = -1.0, call = -1.0;
                         double mlups = run_one(&o, o.sizes[s], o.variants[v], sto, o.precisions[p],
-                                               o.models[m], &mem, &enq);
+                                               o.models[m], &mem, &enq, &call);
                         double bytes =
                             traffic(o.variants[v]->kernel, sto, o.precisions[p], o.models[m]);
                         char size[32], name[16];
@@ -303,20 +325,22 @@ int main(int argc, char **argv)
                         }
                         const double cells = (double)o.sizes[s][0] * o.sizes[s][1] * o.sizes[s][2];
                         printf("%-9s %-5s %-14s %-10s %9.0f %8.3f %7.0f %9.0f %6.1f%% %10.1f "
-                               "%7.1f\n",
+                               "%7.1f %8.1f\n",
                                name,
                                o.precisions[p] == ACM_PRECISION_FP16   ? "fp16"
                                : o.precisions[p] == ACM_PRECISION_FP64 ? "fp64"
                                                                        : "fp32",
                                size, model_name(o.models[m]), mlups, cells / mlups / 1e3, bytes,
                                mlups * bytes / 1e3,
-                               100.0 * mlups * bytes * 1e6 / bw, mem, enq);
+                               100.0 * mlups * bytes * 1e6 / bw, mem, enq, call);
                         fflush(stdout);
                     }
     printf("\nB/cell: bytes each kernel structure reads and writes per cell and step, every "
            "array touched once (fused FP32: 2 x 27 x 4 = 216; moments: 2 x 10 x 4 = 80 "
            "FP32, 2 x 26 = 52 16-bit).\nmem B/cell: what the domain "
            "holds on the device per cell (acm_domain_info.bytes_per_cell).\nenq4 us: the "
-           "host's time of acm_cuda_step_async(d, 4) on an idle device (median of 21).\n");
+           "host's time of acm_cuda_step_async(d, 4) on an idle device (median of 21).\nstep us: "
+           "the wall time of a step of acm_step(d, 50), with the default divergence checks "
+           "(median of 5 calls).\n");
     return 0;
 }

@@ -39,6 +39,26 @@ extern "C" bool acm_cuda_probe(void)
     return n > 0;
 }
 
+/* A stream or event of the domain's own, its handle set only when made (a
+ * failed call may leave junk in it, which domain_fini would then use). */
+static cudaError_t new_stream(cudaStream_t *out)
+{
+    cudaStream_t s = NULL;
+    const cudaError_t e = cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    if (e == cudaSuccess)
+        *out = s;
+    return e;
+}
+
+static cudaError_t new_event(cudaEvent_t *out)
+{
+    cudaEvent_t ev = NULL;
+    const cudaError_t e = cudaEventCreateWithFlags(&ev, cudaEventDisableTiming);
+    if (e == cudaSuccess)
+        *out = ev;
+    return e;
+}
+
 extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
 {
     if ((uint64_t)d->ncells >= ((uint64_t)1 << 32))
@@ -70,11 +90,11 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     d->layout.block_size = (int32_t)m->block;
     CU_TRY(d, cudaSetDevice(d->device));
     ACM_TRY(cu_load_kernels(d));
-    CU_TRY(d, cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    CU_TRY(d, new_stream(&m->stream));
     m->own_stream = true;
-    CU_TRY(d, cudaEventCreateWithFlags(&m->marker, cudaEventDisableTiming));
-    CU_TRY(d, cudaStreamCreateWithFlags(&m->side, cudaStreamNonBlocking));
-    CU_TRY(d, cudaEventCreateWithFlags(&m->side_done, cudaEventDisableTiming));
+    CU_TRY(d, new_event(&m->marker));
+    CU_TRY(d, new_stream(&m->side));
+    CU_TRY(d, new_event(&m->side_done));
     m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(cu_dev_alloc(d, &m->f[b], cu_state_bytes(d),
@@ -98,9 +118,14 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(m->planes, 0, cu_planes_bytes(d), m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
-    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 3 * sizeof(unsigned long long), "counters"));
+    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 4 * sizeof(unsigned long long), "counters"));
     ACM_TRY(cu_dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
-    CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 2 * sizeof(unsigned long long)));
+    CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 4 * sizeof(unsigned long long)));
+    CU_TRY(d, cudaHostAlloc((void **)&m->seen, 2 * sizeof(unsigned long long),
+                            cudaHostAllocMapped));
+    m->seen[0] = ACM_NO_KEY;
+    m->seen[1] = 0;
+    CU_TRY(d, cudaHostGetDevicePointer((void **)&m->seen_dev, m->seen, 0));
     CU_TRY(d, cudaMallocHost((void **)&m->host_sums, 2 * sizeof(acm_gpu_sums)));
     CU_TRY(d, cudaMallocHost((void **)&m->host_planes, cu_planes_bytes(d)));
     /* CUB keeps what it learns of the device at its first call for the life of
@@ -143,6 +168,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->host_planes);
     if (m->marker != NULL)
         cudaEventDestroy(m->marker);
+    if (m->seen != NULL)
+        cudaFreeHost(m->seen);
     if (m->side_done != NULL)
         cudaEventDestroy(m->side_done);
     if (m->side != NULL)

@@ -228,6 +228,22 @@ static void plane_pointers(const acm_domain *d, acm_step_args &a)
     }
 }
 
+/* The gate of the state kernels of the step about to be enqueued: its index
+ * in the batch from the host, or, in a graph, from the device's count. */
+acm_gate cu_gate(const acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    acm_gate g;
+    g.bad = m->counters;
+    g.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
+    g.batch = NULL;
+    if (m->capturing) { /* a graph's kernels: the same arguments at every replay */
+        g.step_key = 0;
+        g.batch = m->counters + 2;
+    }
+    return g;
+}
+
 /* Arguments of a kernel for the current state. */
 acm_step_args cu_step_args(const acm_domain *d)
 {
@@ -250,12 +266,7 @@ acm_step_args cu_step_args(const acm_domain *d)
     a.live_hi = (uint32_t)(d->nz - d->halo[1]) * nxy;
     a.redo = m->redo;
     a.fallbacks = m->counters + 1;
-    a.bad = m->counters;
-    a.step_key = (unsigned long long)m->batch_step << ACM_KEY_CELL_BITS;
-    if (m->capturing) { /* a graph's kernels: the same arguments at every replay */
-        a.step_key = 0;
-        a.batch = m->counters + 2;
-    }
+    a.gate = cu_gate(d);
     a.ib_mask = m->ib.n > 0 ? m->ib.mask : NULL;
     a.ib_force = m->ib.force;
     a.first = 0;
@@ -270,7 +281,11 @@ acm_status cu_reset_counters(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     CU_TRY(d, cudaMemsetAsync(m->counters, 0xff, sizeof(unsigned long long), m->stream));
-    CU_TRY(d, cudaMemsetAsync(m->counters + 1, 0, 2 * sizeof(unsigned long long), m->stream));
+    CU_TRY(d, cudaMemsetAsync(m->counters + 1, 0, 3 * sizeof(unsigned long long), m->stream));
     m->batch_step = 0;
+    m->batch_mixed = false;
+    /* what the device posted of the old batch (cu_check waited for it) */
+    __atomic_store_n(&m->seen[1], 0ull, __ATOMIC_RELAXED);
+    m->posted = false;
     return ACM_OK;
 }

@@ -68,8 +68,11 @@ static acm_status capture(acm_domain *d, const cu_graph_key &k, cu_graph **out)
     acm_status st = ACM_OK;
     for (int s = 0; s < k.steps && st == ACM_OK; ++s) {
         st = cu_step(d);
-        const cudaError_t ce =
-            st == ACM_OK ? acm_launch_step_count(m->counters + 2, false, 0, m->stream) : cudaSuccess;
+        /* the last step of the run posts the key (acm_cuda_step_async, cu_take_seen) */
+        unsigned long long *post = s + 1 == k.steps ? m->seen_dev : NULL;
+        const cudaError_t ce = st == ACM_OK ? acm_launch_step_count(m->counters + 2, false, 0,
+                                                                    m->counters, post, m->stream)
+                                            : cudaSuccess;
         if (ce != cudaSuccess)
             st = cu_fail(d, ce, "counting a captured step");
     }
@@ -123,8 +126,9 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
     cuda_impl *m = IMPL(d);
     ACM_TRY(acm_cuda_prepare(d)); /* what a first step allocates, outside any capture */
     CU_TRY(d, acm_launch_step_count(m->counters + 2, true, (unsigned long long)m->batch_step,
-                                    m->stream));
+                                    NULL, NULL, m->stream));
     for (int64_t left = nsteps; left > 0;) {
+        ACM_TRY(cu_bound_batch(d, 2)); /* its check resets the device's count too */
         cu_graph_key k;
         make_key(d, left >= 2 ? 2 : 1, &k);
         cu_graph *g = find(m, k);
@@ -140,6 +144,7 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
             cu_replayed_step(d);
         left -= k.steps;
     }
+    m->posted = true; /* by the last replay's step count */
     return ACM_OK;
 }
 

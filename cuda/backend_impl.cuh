@@ -82,8 +82,14 @@ struct cuda_impl {
     int32_t npeers;
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks, [2] the
-                                          steps of a batch replayed from graphs */
-    unsigned long long *host_counters; /* pinned copy */
+                                          steps of a batch replayed from graphs, [3]
+                                          fallbacks before the step a check follows */
+    unsigned long long *host_counters; /* pinned copy of the check's [0..3] */
+    unsigned long long *seen;     /* mapped host memory: the divergence key [0] as the
+                                     device last posted it, and the steps it covers [1]
+                                     (acm_launch_key_post; 0: none since the reset) */
+    unsigned long long *seen_dev; /* the same, for the device */
+    bool posted;          /* the last step enqueued posts the key (a graph's does) */
     acm_gpu_sums *host_sums;           /* pinned [2] */
     void *staging;        /* device buffer of ACM_STAGING_BYTES for field transfers */
     float *vis;           /* acm_cuda_domain_map_fields: rho, then u interleaved */
@@ -100,6 +106,8 @@ struct cuda_impl {
     bool own_stream;
     bool broken;          /* a sticky device error: the context is unusable */
     int64_t batch_step;   /* steps since the divergence key was reset */
+    bool batch_mixed;     /* a step of them moved solids or smoke (host state the gate
+                             of the state kernels does not hold back) */
     cuda_ib ib;
     bool capturing;       /* the steps enqueued now go into a graph (backend_graph.cu) */
     cu_graph graphs[ACM_GRAPHS];
@@ -148,6 +156,7 @@ acm_gpu_grid cu_grid_of(const acm_domain *d);
 acm_gpu_grid cu_pop_grid(const acm_domain *d);
 void *cu_state_array(const cuda_impl *m);
 acm_step_args cu_step_args(const acm_domain *d);
+acm_gate cu_gate(const acm_domain *d);
 
 /* ---- counters (backend_device.cu) -------------------------------------------- */
 
@@ -155,7 +164,7 @@ acm_status cu_reset_counters(acm_domain *d);
 
 /* ---- statistics and state transfers (backend_state.cu) ----------------------- */
 
-acm_status cu_fold_planes(acm_domain *d, int slot);
+acm_status cu_fold_planes(acm_domain *d, int slot, bool step);
 acm_status cu_ensure_tau(acm_domain *d);
 
 /* ---- time stepping (backend_step.cu) ----------------------------------------- */
@@ -164,6 +173,17 @@ acm_status cu_copy_planes_home(acm_domain *d, const acm_plane_fixed *src);
 acm_status cu_send_planes(acm_domain *d);
 acm_plane_fixed *cu_shared_planes(const acm_domain *d, int64_t step);
 acm_status cu_check(acm_domain *d);
+/* The most steps between two looks at the divergence key (its step index
+ * has 64 - ACM_KEY_CELL_BITS bits); cu_bound_batch looks (cu_check) when
+ * `steps` more would go past it. */
+#define ACM_BATCH_STEPS_MAX ((int64_t)1 << (63 - ACM_KEY_CELL_BITS))
+acm_status cu_bound_batch(acm_domain *d, int64_t steps);
+/* acm_cuda_step_async: the key the device last posted to mapped memory (a
+ * graph's last step posts it, cu_send_seen after steps launched kernel by
+ * kernel), read without waiting; a divergence found is then reported as
+ * cu_check reports it. */
+acm_status cu_take_seen(acm_domain *d);
+acm_status cu_send_seen(acm_domain *d);
 /* One step enqueued (no check), as advance enqueues it. */
 acm_status cu_step(acm_domain *d);
 /* The host's part of a step whose kernels a graph replays. */

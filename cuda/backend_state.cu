@@ -31,13 +31,16 @@ static acm_status diagnose(acm_domain *d)
 }
 
 /* The ACM rules' inputs of the next step into sums[slot]: the planes of
- * acm_plane_add folded in plane order, ghost planes left out. */
-acm_status cu_fold_planes(acm_domain *d, int slot)
+ * acm_plane_add folded in plane order, ghost planes left out; a step's
+ * (gated as its state kernels are), or now. */
+acm_status cu_fold_planes(acm_domain *d, int slot, bool step)
 {
     cuda_impl *m = IMPL(d);
     const int32_t lo = d->halo[0], hi = d->nz - d->halo[1];
+    const acm_gate open = {NULL, 0, NULL};
     CU_TRY(d, acm_launch_plane_fold(m->planes, lo, hi, m->sums + slot,
-                                    (double)(hi - lo) * d->nx * d->ny, m->stream));
+                                    (double)(hi - lo) * d->nx * d->ny,
+                                    step ? cu_gate(d) : open, m->stream));
     return ACM_OK;
 }
 
@@ -45,7 +48,7 @@ acm_status cu_fold_planes(acm_domain *d, int slot)
 static acm_status refresh_ring(acm_domain *d)
 {
     ACM_TRY(diagnose(d));
-    return cu_fold_planes(d, IMPL(d)->ring);
+    return cu_fold_planes(d, IMPL(d)->ring, false);
 }
 
 extern "C" acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out)

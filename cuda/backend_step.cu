@@ -10,14 +10,15 @@
 
 /* The inlet/outlet layers' cells of planes [z0, z1) of the new state f (moment
  * storage: every plane, it runs undivided domains only). */
-static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, int32_t z0,
-                                int32_t z1)
+static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f,
+                                const acm_gate &gate, int32_t z0, int32_t z1)
 {
     cuda_impl *m = IMPL(d);
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->setup.face[face].type))
-            CU_TRY(d, cu_moments(d) ? acm_launch_mom_layer(g, f, m->elem, face, m->stream)
-                                    : acm_launch_layer(g, f, m->elem, face, z0, z1, m->stream));
+            CU_TRY(d, cu_moments(d)
+                          ? acm_launch_mom_layer(g, f, gate, m->elem, face, m->stream)
+                          : acm_launch_layer(g, f, gate, m->elem, face, z0, z1, m->stream));
     return ACM_OK;
 }
 
@@ -26,7 +27,7 @@ static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f, i
 static acm_status finish_sums(acm_domain *d)
 {
     return acm_is_adaptive(d->setup.coll.model) && d->slab_cells == 0.0
-               ? cu_fold_planes(d, 1 - IMPL(d)->ring)
+               ? cu_fold_planes(d, 1 - IMPL(d)->ring, true)
                : ACM_OK;
 }
 
@@ -188,6 +189,7 @@ static void count_step(acm_domain *d)
     cuda_impl *m = IMPL(d);
     m->ring = 1 - m->ring;
     m->batch_step++;
+    m->batch_mixed = m->batch_mixed || d->nsolids > 0 || d->nsmokes > 0;
     d->step++;
 }
 
@@ -225,7 +227,7 @@ static acm_status enqueue_step(acm_domain *d)
     turn_arrays(IMPL(d));
     int32_t z0, z1;
     acm__stepped_planes(d, &z0, &z1);
-    ACM_TRY(launch_layers(d, cu_grid_of(d), a.dst, z0, z1)); /* the grid of the new state */
+    ACM_TRY(launch_layers(d, cu_grid_of(d), a.dst, a.gate, z0, z1)); /* the grid of the new state */
     return end_step(d);
 }
 
@@ -259,34 +261,48 @@ static acm_status enqueue_part(acm_domain *d, acm_step_args a, uint32_t first, u
         CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
         ACM_TRY(redo_marked(d, a, true));
     }
-    return launch_layers(d, a.g, a.dst, z0, z1);
+    return launch_layers(d, a.g, a.dst, a.gate, z0, z1);
 }
 
-/* Wait for the enqueued steps; report a divergence or a device fault. When
- * only one step ran since the last check, a diverged state is rolled back to
- * the state before that step (as on the CPU). */
+/* Whether the state before a diverged step is still there: two arrays, and
+ * the step the last of the batch, or every later step of the fluid alone on
+ * one device (their state kernels' gate shut: acm_gate_shut; solids and
+ * smoke move on the host, a slab's neighbours go on). */
+static bool kept_before(const acm_domain *d, int64_t later)
+{
+    const cuda_impl *m = IMPL(d);
+    return !m->in_place &&
+           (later == 1 || (!m->batch_mixed && d->slab_cells == 0.0 && m->npeers == 0));
+}
+
+/* Wait for the enqueued steps; report a divergence or a device fault. A
+ * diverged state is rolled back to the state before the diverged step where
+ * that state is kept (kept_before; as on the CPU). */
 acm_status cu_check(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     if (m->batch_step == 0)
         return ACM_OK;
-    CU_TRY(d, cudaMemcpyAsync(m->host_counters, m->counters, 2 * sizeof(unsigned long long),
+    CU_TRY(d, cudaMemcpyAsync(m->host_counters, m->counters, 4 * sizeof(unsigned long long),
                               cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     const unsigned long long key = m->host_counters[0];
-    const int64_t batch = m->batch_step;
-    d->fallback_last = (int64_t)m->host_counters[1];
+    d->fallback_last = (int64_t)(m->host_counters[1] - m->host_counters[3]);
     d->fallback_total += (int64_t)m->host_counters[1];
+    /* the diverged step and the steps enqueued after it */
+    const int64_t later = m->batch_step - (int64_t)(key >> ACM_KEY_CELL_BITS);
+    const bool rolled_back = key != ACM_NO_KEY && kept_before(d, later);
     ACM_TRY(cu_reset_counters(d));
     if (key == ACM_NO_KEY)
         return ACM_OK;
-    const int64_t first = d->step - batch + (int64_t)(key >> ACM_KEY_CELL_BITS) + 1;
+    const int64_t first = d->step - later + 1;
     const uint64_t cell = key & (((uint64_t)1 << ACM_KEY_CELL_BITS) - 1);
-    const bool rolled_back = batch == 1 && !m->in_place; /* in place keeps no copy */
-    if (rolled_back) {
-        m->cur = 1 - m->cur;
-        m->ring = 1 - m->ring;
-        d->step--;
+    if (rolled_back) { /* the arrays and the sums' ring as they were before that step */
+        if (later & 1) {
+            m->cur = 1 - m->cur;
+            m->ring = 1 - m->ring;
+        }
+        d->step -= later;
     }
     d->diverged = true;
     d->diverged_step = first; /* named again by acm__domain_fail_diverged */
@@ -330,14 +346,26 @@ static acm_status fold_shared(acm_domain *d)
         if (m->peers[q] != d)
             CU_TRY(d, cudaStreamWaitEvent(m->stream, IMPL(m->peers[q])->pushed[par], 0));
     CU_TRY(d, acm_launch_plane_fold(cu_shared_planes(d, d->step), 0, d->whole_nz,
-                                    m->sums + m->ring, d->slab_cells, m->stream));
+                                    m->sums + m->ring, d->slab_cells, cu_gate(d), m->stream));
     return ACM_OK;
+}
+
+/* The host looks at the divergence key before its step index runs out of
+ * bits (ACM_KEY_CELL_BITS): at most every ACM_BATCH_STEPS_MAX steps. */
+acm_status cu_bound_batch(acm_domain *d, int64_t steps)
+{
+    return IMPL(d)->batch_step + steps > ACM_BATCH_STEPS_MAX ? cu_check(d) : ACM_OK;
 }
 
 /* What a step needs before its first kernel. */
 static acm_status before_step(acm_domain *d)
 {
     ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    if (!m->capturing) { /* a capture puts the host's count back */
+        ACM_TRY(cu_bound_batch(d, 1));
+        m->posted = false; /* a step launched kernel by kernel */
+    }
     if (d->setup.coll.model == ACM_COLLISION_ACM_LI2020)
         ACM_TRY(cu_ensure_tau(d));
     if (d->slab_cells > 0.0 && acm_is_adaptive(d->setup.coll.model))
@@ -345,8 +373,21 @@ static acm_status before_step(acm_domain *d)
     return ACM_OK;
 }
 
+/* Whether a check follows once the batch holds `steps` steps. */
+static bool check_due(const acm_domain *d, acm_check when, int64_t steps)
+{
+    return when == ACM_CHECK_NOW ||
+           (when == ACM_CHECK_DUE && steps >= d->setup.divergence_interval);
+}
+
 extern "C" acm_status acm_cuda_advance(acm_domain *d, acm_check when)
 {
+    cuda_impl *m = IMPL(d);
+    if (check_due(d, when, m->batch_step + 1) && m->batch_step > 0) { /* the check's step alone */
+        ACM_TRY(cu_enter(d));
+        CU_TRY(d, cudaMemcpyAsync(m->counters + 3, m->counters + 1, sizeof *m->counters,
+                                  cudaMemcpyDeviceToDevice, m->stream));
+    }
     ACM_TRY(cu_step(d));
     return acm_cuda_check(d, when);
 }
@@ -402,10 +443,37 @@ extern "C" acm_status acm_cuda_prepare(acm_domain *d)
 
 extern "C" acm_status acm_cuda_check(acm_domain *d, acm_check when)
 {
-    if (when == ACM_CHECK_NOW ||
-        (when == ACM_CHECK_DUE && IMPL(d)->batch_step >= d->setup.divergence_interval)) {
+    if (check_due(d, when, IMPL(d)->batch_step)) {
         ACM_TRY(cu_enter(d));
         return cu_check(d);
     }
+    return ACM_OK;
+}
+
+/* ---- the key read a call later (acm_cuda_step_async) ---------------------------------- */
+
+acm_status cu_take_seen(acm_domain *d)
+{
+    const cuda_impl *m = IMPL(d);
+    /* the device writes the key, then (after a system-wide fence) the count */
+    if (__atomic_load_n(&m->seen[1], __ATOMIC_ACQUIRE) == 0)
+        return ACM_OK; /* nothing posted since the last check */
+    if (__atomic_load_n(&m->seen[0], __ATOMIC_RELAXED) == ACM_NO_KEY)
+        return ACM_OK;
+    return cu_check(d); /* a step diverged: the check waits and reports it */
+}
+
+acm_status cu_send_seen(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    if (m->posted || m->batch_step == 0)
+        return ACM_OK;
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    CU_TRY(d, cudaStreamIsCapturing(m->stream, &capture));
+    if (capture != cudaStreamCaptureStatusNone) /* none into the caller's graph */
+        return ACM_OK;
+    CU_TRY(d, acm_launch_key_post(m->counters, m->seen_dev, (unsigned long long)m->batch_step,
+                                  m->stream));
+    m->posted = true;
     return ACM_OK;
 }

@@ -25,8 +25,10 @@ static acm_status require_cuda(acm_domain *d)
 extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps)
 {
     ACM_TRY(require_cuda(domain));
+    ACM_TRY(cu_take_seen(domain)); /* what an earlier call's steps found, without waiting */
     ACM_TRY(acm__step_check(domain, nsteps));
-    return acm__step_pipeline(domain, nsteps, false);
+    ACM_TRY(acm__step_pipeline(domain, nsteps, false));
+    return cu_send_seen(domain);
 }
 
 extern "C" ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain)

@@ -236,6 +236,8 @@ START_TEST(gpu_safety_net_fallbacks_match_cpu)
            (long long)sg.fallback_cells_total, df);
     ck_assert_int_gt(sc.fallback_cells_total, 100);
     ck_assert_int_eq(sg.fallback_cells_total, sc.fallback_cells_total);
+    /* the GPU checks once per call, yet counts the last step's alone */
+    ck_assert_int_eq(sg.fallback_cells_last_step, sc.fallback_cells_last_step);
     ck_assert_msg(df <= 1e-12, "populations differ by %g", df);
     free(fc);
     free(fg);
@@ -393,6 +395,29 @@ START_TEST(async_divergence_is_reported_at_synchronize)
 }
 END_TEST
 
+/* How many of the stored populations of two domains of NCELLS cells differ
+ * in any bit. */
+static size_t populations_differ(acm_domain *a, acm_domain *b)
+{
+    double *f[2] = {field(a, ACM_FIELD_POPULATIONS, 27), field(b, ACM_FIELD_POPULATIONS, 27)};
+    size_t differ = 0;
+    for (size_t k = 0; k < 27 * NCELLS; ++k)
+        differ += memcmp(&f[0][k], &f[1][k], sizeof(double)) != 0;
+    free(f[0]);
+    free(f[1]);
+    return differ;
+}
+
+/* The step a divergence message names. */
+static long long diverged_step(acm_domain *d)
+{
+    const char *at = strstr(acm_domain_last_error(d), "diverged at step ");
+    ck_assert_ptr_nonnull(at);
+    long long step = 0;
+    ck_assert_int_eq(sscanf(at, "diverged at step %lld", &step), 1);
+    return step;
+}
+
 /* acm_cuda_step_async on a domain of the fluid alone replays its steps from
  * CUDA graphs (cuda/backend_graph.cu): the state after 13 steps taken as 5,
  * then 1 + 7 (two calls: graphs of two steps and of one, replayed from
@@ -416,18 +441,11 @@ START_TEST(graph_steps_equal_launched_steps)
     ACM_CK_OK(d[1], acm_cuda_step_async(d[1], 7));
     ACM_CK_OK(d[1], acm_cuda_domain_synchronize(d[1]));
     ck_assert_int_eq(acm_test_stats(d[1]).step, 13);
-    double *f[2];
-    for (int r = 0; r < 2; ++r)
-        f[r] = field(d[r], ACM_FIELD_POPULATIONS, 27);
-    size_t differ = 0;
-    for (size_t k = 0; k < 27 * NCELLS; ++k)
-        differ += memcmp(&f[0][k], &f[1][k], sizeof(double)) != 0;
+    const size_t differ = populations_differ(d[0], d[1]);
     ck_assert_msg(differ == 0, "kernel %d storage %d model %d: %zu of %zu populations differ",
                   kernel, storage, model, differ, (size_t)(27 * NCELLS));
-    for (int r = 0; r < 2; ++r) {
-        free(f[r]);
+    for (int r = 0; r < 2; ++r)
         acm_domain_destroy(d[r]);
-    }
 }
 END_TEST
 
@@ -447,15 +465,61 @@ START_TEST(graph_steps_name_the_diverged_step)
             ACM_CK_OK(d, acm_cuda_step_async(d, 100));
             ACM_CK_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_DIVERGED);
         }
-        const char *at = strstr(acm_domain_last_error(d), "diverged at step ");
-        ck_assert_ptr_nonnull(at);
-        ck_assert_int_eq(sscanf(at, "diverged at step %lld", &step[r]), 1);
+        step[r] = diverged_step(d);
         acm_domain_destroy(d);
     }
     printf("diverged at step %lld launched, %lld replayed from graphs\n", step[0], step[1]);
     ck_assert_int_gt(step[0], 1);
     ck_assert_int_lt(step[0], 100);
     ck_assert_int_eq(step[1], step[0]);
+}
+END_TEST
+
+/* A body force across the inlet/outlet channel (along y, periodic) drives it
+ * past the speed limit: d[0]
+ * diverges in a long call (checked once, at its end: cuda/backend_step.cu,
+ * cu_check), d[1] takes the steps before the diverged one. d[0] keeps that
+ * state bitwise, the arrays and the step count rolled back over the steps its
+ * gated kernels did not take (acm_gate_shut). async: d[0] steps with
+ * acm_cuda_step_async and hears of it from the next call, which does not
+ * wait. loop index = kernel structure (fused, split, baseline, moment storage)
+ * + 4 * async. */
+START_TEST(diverged_step_keeps_the_state_before_it)
+{
+    static const acm_kernel structures[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE,
+                                            ACM_KERNEL_FUSED};
+    const acm_kernel kernel = structures[_i % 4];
+    const acm_storage storage = _i % 4 == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS;
+    const bool async = _i >= 4;
+    const double F[3] = {0.002, 0.02, 0};
+    acm_domain *d[2];
+    for (int r = 0; r < 2; ++r) {
+        d[r] = run_scene(ACM_BACKEND_CUDA, SCENE_INFLOW_FORCE, ACM_COLLISION_DEFAULT,
+                         ACM_PRECISION_FP32, kernel, storage, 0);
+        ACM_CK_OK(d[r], acm_domain_set_body_force(d[r], F));
+    }
+    if (async) {
+        cudaStream_t stream = NULL;
+        ACM_CK_OK(d[0], acm_cuda_domain_get_stream(d[0], &stream));
+        ACM_CK_OK(d[0], acm_cuda_step_async(d[0], 300));
+        ck_assert_int_eq(cudaStreamSynchronize(stream), cudaSuccess); /* the caller's wait */
+        ACM_CK_FAIL(d[0], acm_cuda_step_async(d[0], 1), ACM_ERR_DIVERGED);
+    } else {
+        ACM_CK_FAIL(d[0], acm_step(d[0], 300), ACM_ERR_DIVERGED);
+    }
+    const long long at = diverged_step(d[0]);
+    ck_assert_int_gt(at, 10);
+    ck_assert_int_lt(at, 290); /* many steps enqueued after it */
+    ck_assert_int_eq(acm_test_stats(d[0]).step, at - 1);
+    ACM_CK_OK(d[1], acm_step(d[1], at - 1));
+    const size_t differ = populations_differ(d[0], d[1]);
+    printf("kernel %d storage %d %s: diverged at step %lld, %zu of %zu populations differ "
+           "from the state before it\n", kernel, storage, async ? "async" : "acm_step", at,
+           differ, (size_t)(27 * NCELLS));
+    ck_assert_int_eq(differ, 0);
+    acm_test_expect_recovery(d[0]);
+    for (int r = 0; r < 2; ++r)
+        acm_domain_destroy(d[r]);
 }
 END_TEST
 
@@ -983,6 +1047,8 @@ START_TEST(gpu_moments_safety_net_matches_cpu)
     printf("moment storage, safety net, model %d: fallbacks CPU %lld GPU %lld, populations %.2e\n",
            model, (long long)sc.fallback_cells_total, (long long)sg.fallback_cells_total, df);
     ck_assert_int_eq(sg.fallback_cells_total, sc.fallback_cells_total);
+    /* the GPU checks once per call, yet counts the last step's alone */
+    ck_assert_int_eq(sg.fallback_cells_last_step, sc.fallback_cells_last_step);
     ck_assert_msg(df <= 1e-12, "populations differ by %g", df);
     free(fc);
     free(fg);
@@ -1132,6 +1198,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, graph_steps_equal_launched_steps, 0, 8);
     tcase_add_test(tc, graph_steps_name_the_diverged_step);
     tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
+    tcase_add_loop_test(tc, diverged_step_keeps_the_state_before_it, 0, 8);
     tcase_add_test(tc, device_errors_have_specific_statuses);
     tcase_add_test(tc, split_domain_refuses_interop);
     tcase_add_test(tc, device_memory_exhaustion_changes_nothing);

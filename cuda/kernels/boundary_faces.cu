@@ -31,11 +31,12 @@ __device__ __forceinline__ bool acm_face_thread(const acm_gpu_grid &g, int face,
  * after the collision; g.state is the array's state after it (the slots of
  * acm_post_slot). */
 template <typename T>
-__global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face, int32_t z0, int32_t z1)
+__global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, const acm_gate gate, int face,
+                                 int32_t z0, int32_t z1)
 {
     typedef typename acm_io<T>::R R;
     acm_face_cell fc;
-    if (!acm_face_thread(g, face, fc) || fc.c[2] < z0 || fc.c[2] >= z1)
+    if (acm_gate_shut(gate) || !acm_face_thread(g, face, fc) || fc.c[2] < z0 || fc.c[2] >= z1)
         return;
     const int axis = face / 2, inward = (face & 1) ? -1 : 1;
     const acm_face_bc &bc = g.face[face];
@@ -66,11 +67,11 @@ __global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, int face, int32_t z
  * with mom_bits): rho and j of the inner cell's new populations summed in
  * FP64 in the CPU's order, the equilibrium in the arithmetic type. */
 template <typename T>
-__global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, int face)
+__global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, const acm_gate gate, int face)
 {
     typedef typename acm_io<T>::R R;
     acm_face_cell fc;
-    if (!acm_face_thread(g, face, fc))
+    if (acm_gate_shut(gate) || !acm_face_thread(g, face, fc))
         return;
     const acm_face_bc &bc = g.face[face];
     R m[ACM_MOMENTS], e[27], u[3];
@@ -127,22 +128,22 @@ static dim3 face_grid(const acm_gpu_grid &g, int face)
     return dim3(acm_blocks((uint64_t)n[(axis + 1) % 3], 128), (unsigned)n[(axis + 2) % 3], 1);
 }
 
-cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
-                             int32_t z0, int32_t z1, cudaStream_t s)
+cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, const acm_gate &gate,
+                             acm_gpu_elem elem, int face, int32_t z0, int32_t z1, cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)f, face, z0, z1);
+        acm_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)f, gate, face, z0, z1);
     });
     return cudaGetLastError();
 }
 
-cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, acm_gpu_elem elem, int face,
-                                 cudaStream_t s)
+cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, const acm_gate &gate,
+                                 acm_gpu_elem elem, int face, cudaStream_t s)
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_mom_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)m, face);
+        acm_mom_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)m, gate, face);
     });
     return cudaGetLastError();
 }

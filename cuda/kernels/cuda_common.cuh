@@ -187,6 +187,19 @@ __host__ __device__ inline void acm_finish_sums(acm_gpu_sums &s, double ncells)
     s.inv_mean_pi = acm__inv_mean(s.sum_pi, ncells);
 }
 
+/* The divergence key (acm_check_divergence) and the step a kernel works for:
+ * the gate of the kernels that write the state. Once a step of the batch
+ * diverged, those of the later steps leave the state alone, so that the state
+ * before the diverged step is still there when the host looks, however many
+ * steps later (cuda/backend_step.cu, cu_check). NULL bad: always open. */
+struct acm_gate {
+    unsigned long long *bad;         /* min over (step << ACM_KEY_CELL_BITS | cell) */
+    unsigned long long step_key;     /* this step's part of the key */
+    const unsigned long long *batch; /* a step replayed from a CUDA graph: its index in the
+                                        batch on the device (acm_launch_step_count), which
+                                        then stands for step_key's */
+};
+
 /* Everything a collision kernel needs for one step. */
 struct acm_step_args {
     acm_gpu_grid g;
@@ -208,11 +221,7 @@ struct acm_step_args {
     uint32_t *redo;              /* bit k % 32 of word k / 32 set for a cell the safety
                                     net must redo (acm_mark_redo, acm_launch_redo) */
     unsigned long long *fallbacks; /* safety-net fallback counter */
-    unsigned long long *bad;     /* divergence key: min over (step << 36 | cell) */
-    unsigned long long step_key; /* this step's part of the key */
-    const unsigned long long *batch; /* a step replayed from a CUDA graph: its index in the
-                                        batch on the device (acm_launch_step_count), which
-                                        then stands for step_key's */
+    acm_gate gate;               /* the divergence key and this step's part of it */
     const uint32_t *ib_mask;     /* immersed boundary: a bit per cell holding IB force, or NULL */
     const void *ib_force;        /* its force planes (3 of ncells, arithmetic type) */
     float *u_out;                /* or NULL: the velocity (j + F/2)/rho of the state the step
@@ -865,6 +874,20 @@ __device__ __forceinline__ R acm_pi_norm(const R f[27])
 #define ACM_KEY_CELL_BITS 36
 #define ACM_NO_KEY 0xffffffffffffffffull
 
+/* This step's part of the key. */
+__device__ __forceinline__ unsigned long long acm_gate_step(const acm_gate &g)
+{
+    return g.batch != NULL ? *g.batch << ACM_KEY_CELL_BITS : g.step_key;
+}
+
+/* An earlier step of the batch diverged: a kernel that writes the state
+ * returns at once (the whole launch alike: keys of its own step are not
+ * earlier). */
+__device__ __forceinline__ bool acm_gate_shut(const acm_gate &g)
+{
+    return g.bad != NULL && *g.bad < acm_gate_step(g);
+}
+
 /* Record a diverged cell: NaN, |u|^2 above the limit or a density <= 0 (which
  * can come with any speed), as the CPU's row kernels (lib/cpu/row_tmpl.h). */
 __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uint32_t k,
@@ -872,8 +895,33 @@ __device__ __forceinline__ void acm_check_divergence(const acm_step_args &a, uin
 {
     if ((!(u2 <= a.u2_limit) || !(rho > 0.0)) && k >= a.live_lo && k < a.live_hi) /* NaN
                                                                   fails both comparisons */
-        atomicMin(a.bad, (a.batch != NULL ? *a.batch << ACM_KEY_CELL_BITS : a.step_key) |
-                             (unsigned long long)k);
+        atomicMin(a.gate.bad, acm_gate_step(a.gate) | (unsigned long long)k);
+}
+
+/* What a cell's collision leaves beside its new state (d: its diagnostics,
+ * rho, u and |Pi|): the velocity for the smoke (a.u_out: no second read of
+ * the state), the divergence check (when `check`), and the cell's part of
+ * the plane's sums of the ACM rules: |u|^2 for the maximum, and for LI2020
+ * rho, rho |u| and |Pi|. */
+template <typename R, typename DIAG>
+__device__ __forceinline__ void acm_cell_outputs(const acm_step_args &a, uint32_t k, const DIAG &d,
+                                                 bool check, bool li2020, R &u2max,
+                                                 double &rho_sum, double &j_sum, double &pi_sum)
+{
+    if (a.u_out != NULL) {
+        a.u_out[3 * (size_t)k] = (float)d.u[0];
+        a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
+        a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
+    }
+    const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
+    if (check)
+        acm_check_divergence(a, k, (double)d.rho, (double)u2);
+    u2max = isnan(u2) ? (R)0 : u2;
+    if (li2020) {
+        rho_sum = (double)d.rho;
+        j_sum = (double)(d.rho * sqrt(u2));
+        pi_sum = (double)d.pi;
+    }
 }
 
 /* ---- the ACM rules' sums per plane -------------------------------------------------

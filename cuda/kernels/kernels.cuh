@@ -94,8 +94,8 @@ cudaError_t acm_launch_mom_redo(const acm_step_args &a, acm_gpu_elem elem, unsig
                                 cudaStream_t s);
 /* boundary_faces.cu: the inlet/outlet layer of one face on the new moments m:
  * the moments of the equilibrium the CPU's apply_layer sets (lib/cpu/lbm_tmpl.h). */
-cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, acm_gpu_elem elem, int face,
-                                 cudaStream_t s);
+cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, const acm_gate &gate,
+                                 acm_gpu_elem elem, int face, cudaStream_t s);
 /* fields.cu: the post-collision state whose pull is the physical state in phys
  * (populations of the arithmetic type, grid gp: acm_launch_pull with dir -1),
  * its moments into mom (grid gm), every cell. */
@@ -126,19 +126,27 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
                                     cudaStream_t s);
 
 /* step_sums.cu: the ACM rules' inputs from the planes [lo, hi) of acm_plane_add,
- * folded in plane order (ncells for the means). */
+ * folded in plane order (ncells for the means), unless the gate is shut. */
 cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
-                                  acm_gpu_sums *out, double ncells, cudaStream_t s);
-/* step_sums.cu: the device's count of a batch's steps (acm_step_args.batch):
- * set to value, or (set false) one more. */
-cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned long long value,
+                                  acm_gpu_sums *out, double ncells, const acm_gate &gate,
                                   cudaStream_t s);
+/* step_sums.cu: the device's count of a batch's steps (acm_step_args.batch):
+ * set to value, or (set false) one more; then, unless out is NULL, the
+ * divergence key posted to out as acm_launch_key_post posts it. */
+cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned long long value,
+                                  const unsigned long long *key, unsigned long long *out,
+                                  cudaStream_t s);
+/* step_sums.cu: the divergence key into out[0] of mapped host memory, then
+ * `count` (the steps it covers, > 0) into out[1]: the host reads the key once
+ * it finds the count. */
+cudaError_t acm_launch_key_post(const unsigned long long *key, unsigned long long *out,
+                                unsigned long long count, cudaStream_t s);
 
 /* boundary_faces.cu: the per-face domain-boundary kernels.
  * Inlet/outlet equilibrium layer of one face, on the post-collision state:
- * its cells in planes [z0, z1). */
-cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, acm_gpu_elem elem, int face,
-                             int32_t z0, int32_t z1, cudaStream_t s);
+ * its cells in planes [z0, z1), unless the gate is shut (acm_gate_shut). */
+cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, const acm_gate &gate,
+                             acm_gpu_elem elem, int face, int32_t z0, int32_t z1, cudaStream_t s);
 /* Half-way bounce-back of one non-periodic face on freshly streamed
  * populations tmp (the paper's per-face wall kernel, split variant). */
 cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *tmp,

@@ -40,6 +40,8 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     const R sigma = (R)acm_io<T>::sigma; /* populations collide as stored (acm_collide) */
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
+    if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
+        return;
     const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
     double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
     R u2max = 0;
@@ -99,20 +101,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
                 acm_push_interior<T, ADDR>(a, k, s, o);
             }
         }
-        if (a.u_out != NULL) { /* for the smoke: no second read of the populations */
-            a.u_out[3 * (size_t)k] = (float)d.u[0];
-            a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
-            a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
-        }
-        const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
-        if (PULL)
-            acm_check_divergence(a, k, (double)d.rho, (double)u2);
-        u2max = isnan(u2) ? (R)0 : u2;
-        if (li2020) {
-            rho_sum = (double)d.rho;
-            j_sum = (double)(d.rho * sqrt(u2));
-            pi_sum = (double)d.pi;
-        }
+        acm_cell_outputs(a, k, d, PULL, li2020, u2max, rho_sum, j_sum, pi_sum);
     }
     if (acm)
         acm_mark_redo(a, k, redo, false);

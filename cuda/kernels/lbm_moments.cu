@@ -56,19 +56,7 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
     acm_mom_math<R>::collide(&p, MODEL, sums, F, tau, m, &d);
     const bool redo = acm && p.safety_net && !acm_mom_math<R>::sure(&p, m);
     acm_mom_store<T>(a.g, (T *)a.dst, k, m);
-    if (a.u_out != NULL) {
-        a.u_out[3 * (size_t)k] = (float)d.u[0];
-        a.u_out[3 * (size_t)k + 1] = (float)d.u[1];
-        a.u_out[3 * (size_t)k + 2] = (float)d.u[2];
-    }
-    const R u2 = d.u[0] * d.u[0] + d.u[1] * d.u[1] + d.u[2] * d.u[2];
-    acm_check_divergence(a, k, (double)d.rho, (double)u2);
-    u2max = isnan(u2) ? (R)0 : u2;
-    if (li2020) {
-        rho_sum = (double)d.rho;
-        j_sum = (double)(d.rho * sqrt(u2));
-        pi_sum = (double)d.pi;
-    }
+    acm_cell_outputs(a, k, d, true, li2020, u2max, rho_sum, j_sum, pi_sum);
     return redo;
 }
 
@@ -115,6 +103,8 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
     typedef typename acm_io<T>::R R;
     constexpr int TX = 32, TY = acm_tile<R>::y;
     const bool acm = acm_is_adaptive(MODEL);
+    if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
+        return;
     const acm_gpu_grid &g = a.g;
     __shared__ R pop[27][TY][TX];
     __shared__ acm_plane_fixed part[TY]; /* the warps' part of a plane's sums */

@@ -134,6 +134,8 @@ template <typename T, int MODEL, int FIRST, int COUNT>
 __global__ void acm_outputs_kernel(const acm_step_args a, const acm_real<T> *__restrict__ mom,
                                    const acm_real<T> *__restrict__ macro)
 {
+    if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
+        return;
     const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     const bool redo = k < a.g.ncells && acm_outputs<T, MODEL, FIRST, COUNT>(a, mom, macro, k);
     if (acm_is_adaptive(MODEL)) /* the first half sets the word, the second adds to it */

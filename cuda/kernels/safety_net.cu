@@ -17,7 +17,7 @@ __global__ void acm_redo_kernel(const acm_step_args a)
 {
     typedef acm_real<T> R;
     const uint32_t w = a.first / 32u + blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= acm_redo_words(a.end))
+    if (w >= acm_redo_words(a.end) || acm_gate_shut(a.gate))
         return;
     const uint32_t word = a.redo[w];
     for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
@@ -60,7 +60,7 @@ __global__ void acm_mom_redo_kernel(const acm_step_args a)
 {
     typedef acm_real<T> R;
     const uint32_t w = a.first / 32u + blockIdx.x * blockDim.x + threadIdx.x;
-    if (w >= acm_redo_words(a.end))
+    if (w >= acm_redo_words(a.end) || acm_gate_shut(a.gate))
         return;
     const uint32_t word = a.redo[w];
     unsigned limited = 0;

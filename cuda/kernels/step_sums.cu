@@ -73,8 +73,10 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
 
 __global__ void __launch_bounds__(ACM_FOLD_THREADS)
     acm_plane_fold_kernel(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
-                          acm_gpu_sums *out, double ncells)
+                          acm_gpu_sums *out, double ncells, const acm_gate gate)
 {
+    if (acm_gate_shut(gate)) /* an earlier step diverged: the sums of its state stay */
+        return;
     __shared__ double v[ACM_FOLD_THREADS][4];
     acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0};
     for (int32_t c = lo; c < hi; c += (int32_t)ACM_FOLD_THREADS) {
@@ -98,21 +100,50 @@ __global__ void __launch_bounds__(ACM_FOLD_THREADS)
 }
 
 cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
-                                  acm_gpu_sums *out, double ncells, cudaStream_t s)
+                                  acm_gpu_sums *out, double ncells, const acm_gate &gate,
+                                  cudaStream_t s)
 {
-    acm_plane_fold_kernel<<<1, ACM_FOLD_THREADS, 0, s>>>(planes, lo, hi, out, ncells);
+    acm_plane_fold_kernel<<<1, ACM_FOLD_THREADS, 0, s>>>(planes, lo, hi, out, ncells, gate);
     return cudaGetLastError();
 }
 
-__global__ void acm_step_count_kernel(unsigned long long *batch, unsigned long long value, int set)
+/* The divergence key into out[0] of mapped host memory, then the step count
+ * into out[1]: the host reads the key once it finds the count. */
+__device__ __forceinline__ void acm_post_key(const unsigned long long *key,
+                                             volatile unsigned long long *out,
+                                             unsigned long long count)
+{
+    out[0] = *key;
+    __threadfence_system(); /* the key is there before the count says so */
+    out[1] = count;
+}
+
+__global__ void acm_step_count_kernel(unsigned long long *batch, unsigned long long value, int set,
+                                      const unsigned long long *key, unsigned long long *out)
 {
     *batch = set ? value : *batch + 1u;
+    if (out != NULL)
+        acm_post_key(key, out, *batch);
 }
 
 cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned long long value,
+                                  const unsigned long long *key, unsigned long long *out,
                                   cudaStream_t s)
 {
-    acm_step_count_kernel<<<1, 1, 0, s>>>(batch, value, set ? 1 : 0);
+    acm_step_count_kernel<<<1, 1, 0, s>>>(batch, value, set ? 1 : 0, key, out);
+    return cudaGetLastError();
+}
+
+__global__ void acm_key_post_kernel(const unsigned long long *key, unsigned long long *out,
+                                    unsigned long long count)
+{
+    acm_post_key(key, out, count);
+}
+
+cudaError_t acm_launch_key_post(const unsigned long long *key, unsigned long long *out,
+                                unsigned long long count, cudaStream_t s)
+{
+    acm_key_post_kernel<<<1, 1, 0, s>>>(key, out, count);
     return cudaGetLastError();
 }
 

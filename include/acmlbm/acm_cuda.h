@@ -15,10 +15,13 @@
  * ### Which calls synchronise
  * On the CUDA backend every GPU operation of a domain is ordered on the
  * domain's stream (its own non-blocking stream, or the one you set).
- * - acm_step() waits for the device at each divergence check (every
- *   ::ACM_PARAM_DIVERGENCE_INTERVAL steps, default 1, and at its end).
+ * - acm_step() waits for the device at its end, and, on a domain with solids
+ *   or smoke, at each divergence check (every ::ACM_PARAM_DIVERGENCE_INTERVAL
+ *   steps, default 1).
  * - acm_cuda_step_async() only enqueues; acm_cuda_domain_synchronize() waits
- *   and reports what happened (divergence, device faults).
+ *   and reports what happened (divergence, device faults). A divergence is
+ *   also reported, without waiting, by the first acm_cuda_step_async() call
+ *   that finds an earlier call's steps done (since 1.7).
  * - acm_cuda_domain_map_fields() only enqueues.
  * - Field reads and writes, acm_domain_probe(), acm_domain_get_stats() and the
  *   initialisation calls wait for their own work before they return.
@@ -71,14 +74,20 @@ ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *
 /**
  * Enqueue @p nsteps time steps on the domain's stream and return at once.
  * Divergence is recorded on the device and reported by
- * acm_cuda_domain_synchronize(). A domain that holds only the fluid (no
- * solid, no smoke, one slab) replays its steps from CUDA graphs, two steps
+ * acm_cuda_domain_synchronize(), or by a later acm_cuda_step_async() once
+ * the device is past this call's steps: it then looks at a copy made at the
+ * end of this call, never waiting (a call made before that copy arrived
+ * looks again at the next). The message names the step that diverged; a
+ * domain of the fluid alone keeps the state before it, since its kernels
+ * leave the state alone once a step diverged (since 1.7). A domain that
+ * holds only the fluid (no solid, no smoke, one slab) replays its steps from CUDA graphs, two steps
  * a launch, captured at the first call and again after a change of its
  * configuration: the same kernels with the same arguments, the same state
  * after the steps (since 1.7).
  *
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
- *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_BAD_STATE (diverged),
+ *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_DIVERGED (an earlier call's steps),
+ *         ::ACM_ERR_BAD_STATE (diverged before),
  *         ::ACM_ERR_UNSUPPORTED, ::ACM_ERR_DEVICE, ::ACM_ERR_NOT_BUILT
  * @since 1.0
  */

@@ -80,9 +80,13 @@ typedef enum acm_param {
     /** CPU worker threads; 0 = the OpenMP default. Default 0. */
     ACM_PARAM_THREADS = 1,
     /** CUDA backend: steps between divergence checks inside one acm_step() call
-     *  (a check is always made at its end; each check waits for the device). With
-     *  1, the default, a diverged domain keeps the state before the failing step,
-     *  as on the CPU, which checks every step whatever this value. */
+     *  of a domain with immersed solids or smoke, or of several slabs (a check is
+     *  always made at its end; each check waits for the device). With 1, the
+     *  default, a diverged domain keeps the state before the failing step, as on
+     *  the CPU, which checks every step whatever this value. A domain of the fluid
+     *  alone on one GPU checks once, at the end of the call, whatever this value,
+     *  and keeps the state before the failing step all the same: its kernels
+     *  leave the state alone once a step diverged (since 1.7). */
     ACM_PARAM_DIVERGENCE_INTERVAL = 2,
     /** Multi-direct-forcing iterations m of the immersed boundary (spec 8.5), in
      *  [1, 16]: each one interpolates and spreads once more and divides the slip
@@ -378,9 +382,10 @@ ACM_API acm_status acm_divergence_policy_init(acm_divergence_policy *policy, uin
  * @return ::ACM_OK; ::ACM_ERR_NULL_POINTER; ::ACM_ERR_BAD_VERSION;
  *         ::ACM_ERR_BAD_ENUM (action); ::ACM_ERR_OUT_OF_RANGE
  *         (snapshot_interval); ::ACM_ERR_BAD_STATE (the domain has diverged:
- *         re-initialise it first); ::ACM_ERR_NO_MEMORY or
- *         ::ACM_ERR_DEVICE_MEMORY (no room for the snapshot; the policy is
- *         left as it was)
+ *         re-initialise it first); ::ACM_ERR_DIVERGED (a step enqueued by
+ *         acm_cuda_step_async() diverged, found by the check the snapshot
+ *         waits for); ::ACM_ERR_NO_MEMORY or ::ACM_ERR_DEVICE_MEMORY (no room
+ *         for the snapshot); the policy is left as it was on any error
  * @since 1.3
  */
 ACM_API acm_status acm_domain_set_divergence_policy(acm_domain *domain,

@@ -66,7 +66,10 @@ struct acm_backend_ops {
     acm_status (*advance)(acm_domain *d, acm_check check);
     /* Optional: what nsteps advance(d, ACM_CHECK_NONE) would do, for a domain
      * whose steps hold nothing but the fluid (no solids, no smoke), enqueued
-     * at less host cost (CUDA: the steps replayed from graphs). */
+     * at less host cost (CUDA: the steps replayed from graphs). A backend that
+     * has it keeps the state before a diverged step of the fluid alone until
+     * it checks, however many steps later (CUDA: acm_gate), so that acm_step()
+     * checks such a domain once, at its end. */
     acm_status (*advance_many)(acm_domain *d, int64_t nsteps);
     /* Optional: allocate now what the next advance would allocate (ACM_LI2020's
      * tau*, per-thread buffers), so that a decomposed domain's slabs fail, if at

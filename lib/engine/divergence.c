@@ -8,6 +8,7 @@
 #include <string.h> /* memcpy, strlen */
 
 #include "alloc.h"
+#include "backend.h" /* ops->check */
 #include "divergence.h"
 #include "guard.h"
 #include "options.h"
@@ -37,6 +38,9 @@ void acm__divergence_forget(acm_domain *d)
  * twice the memory). */
 static acm_status take(acm_domain *d)
 {
+    if (d->ops->check != NULL) /* steps enqueued unchecked (acm_cuda_step_async) first: a
+                                  snapshot never holds a diverged state */
+        ACM_TRY(d->ops->check(d, ACM_CHECK_NOW));
     acm__divergence_forget(d);
     acm_snapshot *snap = acm__malloc(sizeof *snap);
     if (snap == NULL)
