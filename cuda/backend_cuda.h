@@ -37,7 +37,7 @@ void acm_cuda_planes_host_free(void *p);
 acm_status acm_cuda_peer_id(acm_domain *d, void *id);
 void acm_cuda_peer_device(acm_domain *d, char *key, size_t size);
 acm_status acm_cuda_peer_open(acm_domain *d, const void *id, int rank, int nranks, size_t bytes,
-                              void **peer);
+                              const acm_peer_join *join, void **peer);
 acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const acm_peer_msg *msg, int n);
 acm_status acm_cuda_peer_wait(acm_domain *d, void *peer, double seconds);
 void acm_cuda_peer_close(void *peer, bool abort);

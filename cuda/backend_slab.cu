@@ -148,12 +148,13 @@ extern "C" void acm_cuda_peer_device(acm_domain *d, char *key, size_t size)
 }
 
 extern "C" acm_status acm_cuda_peer_open(acm_domain *d, const void *id, int rank, int nranks,
-                                         size_t bytes, void **peer)
+                                         size_t bytes, const acm_peer_join *join, void **peer)
 {
     ACM_TRY(cu_enter(d));
     char err[ACM_ERROR_SIZE];
     acm_nccl *c = NULL;
-    if (acm_nccl_open(&c, id, rank, nranks, d->device, bytes, err, sizeof err) != 0)
+    if (acm_nccl_open(&c, id, rank, nranks, d->device, bytes, join->seconds, join->give_up,
+                      join->ctx, err, sizeof err) != 0)
         return ACM_FAIL(d, ACM_ERR_DEVICE, "%s", err);
     *peer = c;
     return ACM_OK;

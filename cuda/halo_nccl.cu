@@ -3,8 +3,10 @@
  * (cuda/halo_nccl.h). NCCL's point-to-point calls match the sends and
  * receives between two ranks in the order they are issued: the caller lists
  * them in one order on every rank (lib/multi/halo.c, slab and end ascending).
- * Waits poll the stream's event and the communicator's asynchronous error,
- * so that a dead or failing peer ends in an error, never a hang.
+ * The communicator is non-blocking (ncclConfig_t.blocking = 0): its set-up,
+ * its groups and its release are polled, as are the waits (the stream's event
+ * and the communicator's asynchronous error), each within a time limit, so
+ * that a dead or failing peer ends in an error, never a hang.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <nccl.h>
@@ -49,12 +51,53 @@ int acm_nccl_make_id(void *id, size_t size, char *err, size_t err_size)
     return 0;
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Spin first, then sleep between polls: what is polled takes microseconds
+ * to seconds. */
+static void pause_after(long polls)
+{
+    if (polls > 1000) {
+        const struct timespec pause = {0, 100000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/* Until the communicator's last call has finished (ncclInProgress no more),
+ * within `seconds`: its outcome. */
+static ncclResult_t settle(ncclComm_t comm, double seconds)
+{
+    const double start = now();
+    for (long polls = 0;; ++polls) {
+        ncclResult_t state = ncclSuccess;
+        const ncclResult_t r = ncclCommGetAsyncError(comm, &state);
+        if (r != ncclSuccess)
+            return r;
+        if (state != ncclInProgress || now() - start > seconds)
+            return state;
+        pause_after(polls);
+    }
+}
+
+#define ACM_NCCL_RELEASE_SECONDS 60.0
+
 void acm_nccl_close(acm_nccl *c, int abort)
 {
     if (c == NULL)
         return;
     cudaSetDevice(c->device);
     if (c->comm != NULL) {
+        if (!abort) { /* a release that does not finish in time is aborted */
+            ncclResult_t f = ncclCommFinalize(c->comm);
+            if (f == ncclInProgress)
+                f = settle(c->comm, ACM_NCCL_RELEASE_SECONDS);
+            abort = f != ncclSuccess;
+        }
         if (abort)
             ncclCommAbort(c->comm);
         else
@@ -65,8 +108,37 @@ void acm_nccl_close(acm_nccl *c, int abort)
     free(c);
 }
 
+/* NCCL's set-up of c's member, polled (acm_nccl_open). */
+static int join(acm_nccl *c, const void *id, int rank, int nranks, double seconds,
+                acm_nccl_give_up give_up, void *ctx, char *err, size_t err_size)
+{
+    ncclUniqueId u;
+    memcpy(&u, id, sizeof u);
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;
+    ncclResult_t r = ncclCommInitRankConfig(&c->comm, nranks, u, rank, &config);
+    const double start = now();
+    for (long polls = 0; r == ncclInProgress; ++polls) {
+        if (give_up != NULL && give_up(ctx)) {
+            snprintf(err, err_size, "NCCL: another rank's set-up failed");
+            return -1;
+        }
+        if (now() - start > seconds) {
+            snprintf(err, err_size, "NCCL: the %d ranks did not all join within %.0f s", nranks,
+                     seconds);
+            return -1;
+        }
+        pause_after(polls);
+        ncclResult_t state = ncclSuccess;
+        const ncclResult_t q = ncclCommGetAsyncError(c->comm, &state);
+        r = q != ncclSuccess ? q : state;
+    }
+    return r == ncclSuccess ? 0 : nccl_fail(err, err_size, "ncclCommInitRankConfig", r);
+}
+
 int acm_nccl_open(acm_nccl **out, const void *id, int rank, int nranks, int device, size_t bytes,
-                  char *err, size_t err_size)
+                  double seconds, acm_nccl_give_up give_up, void *ctx, char *err,
+                  size_t err_size)
 {
     *out = NULL;
     acm_nccl *c = (acm_nccl *)calloc(1, sizeof *c);
@@ -83,13 +155,9 @@ int acm_nccl_open(acm_nccl **out, const void *id, int rank, int nranks, int devi
         acm_nccl_close(c, 1);
         return cuda_fail(err, err_size, "message buffers", e);
     }
-    ncclUniqueId u;
-    memcpy(&u, id, sizeof u);
-    const ncclResult_t r = ncclCommInitRank(&c->comm, nranks, u, rank);
-    if (r != ncclSuccess) {
-        c->comm = NULL;
-        acm_nccl_close(c, 1);
-        return nccl_fail(err, err_size, "ncclCommInitRank", r);
+    if (join(c, id, rank, nranks, seconds, give_up, ctx, err, err_size) != 0) {
+        acm_nccl_close(c, 1); /* an unfinished set-up is aborted */
+        return -1;
     }
     *out = c;
     return 0;
@@ -112,16 +180,11 @@ int acm_nccl_exchange(acm_nccl *c, const acm_nccl_msg *msg, int n, cudaStream_t 
                                    c->comm, s)
                         : ncclRecv(c->buf[msg[i].buffer], msg[i].bytes, ncclUint8, msg[i].rank,
                                    c->comm, s);
-    const ncclResult_t g = ncclGroupEnd(); /* a started group always ends */
+    ncclResult_t g = ncclGroupEnd(); /* a started group always ends */
+    if (g == ncclInProgress) /* non-blocking: enqueued once the communicator settles */
+        g = settle(c->comm, ACM_NCCL_RELEASE_SECONDS);
     r = r != ncclSuccess ? r : g;
     return r == ncclSuccess ? 0 : nccl_fail(err, err_size, "ghost plane group", r);
-}
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 int acm_nccl_wait(acm_nccl *c, cudaEvent_t done, double seconds, char *err, size_t err_size)
@@ -135,15 +198,12 @@ int acm_nccl_wait(acm_nccl *c, cudaEvent_t done, double seconds, char *err, size
             return cuda_fail(err, err_size, "waiting for the ghost planes", e);
         ncclResult_t async = ncclSuccess;
         const ncclResult_t r = ncclCommGetAsyncError(c->comm, &async);
-        if (r != ncclSuccess || async != ncclSuccess)
+        if (r != ncclSuccess || (async != ncclSuccess && async != ncclInProgress))
             return nccl_fail(err, err_size, "ghost planes", r != ncclSuccess ? r : async);
         if (now() - start > seconds) {
             snprintf(err, err_size, "NCCL: ghost planes not complete within %.0f s", seconds);
             return -1;
         }
-        if (polls > 1000) { /* spin first: an exchange takes microseconds to milliseconds */
-            const struct timespec pause = {0, 100000};
-            nanosleep(&pause, NULL);
-        }
+        pause_after(polls);
     }
 }

@@ -9,6 +9,7 @@
 #define ACMLBM_HALO_NCCL_H
 
 #include <cuda_runtime.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /* A rank's member of the communicator, with device buffers for the
@@ -25,10 +26,18 @@ typedef struct acm_nccl_msg {
     size_t bytes;
 } acm_nccl_msg;
 
+/* Whether to stop waiting for the other ranks (one of them failed). */
+typedef bool (*acm_nccl_give_up)(void *ctx);
+
 /* Each returns 0, or -1 with a message in err. */
 int acm_nccl_make_id(void *id, size_t size, char *err, size_t err_size);
+/* The member of rank `rank` of `nranks` in communicator `id`: its buffers,
+ * then NCCL's non-blocking set-up polled until every rank has joined, never
+ * longer than `seconds`, and only while give_up(ctx) (NULL: never) says
+ * no; on any failure the set-up is aborted and nothing is kept. */
 int acm_nccl_open(acm_nccl **out, const void *id, int rank, int nranks, int device, size_t bytes,
-                  char *err, size_t err_size);
+                  double seconds, acm_nccl_give_up give_up, void *ctx, char *err,
+                  size_t err_size);
 void *acm_nccl_buffer(const acm_nccl *c, int k);
 /* The messages as one group on stream s (at most the bytes opened with each). */
 int acm_nccl_exchange(acm_nccl *c, const acm_nccl_msg *msg, int n, cudaStream_t s, char *err,

@@ -10,6 +10,8 @@
  * Linked with the library's objects: the peer ops are private.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <time.h> /* timespec_get */
+
 #include "test-common.h"
 
 #include "acm_private.h" /* acm_domain.ops */
@@ -59,7 +61,8 @@ static void exchange(acm_domain *d, const acm_peer_msg *msg, int n, int per,
     unsigned char id[ACM_PEER_ID_BYTES] = {0};
     ACM_CK_OK(d, ops->peer_id(d, id));
     void *peer = NULL;
-    ACM_CK_OK(d, ops->peer_open(d, id, 0, 1, (size_t)per * plane_bytes, &peer));
+    const acm_peer_join join = {60.0, NULL, NULL};
+    ACM_CK_OK(d, ops->peer_open(d, id, 0, 1, (size_t)per * plane_bytes, &join, &peer));
     *before = stored(d);
     ACM_CK_OK(d, ops->peer_exchange(d, peer, msg, n));
     ACM_CK_OK(d, ops->peer_wait(d, peer, 60.0));
@@ -134,6 +137,55 @@ START_TEST(nine_populations_move)
 }
 END_TEST
 
+/* Seconds of the wall clock (C11). */
+static double now_s(void)
+{
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* give_up of a join: yes from the 20th question on. */
+static bool give_up_later(void *ctx)
+{
+    return ++*(int *)ctx >= 20;
+}
+
+/* A member of a communicator of 2 whose other rank never comes (it failed
+ * before joining) gives up: at its time limit, or as soon as it hears of the
+ * failure (give_up); nothing stays open, and the domain and NCCL still work
+ * (a communicator of one, afterwards). loop index: 0 time limit, 1 notice. */
+START_TEST(a_member_does_not_wait_for_a_rank_that_never_joins)
+{
+    acm_domain *d = make_domain();
+    const struct acm_backend_ops *ops = d->ops;
+    unsigned char id[ACM_PEER_ID_BYTES] = {0};
+    ACM_CK_OK(d, ops->peer_id(d, id));
+    int asked = 0;
+    const acm_peer_join join = {_i == 0 ? 2.0 : 60.0, _i == 0 ? NULL : give_up_later, &asked};
+    void *peer = NULL;
+    const double t0 = now_s();
+    ACM_CK_FAIL(d, ops->peer_open(d, id, 0, 2, plane_bytes, &join, &peer), ACM_ERR_DEVICE);
+    const double waited = now_s() - t0;
+    printf("gave up after %.2f s: %s\n", waited, acm_domain_last_error(d));
+    ck_assert_ptr_null(peer);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), _i == 0 ? "did not all join within 2 s"
+                                                                   : "another rank's set-up failed"));
+    if (_i == 0)
+        ck_assert_msg(waited >= 1.9 && waited < 30.0, "gave up after %g s", waited);
+    else
+        ck_assert_msg(asked == 20 && waited < 30.0, "asked %d times, %g s", asked, waited);
+    ACM_CK_OK(d, acm_step(d, 3));
+    unsigned char *before, *after;
+    const acm_peer_msg msg[2] = {{0, 1, 1, true, 0}, {0, 6, 1, false, 0}};
+    exchange(d, msg, 2, 1, &before, &after);
+    expect_plane(before, after, 1, 6);
+    free(before);
+    free(after);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 TEST_SUITE(nccl_suite)
 {
     Suite *s = suite_create("nccl");
@@ -141,6 +193,7 @@ TEST_SUITE(nccl_suite)
     tcase_add_test(tc, planes_reach_their_ghosts);
     tcase_add_test(tc, four_messages_pair_in_order);
     tcase_add_test(tc, nine_populations_move);
+    tcase_add_loop_test(tc, a_member_does_not_wait_for_a_rank_that_never_joins, 0, 2);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -33,6 +33,15 @@ typedef enum acm_check {
 #define ACM_PEER_ID_BYTES 256
 #define ACM_PEER_MESSAGES 4
 
+/* How long peer_open waits for the other processes to join: at most
+ * `seconds`, and only while give_up(ctx) says no (NULL: never gives up
+ * early; the transport's notice that another process failed). */
+typedef struct acm_peer_join {
+    double seconds;
+    bool (*give_up)(void *ctx);
+    void *ctx;
+} acm_peer_join;
+
 /* One message of a peer exchange: planes [z0, z0 + n) of the slab (its own
  * planes to send, or ghost planes to fill) to or from process `rank`, the
  * slots of acm_moves(dz, i). */
@@ -215,7 +224,9 @@ struct acm_backend_ops {
     /* Ghost planes between processes without the host (NCCL between GPUs; all
      * NULL: through host memory and the transport). peer_id: a new
      * communicator's id (ACM_PEER_ID_BYTES), on one process; peer_open: this
-     * process's member (collective), for messages of `bytes`; peer_exchange:
+     * process's member (collective), for messages of `bytes`, waiting for the
+     * others as `join` allows (a failure or time-out leaves nothing open, and
+     * never hangs); peer_exchange:
      * the messages enqueued after what d has enqueued so far and alongside
      * what follows, every process listing those between two ranks in one
      * order; peer_wait: done within `seconds` (what d enqueues next sees the
@@ -225,7 +236,7 @@ struct acm_backend_ops {
     acm_status (*peer_id)(acm_domain *d, void *id);
     void (*peer_device)(acm_domain *d, char *key, size_t size);
     acm_status (*peer_open)(acm_domain *d, const void *id, int rank, int nranks, size_t bytes,
-                            void **peer);
+                            const acm_peer_join *join, void **peer);
     acm_status (*peer_exchange)(acm_domain *d, void *peer, const acm_peer_msg *msg, int n);
     acm_status (*peer_wait)(acm_domain *d, void *peer, double seconds);
     void (*peer_close)(void *peer, bool abort);

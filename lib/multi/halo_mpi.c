@@ -176,11 +176,53 @@ static bool devices_shared(acm_domain *sub, const struct acm_backend_ops *ops, M
     return shared;
 }
 
+/* A rank whose member failed to open says so to every other rank (tag
+ * NOTICE of the set-up's own communicator), so that none waits for it until
+ * the time limit; join_notice is the others' give_up. */
+enum { NOTICE = 1 };
+#define ACM_PEER_JOIN_SECONDS 120.0
+
+static bool join_notice(void *ctx)
+{
+    int flag = 0;
+    MPI_Iprobe(MPI_ANY_SOURCE, NOTICE, *(MPI_Comm *)ctx, &flag, MPI_STATUS_IGNORE);
+    return flag != 0;
+}
+
+/* Every rank opens its member; whether all of them did. The failed ranks'
+ * notices are all received (synchronous sends: matched before the set-up's
+ * communicator goes), so none is left for a later set-up. */
+static bool open_everywhere(acm_domain *sub, const struct acm_backend_ops *ops, MPI_Comm c,
+                            const unsigned char *id, int rank, int ranks, size_t bytes,
+                            void **peer)
+{
+    MPI_Comm jc;
+    if (MPI_Comm_dup(c, &jc) != MPI_SUCCESS)
+        return false;
+    const acm_peer_join join = {ACM_PEER_JOIN_SECONDS, join_notice, &jc};
+    const bool opened = ops->peer_open(sub, id, rank, ranks, bytes, &join, peer) == ACM_OK;
+    MPI_Request *sent = opened ? NULL : acm__calloc((size_t)ranks, sizeof *sent);
+    int nsent = 0, one = 1;
+    for (int r = 0; sent != NULL && r < ranks; ++r)
+        if (r != rank)
+            MPI_Issend(&one, 1, MPI_INT, r, NOTICE, jc, &sent[nsent++]);
+    /* the failed ranks, and those of them that sent notices */
+    int count[2] = {!opened, sent != NULL};
+    MPI_Allreduce(MPI_IN_PLACE, count, 2, MPI_INT, MPI_SUM, jc);
+    for (int k = 0; k < count[1] - (sent != NULL); ++k) /* one from each other notifier */
+        MPI_Recv(&one, 1, MPI_INT, MPI_ANY_SOURCE, NOTICE, jc, MPI_STATUS_IGNORE);
+    MPI_Waitall(nsent, sent, MPI_STATUSES_IGNORE);
+    acm__free(sent);
+    MPI_Comm_free(&jc);
+    return count[0] == 0;
+}
+
 /* NCCL (or another backend's peer communicator) for the GPU slabs' ghost
  * planes: rank 0 makes the id, every rank opens its member. Where two ranks
  * share a device, or any rank cannot open its member, none keeps one and the
  * planes go through the host (the reason of a failed open stays in the local
- * slab's error). */
+ * slab's error); a rank that fails tells the others, which stop waiting for
+ * it (open_everywhere). */
 static void mpi_connect(acm_domain *d)
 {
     acm_slabs *m = d->impl;
@@ -197,9 +239,7 @@ static void mpi_connect(acm_domain *d)
     MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, c);
     const size_t bytes = acm__planes_bytes(d, m->depth, 0); /* the most a message takes */
     void *peer = NULL;
-    const bool opened = ops->peer_open(sub, id, (int)dc->rank, (int)dc->nslabs, bytes, &peer) ==
-                        ACM_OK;
-    if (!all_ranks(c, opened)) {
+    if (!open_everywhere(sub, ops, c, id, (int)dc->rank, (int)dc->nslabs, bytes, &peer)) {
         if (peer != NULL)
             ops->peer_close(peer, true);
         return;
