@@ -214,7 +214,7 @@ START_TEST(solids_through_state_changes)
     /* with a force field the slabs' state goes through the host: the field too */
     const size_t n = (size_t)NX * NY * NZ;
     double *u = acm_test_alloc(3 * n * sizeof(double)), *force = acm_test_alloc(3 * n * sizeof(double));
-    fill_fields(u, force);
+    fill_fields(u, force, NZ);
     for (int k = 0; k < 2; ++k) {
         ACM_CK_OK(both[k], acm_domain_set_field(both[k], ACM_FIELD_FORCE, ACM_DTYPE_FLOAT64,
                                                 force, 3 * n * sizeof(double)));

@@ -57,8 +57,8 @@ START_TEST(bitwise_as_one_domain)
                 ck_assert_double_eq_tol(s2.mass, s1.mass, 1e-9 * s1.mass);
                 ck_assert_double_eq(s2.max_speed, s1.max_speed);
                 double r1, r2, u1[3], u2[3];
-                ACM_CK_OK(one, acm_domain_probe(one, 1, 2, NZ - 1, &r1, u1));
-                ACM_CK_OK(split, acm_domain_probe(split, 1, 2, NZ - 1, &r2, u2));
+                ACM_CK_OK(one, acm_domain_probe(one, 1, 2, scene_nz(&c) - 1, &r1, u1));
+                ACM_CK_OK(split, acm_domain_probe(split, 1, 2, scene_nz(&c) - 1, &r2, u2));
                 ck_assert(r1 == r2 && memcmp(u1, u2, sizeof u1) == 0);
                 acm_domain_destroy(one);
                 acm_domain_destroy(split);
