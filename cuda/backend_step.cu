@@ -264,15 +264,29 @@ static acm_status enqueue_part(acm_domain *d, acm_step_args a, uint32_t first, u
     return launch_layers(d, a.g, a.dst, a.gate, z0, z1);
 }
 
-/* Whether the state before a diverged step is still there: two arrays, and
- * the step the last of the batch, or every later step of the fluid alone on
- * one device (their state kernels' gate shut: acm_gate_shut; solids and
- * smoke move on the host, a slab's neighbours go on). */
-static bool kept_before(const acm_domain *d, int64_t later)
+/* Whether the state kernels left the state alone after the diverged step
+ * (`later`: it and the steps after it): it was the last of the batch, or
+ * every step was of the fluid alone on one device (their gate shut:
+ * acm_gate_shut; solids and smoke move on the host, a slab's neighbours go
+ * on). */
+static bool held_after(const acm_domain *d, int64_t later)
 {
     const cuda_impl *m = IMPL(d);
-    return !m->in_place &&
-           (later == 1 || (!m->batch_mixed && d->slab_cells == 0.0 && m->npeers == 0));
+    return later == 1 || (!m->batch_mixed && d->slab_cells == 0.0 && m->npeers == 0);
+}
+
+/* The host's count, arrays and sums' ring turned back `back` steps. */
+static void turn_back(acm_domain *d, int64_t back)
+{
+    cuda_impl *m = IMPL(d);
+    if (back & 1) {
+        if (m->in_place)
+            m->parity = 1 - m->parity;
+        else
+            m->cur = 1 - m->cur;
+        m->ring = 1 - m->ring;
+    }
+    d->step -= back;
 }
 
 /* Wait for the enqueued steps; report a divergence or a device fault. A
@@ -291,19 +305,15 @@ acm_status cu_check(acm_domain *d)
     d->fallback_total += (int64_t)m->host_counters[1];
     /* the diverged step and the steps enqueued after it */
     const int64_t later = m->batch_step - (int64_t)(key >> ACM_KEY_CELL_BITS);
-    const bool rolled_back = key != ACM_NO_KEY && kept_before(d, later);
+    const bool held = key != ACM_NO_KEY && held_after(d, later);
+    const bool rolled_back = held && !m->in_place; /* in place keeps no copy */
     ACM_TRY(cu_reset_counters(d));
     if (key == ACM_NO_KEY)
         return ACM_OK;
     const int64_t first = d->step - later + 1;
     const uint64_t cell = key & (((uint64_t)1 << ACM_KEY_CELL_BITS) - 1);
-    if (rolled_back) { /* the arrays and the sums' ring as they were before that step */
-        if (later & 1) {
-            m->cur = 1 - m->cur;
-            m->ring = 1 - m->ring;
-        }
-        d->step -= later;
-    }
+    if (held) /* to the state before that step, or (in place) the state it left */
+        turn_back(d, rolled_back ? later : later - 1);
     d->diverged = true;
     d->diverged_step = first; /* named again by acm__domain_fail_diverged */
     int32_t x = (int32_t)(cell % (uint64_t)d->nx), y = (int32_t)(cell / (uint64_t)d->nx % (uint64_t)d->ny);

@@ -476,26 +476,32 @@ START_TEST(graph_steps_name_the_diverged_step)
 END_TEST
 
 /* A body force across the inlet/outlet channel (along y, periodic) drives it
- * past the speed limit: d[0]
- * diverges in a long call (checked once, at its end: cuda/backend_step.cu,
- * cu_check), d[1] takes the steps before the diverged one. d[0] keeps that
- * state bitwise, the arrays and the step count rolled back over the steps its
- * gated kernels did not take (acm_gate_shut). async: d[0] steps with
- * acm_cuda_step_async and hears of it from the next call, which does not
- * wait. loop index = kernel structure (fused, split, baseline, moment storage)
- * + 4 * async. */
+ * past the speed limit: d[0] diverges in a long call (checked once, at its
+ * end: cuda/backend_step.cu, cu_check), d[1] takes the steps before the
+ * diverged one. d[0] keeps that state bitwise, the arrays and the step count
+ * turned back over the steps its gated kernels did not take (acm_gate_shut).
+ * In place, which keeps no copy of the state before a step, d[0] keeps the
+ * state the diverged step left, as d[1] does when that step is the last of its
+ * call. async: d[0] steps with acm_cuda_step_async and hears of it from the
+ * next call, which does not wait. loop index = kernel structure (fused, split,
+ * baseline, moment storage, fused in place) + 5 * async. */
 START_TEST(diverged_step_keeps_the_state_before_it)
 {
     static const acm_kernel structures[] = {ACM_KERNEL_FUSED, ACM_KERNEL_SPLIT, ACM_KERNEL_BASELINE,
-                                            ACM_KERNEL_FUSED};
-    const acm_kernel kernel = structures[_i % 4];
-    const acm_storage storage = _i % 4 == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS;
-    const bool async = _i >= 4;
+                                            ACM_KERNEL_FUSED, ACM_KERNEL_FUSED};
+    const acm_kernel kernel = structures[_i % 5];
+    const acm_storage storage = _i % 5 == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS;
+    const bool in_place = _i % 5 == 4, async = _i >= 5;
     const double F[3] = {0.002, 0.02, 0};
     acm_domain *d[2];
     for (int r = 0; r < 2; ++r) {
         d[r] = run_scene(ACM_BACKEND_CUDA, SCENE_INFLOW_FORCE, ACM_COLLISION_DEFAULT,
                          ACM_PRECISION_FP32, kernel, storage, 0);
+        if (in_place) {
+            acm_layout *l = acm_test_layout(ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE);
+            ACM_CK_OK(d[r], acm_domain_set_layout(d[r], l));
+            acm_layout_destroy(l);
+        }
         ACM_CK_OK(d[r], acm_domain_set_body_force(d[r], F));
     }
     if (async) {
@@ -510,12 +516,18 @@ START_TEST(diverged_step_keeps_the_state_before_it)
     const long long at = diverged_step(d[0]);
     ck_assert_int_gt(at, 10);
     ck_assert_int_lt(at, 290); /* many steps enqueued after it */
-    ck_assert_int_eq(acm_test_stats(d[0]).step, at - 1);
-    ACM_CK_OK(d[1], acm_step(d[1], at - 1));
+    const long long kept = in_place ? at : at - 1;
+    ck_assert_int_eq(acm_test_stats(d[0]).step, kept);
+    if (in_place) {
+        ACM_CK_FAIL(d[1], acm_step(d[1], at), ACM_ERR_DIVERGED);
+        ck_assert_int_eq(diverged_step(d[1]), at);
+    } else {
+        ACM_CK_OK(d[1], acm_step(d[1], at - 1));
+    }
     const size_t differ = populations_differ(d[0], d[1]);
-    printf("kernel %d storage %d %s: diverged at step %lld, %zu of %zu populations differ "
-           "from the state before it\n", kernel, storage, async ? "async" : "acm_step", at,
-           differ, (size_t)(27 * NCELLS));
+    printf("kernel %d storage %d%s %s: diverged at step %lld, %zu of %zu populations differ "
+           "from the state of step %lld\n", kernel, storage, in_place ? " in place" : "",
+           async ? "async" : "acm_step", at, differ, (size_t)(27 * NCELLS), kept);
     ck_assert_int_eq(differ, 0);
     acm_test_expect_recovery(d[0]);
     for (int r = 0; r < 2; ++r)
@@ -1198,7 +1210,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, graph_steps_equal_launched_steps, 0, 8);
     tcase_add_test(tc, graph_steps_name_the_diverged_step);
     tcase_add_test(tc, divergence_keeps_the_last_good_state_like_the_cpu);
-    tcase_add_loop_test(tc, diverged_step_keeps_the_state_before_it, 0, 8);
+    tcase_add_loop_test(tc, diverged_step_keeps_the_state_before_it, 0, 10);
     tcase_add_test(tc, device_errors_have_specific_statuses);
     tcase_add_test(tc, split_domain_refuses_interop);
     tcase_add_test(tc, device_memory_exhaustion_changes_nothing);
