@@ -453,16 +453,14 @@ static acm_status resort(acm_domain *d, const acm_solid *s)
     return ACM_OK;
 }
 
-/* The solids due for a re-sort re-sorted, then every solid placed at its
- * pose, as acm_cuda_ib_attach places them. */
+/* The solids due for a re-sort re-sorted (their positions, those of the
+ * last step, move with them: acm_cuda_ib_fetch's torques use them). */
 extern "C" acm_status acm_cuda_ib_resort(acm_domain *d)
 {
     ACM_TRY(cu_enter(d));
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (d->solids[i]->resort_due)
             ACM_TRY(resort(d, d->solids[i]));
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        ACM_TRY(ib_place(d, d->solids[i]));
     return ACM_OK;
 }
 

@@ -4,9 +4,8 @@
  * pose (lib/core/morton.h acm_sample_key, the host's function), a stable
  * radix sort of (key, index) pairs (CUB; ties keep the current order, as on
  * the host), and every per-sample array that outlives the step (body-frame
- * offsets, weights, summed forces, sampling indices) gathered into the new
- * order; the positions are then placed anew at the pose, as the host's
- * attach places them (cuda/backend_ib.cu). No host round trip: issue #31.
+ * offsets, positions, weights, summed forces, sampling indices) gathered
+ * into the new order. No host round trip: issue #31.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <cub/device/device_radix_sort.cuh>
@@ -128,6 +127,8 @@ cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     const uint32_t *by = index.Current();
     if (e == cudaSuccess)
         e = permute<double, 3>((double *)ib.r + 3 * first, by, n, c.tmp, s);
+    if (e == cudaSuccess)
+        e = permute<double, 3>(ib.X + 3 * first, by, n, c.tmp, s);
     if (e == cudaSuccess)
         e = permute<uint64_t, 1>(origin + first, by, n, c.tmp, s);
     if (e != cudaSuccess)

@@ -286,9 +286,8 @@ cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64
                                 uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
 /* ib_sort.cu: re-sort the samples [first, first + count) of one solid into
  * the Morton-block order (blocks of edge `block`, keys below bit end_bit) at
- * `pose`: r, dv, Gsum and origin (the sampling indices, n of them) move
- * with them (X not: acm_launch_ib_place places them next). Scratch of
- * acm_ib_resort_scratch_bytes(count) bytes. */
+ * `pose`: r, X, dv, Gsum and origin (the sampling indices, n of them) move
+ * with them. Scratch of acm_ib_resort_scratch_bytes(count) bytes. */
 cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes);
 cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                  uint64_t count, const acm_ib_pose &pose, int32_t block,

@@ -126,10 +126,10 @@ struct acm_backend_ops {
 
     /* Put the samples of the solids marked resort_due in the Morton-block
      * order at their current pose on the backend's side, keeping their
-     * sampling indices with them, then place every solid at its pose, as an
-     * attach would (optional: without it lib/ib sorts on the host and attaches
-     * again). The host's copies (s->r, s->dv, s->origin) keep the old order
-     * until ib_order hands the new one over. */
+     * sampling indices and last positions with them (optional: without it
+     * lib/ib sorts on the host and attaches again). The host's copies (s->r,
+     * s->dv, s->origin) keep the old order until ib_order hands the new one
+     * over. */
     acm_status (*ib_resort)(acm_domain *d);
     /* The sampling indices of a solid's samples in the backend's order
      * (count of them into origin); with ib_resort. */

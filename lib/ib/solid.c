@@ -774,9 +774,11 @@ static bool needs_resort(const acm_domain *d, const acm_solid *s)
            acm__body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
 }
 
-/* The re-sorts of the solids that need one by the backend, which then
- * places every solid at its pose, as the attach of the host's re-sort does
- * (so that the samples stand where they would after it). */
+/* The re-sorts of the solids that need one by the backend. Every solid then
+ * counts as placed at its pose, as after the attach of the host's re-sort
+ * (acm_solid_get_samples places them there on the host, the next step on the
+ * backend: moved), so that the samples stand where they would after it; the
+ * backend keeps the last step's positions for its forces' torques. */
 static acm_status resort_on_backend(acm_domain *d)
 {
     for (int32_t i = 0; i < d->nsolids; ++i) {
@@ -792,8 +794,10 @@ static acm_status resort_on_backend(acm_domain *d)
             memcpy(s->sort_x, s->body.x, sizeof s->sort_x);
             memcpy(s->sort_q, s->body.q, sizeof s->sort_q);
         }
-        if (st == ACM_OK)
+        if (st == ACM_OK) {
             s->placed = s->body;
+            s->moved = true;
+        }
         s->resort_due = false;
     }
     return st;
@@ -959,6 +963,17 @@ ACM_API acm_status acm_solid_get_info(acm_solid *solid, acm_solid_info *info)
     return ACM_OK;
 }
 
+/* The samples at the pose they count as placed at, in the backend's order. */
+static acm_status place_on_host(acm_domain *d, acm_solid *s, double *dst)
+{
+    ACM_TRY(order_home(d, s));
+    const acm_body *b = &s->placed;
+    double ub[3];
+    for (uint64_t j = 0; j < s->count; ++j)
+        acm_rigid_place(b->x, b->q, b->v, b->w, s->r + 3 * j, dst + 3 * j, ub);
+    return ACM_OK;
+}
+
 ACM_API acm_status acm_solid_get_samples(acm_solid *solid, double *dst, size_t count)
 {
     if (solid == NULL)
@@ -970,7 +985,9 @@ ACM_API acm_status acm_solid_get_samples(acm_solid *solid, double *dst, size_t c
                           count, (unsigned long long)solid->count);
     acm_domain *d = solid->domain;
     acm_status st = d->ib_dirty ? attach(d) : acm__domain_require_storage(d);
-    if (st == ACM_OK)
+    if (st == ACM_OK && solid->moved) /* not placed there on the backend yet */
+        st = place_on_host(d, solid, dst);
+    else if (st == ACM_OK)
         st = d->ops->ib_positions(d, solid, dst);
     if (st != ACM_OK)
         return solid_fail(solid, st, "%s", d->error);
