@@ -275,6 +275,16 @@ acm_step_args cu_step_args(const acm_domain *d)
     return a;
 }
 
+/* Whether the caller is capturing the domain's stream into a graph of its own
+ * (or the stream cannot say): the library then adds nothing of its own there. */
+bool cu_stream_captured(const cuda_impl *m)
+{
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    const bool said = cudaStreamIsCapturing(m->stream, &capture) == cudaSuccess;
+    (void)cudaGetLastError();
+    return !said || capture != cudaStreamCaptureStatusNone;
+}
+
 /* ---- counters ---------------------------------------------------------------- */
 
 acm_status cu_reset_counters(acm_domain *d)

@@ -27,11 +27,8 @@
 static bool graphable(const acm_domain *d)
 {
     const cuda_impl *m = IMPL(d);
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    const bool free_stream = m->stream != NULL && m->stream != cudaStreamLegacy &&
-                             cudaStreamIsCapturing(m->stream, &capture) == cudaSuccess &&
-                             capture == cudaStreamCaptureStatusNone;
-    (void)cudaGetLastError();
+    const bool free_stream =
+        m->stream != NULL && m->stream != cudaStreamLegacy && !cu_stream_captured(m);
     return free_stream && d->slab_cells == 0.0 && m->npeers == 0 && !m->smoke_capture &&
            !m->split && !m->broken;
 }

@@ -157,6 +157,7 @@ acm_gpu_grid cu_pop_grid(const acm_domain *d);
 void *cu_state_array(const cuda_impl *m);
 acm_step_args cu_step_args(const acm_domain *d);
 acm_gate cu_gate(const acm_domain *d);
+bool cu_stream_captured(const cuda_impl *m);
 
 /* ---- counters (backend_device.cu) -------------------------------------------- */
 

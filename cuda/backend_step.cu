@@ -291,7 +291,7 @@ static void turn_back(acm_domain *d, int64_t back)
 
 /* Wait for the enqueued steps; report a divergence or a device fault. A
  * diverged state is rolled back to the state before the diverged step where
- * that state is kept (kept_before; as on the CPU). */
+ * the later steps left it alone (held_after; as on the CPU). */
 acm_status cu_check(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
@@ -476,11 +476,7 @@ acm_status cu_take_seen(acm_domain *d)
 acm_status cu_send_seen(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
-    if (m->posted || m->batch_step == 0)
-        return ACM_OK;
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    CU_TRY(d, cudaStreamIsCapturing(m->stream, &capture));
-    if (capture != cudaStreamCaptureStatusNone) /* none into the caller's graph */
+    if (m->posted || m->batch_step == 0 || cu_stream_captured(m)) /* none into the caller's graph */
         return ACM_OK;
     CU_TRY(d, acm_launch_key_post(m->counters, m->seen_dev, (unsigned long long)m->batch_step,
                                   m->stream));
