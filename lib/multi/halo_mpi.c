@@ -196,9 +196,13 @@ static bool open_everywhere(acm_domain *sub, const struct acm_backend_ops *ops, 
                             const unsigned char *id, int rank, int ranks, size_t bytes,
                             void **peer)
 {
-    MPI_Comm jc;
-    if (MPI_Comm_dup(c, &jc) != MPI_SUCCESS)
+    MPI_Comm jc = MPI_COMM_NULL;
+    const bool dup = MPI_Comm_dup(c, &jc) == MPI_SUCCESS;
+    if (!all_ranks(c, dup)) { /* every rank uses jc below, or none */
+        if (dup)
+            MPI_Comm_free(&jc);
         return false;
+    }
     const acm_peer_join join = {ACM_PEER_JOIN_SECONDS, join_notice, &jc};
     const bool opened = ops->peer_open(sub, id, rank, ranks, bytes, &join, peer) == ACM_OK;
     MPI_Request *sent = opened ? NULL : acm__calloc((size_t)ranks, sizeof *sent);
