@@ -111,6 +111,7 @@ typedef struct row {
     double seconds;      /* of the timed steps */
     double memory_bytes; /* acm_domain_info.memory_bytes */
     double copy_bw;      /* bytes per second: the sum over its devices */
+    double imbalance;    /* the costliest slab's cost over the mean (acm_domain_get_slabs) */
     acm_domain_info info;
 } row;
 
@@ -564,6 +565,29 @@ static const char *exchange_name(const row *r)
     return r->slabs == 1 ? "" : names[r->overlap];
 }
 
+/* Where the partitioner cut the slabs (on stderr) and how far the costliest
+ * slab's cost by its model lies above the mean (docs/multi-gpu.md, "Balance"). */
+static acm_status slab_balance(acm_domain *d, row *r, const bench_group *g)
+{
+    int32_t n = 0, cuts[MAX_SLABS + 1];
+    double cost[MAX_SLABS + 1], sum = 0.0, most = 0.0;
+    const acm_status st = acm_domain_get_slabs(d, MAX_SLABS + 1, &n, cuts, cost);
+    if (st != ACM_OK)
+        return st;
+    for (int32_t p = 0; p < n; ++p) {
+        sum += cost[p];
+        most = cost[p] > most ? cost[p] : most;
+    }
+    r->imbalance = most / (sum / n);
+    if (g->rank == 0 && n > 1) {
+        fprintf(stderr, "%s:   cuts", prog);
+        for (int32_t p = 0; p <= n; ++p)
+            fprintf(stderr, "%c%d", p == 0 ? ' ' : ',', (int)cuts[p]);
+        fprintf(stderr, "; costliest slab %.3f of the mean\n", r->imbalance);
+    }
+    return ACM_OK;
+}
+
 static void run_row(const bench_args *a, row *r, const double bw[MAX_DEVICES],
                     const bench_group *g, const bench_place *places)
 {
@@ -581,6 +605,8 @@ static void run_row(const bench_args *a, row *r, const double bw[MAX_DEVICES],
         r->status = add_sphere(d, a, r);
     if (r->status == ACM_OK)
         r->status = time_steps(d, a, r, g);
+    if (r->status == ACM_OK)
+        r->status = slab_balance(d, r, g);
     memset(&r->info, 0, sizeof r->info);
     r->info.version = ACM_DOMAIN_INFO_VERSION;
     if (r->status == ACM_OK)
@@ -645,9 +671,9 @@ static const char *number(char *buf, size_t size, const char *format, double v)
 
 static void print_rows(const row *rows, int count, const row *base, const bench_args *a)
 {
-    printf("%5s %-8s %-17s %5s %9s %9s %7s %8s %8s %6s %8s %7s %7s\n", "slabs", "exchange",
+    printf("%5s %-8s %-17s %5s %9s %9s %7s %8s %8s %6s %8s %7s %7s %6s\n", "slabs", "exchange",
            "grid", "devs", "ms/step", "MLUPS", "GLUPS", "speed-up", "overhead", "eff.", "B/cell",
-           "GB/s", "of copy");
+           "GB/s", "of copy", "imbal.");
     for (const row *r = rows; r < rows + count; ++r) {
         char grid[40];
         snprintf(grid, sizeof grid, "%dx%dx%d", (int)r->n[0], (int)r->n[1], (int)r->n[2]);
@@ -659,26 +685,28 @@ static void print_rows(const row *rows, int count, const row *base, const bench_
         }
         const figures f = row_figures(r, base, a);
         char speedup[16], overhead[16], efficiency[16];
-        printf("%5d %-8s %-17s %5d %9.3f %9.1f %7.3f %8s %8s %6s %8.1f %7.1f %6.1f%%\n",
+        printf("%5d %-8s %-17s %5d %9.3f %9.1f %7.3f %8s %8s %6s %8.1f %7.1f %6.1f%% %6.3f\n",
                (int)r->slabs, ex, grid, r->ndevices, f.ms, f.mlups, f.mlups / 1e3,
                number(speedup, sizeof speedup, "%.2fx", f.speedup),
                number(overhead, sizeof overhead, "%+.1f%%", f.overhead),
                number(efficiency, sizeof efficiency, "%.0f%%", f.efficiency), f.mem_per_cell,
-               f.gbs, f.of_copy);
+               f.gbs, f.of_copy, r->imbalance);
     }
     printf("\nspeed-up: MLUPS over 1 slab's; overhead: time per cell update over 1 slab's, "
            "minus 1\n(the figure that counts while the slabs share one device); exchange: "
            "ghost planes sent\nwhile the rest of the step runs (overlap), after it, or as the "
            "library chooses (auto);\neff.: speed-up "
            "per device in use;\nB/cell: acm_domain_info.memory_bytes per cell; GB/s: 2 x 27 "
-           "populations per cell and step,\nagainst the copy bandwidth of the devices in use.\n");
+           "populations per cell and step,\nagainst the copy bandwidth of the devices in use;\n"
+           "imbal.: the costliest slab's cost over the mean, by the partitioner's model\n"
+           "(acm_domain_get_slabs).\n");
 }
 
 static void write_csv(FILE *fp, const row *rows, int count, const row *base, const bench_args *a)
 {
     fprintf(fp, "slabs,exchange,nx,ny,nz,backend,devices_in_use,precision,collision,steps,ms_per_step,mlups,"
                 "glups,speedup,overhead_pct,efficiency_pct,bytes_per_cell,gbs,copy_gbs,"
-                "copy_pct,status\n");
+                "copy_pct,imbalance,status\n");
     for (const row *r = rows; r < rows + count; ++r) {
         fprintf(fp, "%d,%s,%d,%d,%d,%s,%d,%s,%s,%ld,", (int)r->slabs,
                 r->slabs == 1 ? "" : exchange_name(r) + 1, (int)r->n[0], (int)r->n[1],
@@ -686,7 +714,7 @@ static void write_csv(FILE *fp, const row *rows, int count, const row *base, con
                 name_of(precisions, COUNT_OF(precisions), (int)r->info.precision),
                 name_of(collisions, COUNT_OF(collisions), (int)r->info.collision), a->steps);
         if (r->status != ACM_OK) { /* the message may hold commas: quoted, quotes doubled */
-            fprintf(fp, ",,,,,,,,,,\"%s: ", acm_status_string(r->status));
+            fprintf(fp, ",,,,,,,,,,,\"%s: ", acm_status_string(r->status));
             for (const char *c = r->message; *c != '\0'; ++c) {
                 if (*c == '"')
                     fputc('"', fp);
@@ -696,9 +724,9 @@ static void write_csv(FILE *fp, const row *rows, int count, const row *base, con
             continue;
         }
         const figures f = row_figures(r, base, a);
-        fprintf(fp, "%.6f,%.3f,%.6f,%.4f,%.3f,%.2f,%.2f,%.3f,%.3f,%.3f,ok\n", f.ms, f.mlups,
-                f.mlups / 1e3, f.speedup, f.overhead, f.efficiency, f.mem_per_cell, f.gbs,
-                r->copy_bw / 1e9, f.of_copy);
+        fprintf(fp, "%.6f,%.3f,%.6f,%.4f,%.3f,%.2f,%.2f,%.3f,%.3f,%.3f,%.4f,ok\n", f.ms,
+                f.mlups, f.mlups / 1e3, f.speedup, f.overhead, f.efficiency, f.mem_per_cell,
+                f.gbs, r->copy_bw / 1e9, f.of_copy, r->imbalance);
     }
 }
 

@@ -95,9 +95,25 @@ START_TEST(gather_spread_across_the_cuts)
 }
 END_TEST
 
+/* The slabs' cuts and costs (acm_domain_get_slabs); the costliest slab's
+ * cost over the cheapest one's. */
+static double slab_spread(acm_domain *d, int32_t cuts[4])
+{
+    int32_t n = 0;
+    double cost[3];
+    ck_assert_int_eq(acm_domain_get_slabs(d, 3, &n, cuts, cost), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(n, 3);
+    ACM_CK_OK(d, acm_domain_get_slabs(d, 4, &n, cuts, cost));
+    ck_assert(cuts[0] == 0 && cuts[0] < cuts[1] && cuts[1] < cuts[2] && cuts[2] < cuts[3]);
+    return fmax(cost[0], fmax(cost[1], cost[2])) / fmin(cost[0], fmin(cost[1], cost[2]));
+}
+
 /* A sphere falls 18 planes through a tall domain of 3 slabs, so far that each
  * slab must choose anew which of its samples it keeps (ACM_SLAB_SAMPLE_MARGIN);
- * in the order of sampling, so that no Morton-block re-sort does it for them. */
+ * in the order of sampling, so that no Morton-block re-sort does it for them.
+ * The cuts follow it (docs/multi-gpu.md, "Balance"): the slab it starts in is
+ * made thinner when it is added, and the cuts move as it falls, through the
+ * host's copy of the state, which stays the undivided domain's. */
 START_TEST(slabs_follow_a_travelling_solid)
 {
     enum { TX = 6, TY = 6, TZ = 36, TSTEPS = 100 };
@@ -119,8 +135,26 @@ START_TEST(slabs_follow_a_travelling_solid)
         sp.motion = ACM_MOTION_PRESCRIBED;
         sp.v[2] = -0.18;
         sp.w[1] = 0.01;
-        s[k] = acm_test_add_sphere(d[k], &sp);
-        ACM_CK_OK(d[k], acm_step(d[k], TSTEPS));
+        int32_t cuts[4], first[4];
+        if (k == 1) {
+            const double spread = slab_spread(d[k], cuts); /* equal planes */
+            ck_assert_msg(cuts[1] == 12 && cuts[2] == 24 && spread == 1.0, "cuts %d %d, spread %g",
+                          cuts[1], cuts[2], spread);
+        }
+        s[k] = acm_test_add_sphere(d[k], &sp); /* in slab 2 */
+        ACM_CK_OK(d[k], acm_step(d[k], 1));
+        if (k == 1) {
+            const double spread = slab_spread(d[k], first);
+            ck_assert_msg(first[2] > 24 && spread < 1.15, "cuts %d %d, spread %g", first[1],
+                          first[2], spread);
+        }
+        ACM_CK_OK(d[k], acm_step(d[k], TSTEPS - 1));
+        if (k == 1) {
+            const double spread = slab_spread(d[k], cuts);
+            ck_assert_msg(cuts[1] != first[1] && cuts[2] < first[2] && spread < 1.25,
+                          "cuts %d %d (first %d %d), spread %g", cuts[1], cuts[2], first[1],
+                          first[2], spread);
+        }
         f[k] = acm_test_alloc(27 * n * sizeof(double));
         ACM_CK_OK(d[k], acm_domain_get_field(d[k], ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f[k],
                                              27 * n * sizeof(double)));
@@ -440,19 +474,35 @@ START_TEST(solids_the_slabs_refuse)
 }
 END_TEST
 
-/* A slab that diverges makes the domain's step fail and name it. */
+/* The step a domain's divergence message names. */
+static long long diverged_at(acm_domain *d)
+{
+    const char *msg = strstr(acm_domain_last_error(d), "diverged at step ");
+    long long step = -1;
+    ck_assert_msg(msg != NULL && sscanf(msg, "diverged at step %lld", &step) == 1, "message: %s",
+                  acm_domain_last_error(d));
+    return step;
+}
+
+/* A slab that diverges makes the domain's step fail and name it, and the
+ * step the undivided domain names (on GPUs, where the slabs look at their
+ * keys only at the call's end, as where they look after every step). */
 START_TEST(divergence_names_the_slab)
 {
     run_cfg c = {ACM_COLLISION_BGK, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS, SCENE_PERIODIC,
                  3};
-    acm_domain *d = make(&c, 3);
+    acm_domain *d = make(&c, 3), *one = make(&c, 0);
     drive_to_divergence(d);
+    drive_to_divergence(one);
     const char *msg = acm_domain_last_error(d);
     int slab = -1;
     ck_assert_msg(sscanf(msg, "slab %d of 3", &slab) == 1 && slab >= 0 && slab < 3 &&
                       strstr(msg, "diverged") != NULL,
                   "message: %s", msg);
+    ck_assert_int_eq(diverged_at(d), diverged_at(one));
+    ck_assert_int_gt(diverged_at(d), 1);
     acm_test_expect_recovery(d);
+    acm_domain_destroy(one);
     acm_domain_destroy(d);
 }
 END_TEST

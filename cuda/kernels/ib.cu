@@ -449,6 +449,8 @@ __global__ void acm_ib_couple_kernel(const acm_ib_args ib, uint64_t first, uint6
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                 uint64_t count, const acm_ib_pose &pose, cudaStream_t s)
 {
+    if (count == 0)
+        return cudaSuccess; /* a grid of no blocks is an error */
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
         acm_ib_place_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
@@ -465,7 +467,8 @@ cudaError_t acm_launch_ib_mark(const acm_ib_args &ib, uint32_t ncells, cudaStrea
         e = cudaMemsetAsync(ib.band_count, 0, sizeof(uint32_t), s);
     if (e != cudaSuccess)
         return e;
-    acm_ib_mark_kernel<<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib);
+    if (ib.n > 0) /* a grid of no blocks is an error */
+        acm_ib_mark_kernel<<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib);
     acm_ib_compact_kernel<<<acm_blocks(words, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib, words);
     return cudaGetLastError();
 }
@@ -479,6 +482,8 @@ uint64_t acm_ib_band_bound(uint64_t samples, uint32_t ncells)
 cudaError_t acm_launch_ib_band(const acm_step_args &a, const acm_ib_args &ib, acm_gpu_elem elem,
                                cudaStream_t s)
 {
+    if (ib.n == 0)
+        return cudaSuccess; /* a grid of no blocks is an error */
     const unsigned blocks = acm_blocks(acm_ib_band_bound(ib.n, a.g.ncells), ACM_IB_BLOCK);
     const unsigned grid = blocks < 2048u ? blocks : 2048u; /* a few waves; the rest loops */
     const bool narrow = acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull;
@@ -495,6 +500,8 @@ cudaError_t acm_launch_ib_band(const acm_step_args &a, const acm_ib_args &ib, ac
 cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
                                   bool first, bool spread, cudaStream_t s)
 {
+    if (ib.n == 0)
+        return cudaSuccess; /* a grid of no blocks is an error */
     const unsigned grid = acm_blocks(ib.n, ACM_IB_BLOCK);
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
@@ -511,6 +518,8 @@ cudaError_t acm_launch_ib_penalty(const acm_ib_args &ib, acm_gpu_elem elem, uint
 cudaError_t acm_launch_ib_scatter(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
                                   cudaStream_t s)
 {
+    if (ib.n == 0)
+        return cudaSuccess; /* a grid of no blocks is an error */
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
         acm_ib_scatter_kernel<R><<<acm_blocks(ib.n, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(ib, ncells);
@@ -591,6 +600,8 @@ cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint6
                                  uint64_t count, const double xc[3], const double dv[3],
                                  const double dw[3], cudaStream_t s)
 {
+    if (count == 0)
+        return cudaSuccess; /* a grid of no blocks is an error */
     acm_ib_pose change; /* x: the centre, v and w: the velocity change */
     memcpy(change.x, xc, sizeof change.x);
     memcpy(change.v, dv, sizeof change.v);

@@ -708,6 +708,25 @@ typedef struct acm_domain_info {
  */
 ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info);
 
+/**
+ * The slabs of a domain split along z (@ref acm_domain_options.subdomains, acm_mpi.h): how
+ * many, where they are cut, and what a step costs each by the partitioner's model, in
+ * cells' steps: each cell of the slab (its ghost planes too) 1, each immersed sample whose
+ * stencil base lies in its planes 2.2 per multi-direct-forcing iteration
+ * (docs/multi-gpu.md, "Balance"). The partitioner cuts where those costs are equal when
+ * solids are added or removed, and again when moving solids have shifted the load by more
+ * than 5 %. An undivided domain is one slab. Does not synchronise.
+ * @param capacity entries of `cuts` (at least *nslabs + 1) and of `cost` (at least *nslabs)
+ * @param[out] nslabs the number of slabs
+ * @param[out] cuts   slab k holds planes [cuts[k], cuts[k + 1]); NULL: not wanted
+ * @param[out] cost   each slab's cost; NULL: not wanted
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE (capacity too small:
+ *         *nslabs is set, nothing else), ::ACM_ERR_NO_MEMORY
+ * @since 1.8
+ */
+ACM_API acm_status acm_domain_get_slabs(acm_domain *domain, int32_t capacity, int32_t *nslabs,
+                                        int32_t *cuts, double *cost);
+
 /** @} */
 
 ACM_END_DECLS

@@ -958,6 +958,25 @@ ACM_API acm_status acm_domain_get_info(acm_domain *domain, acm_domain_info *info
     ACM_GUARDED(domain, domain_get_info_unguarded(domain, info));
 }
 
+static acm_status domain_get_slabs_unguarded(acm_domain *domain, int32_t capacity,
+                                             int32_t *nslabs, int32_t *cuts, double *cost)
+{
+    if (nslabs == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "nslabs is NULL");
+    *nslabs = domain->decomp != NULL ? domain->decomp->nslabs : 1;
+    if ((cuts != NULL || cost != NULL) && capacity < *nslabs + 1)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
+                        "capacity=%d: %d slabs need %d cuts (and %d costs)", (int)capacity,
+                        (int)*nslabs, (int)*nslabs + 1, (int)*nslabs);
+    return acm__decomp_slabs(domain, cuts, cost);
+}
+
+ACM_API acm_status acm_domain_get_slabs(acm_domain *domain, int32_t capacity, int32_t *nslabs,
+                                        int32_t *cuts, double *cost)
+{
+    ACM_GUARDED(domain, domain_get_slabs_unguarded(domain, capacity, nslabs, cuts, cost));
+}
+
 ACM_API acm_status acm_domain_set_layout(acm_domain *domain, const acm_layout *layout)
 {
     ACM_GUARDED_STATE(domain, domain_set_layout_unguarded(domain, layout));

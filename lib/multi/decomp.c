@@ -23,7 +23,7 @@
  * slab sums the forces of the samples based on its own planes plane by
  * plane; the handle folds all planes in order (one sum over processes).
  */
-#include <math.h>   /* sqrt */
+#include <math.h>   /* floor, fmax, fmin, isfinite, sqrt */
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memcpy, memset */
 
@@ -283,6 +283,18 @@ static acm_status decomp_domain_init(acm_domain *d)
 
 static void decomp_domain_fini(acm_domain *d) { slabs_free(d); }
 
+/* Whether the slabs look for a divergence only when the call's last step is
+ * checked (ACM_CHECK_NOW): GPU slabs of the fluid alone in one process. Each
+ * slab's key keeps its first diverged step and its gate leaves its state
+ * alone after it, so the check names the step as a check after every step
+ * would; the host waits for no slab's check in between (the adaptive models'
+ * plane sums still pass through it: after_step_sums; docs/multi-gpu.md). */
+static bool checks_at_call_end(const acm_domain *d)
+{
+    return d->decomp->slab_ops->check != NULL && d->decomp->transport == NULL &&
+           d->nsolids == 0 && d->nsmokes == 0;
+}
+
 /* Whether the slabs' next step folds the ACM rules' inputs where they run,
  * from the plane sums every slab pushed after the last step (sums_share). */
 static void sums_on_devices(acm_domain *d, bool on)
@@ -322,9 +334,9 @@ static acm_status host_sums(acm_domain *d)
 
 /* After every slab took a step: its sums folded on the devices at the next
  * step (shared GPU slabs of an adaptive model, checked every few steps), else
- * here. With a check after every step the host waits for every slab anyway,
- * and the pushes only add to the step (docs/multi-gpu.md, "Reductions on the
- * devices"). */
+ * here. With a check interval of 1 the host folds them after every step: the
+ * devices' fold then differed from the undivided domain's in 6 of test-decomp's
+ * GPU scenes (docs/multi-gpu.md, "Reductions on the devices"). */
 static acm_status after_step_sums(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
@@ -470,12 +482,6 @@ static acm_status advance_slab(acm_domain *d, acm_domain *s, int32_t p, const vo
     return slab_outcome(d, s, s->ops->advance(s, when));
 }
 
-static acm_status check_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
-{
-    (void)p;
-    return slab_outcome(d, s, s->ops->check(s, *(const acm_check *)ctx));
-}
-
 static acm_status prepare_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
 {
     (void)d;
@@ -498,12 +504,47 @@ static acm_status rest_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     return slab_outcome(d, s, s->ops->advance_rest(s, when));
 }
 
-/* After every slab's step is enqueued or done: its divergence check. */
+/* Whether a slab's divergence (of a step or an earlier one: st, at step)
+ * is reported before the one kept (*best, at *best_step): a fault first,
+ * then the earliest diverged step. */
+static bool reported_first(acm_status st, int64_t step, acm_status best, int64_t best_step)
+{
+    if (best == ACM_OK)
+        return true;
+    if ((st == ACM_ERR_DIVERGED) != (best == ACM_ERR_DIVERGED))
+        return st != ACM_ERR_DIVERGED;
+    return st == ACM_ERR_DIVERGED && step < best_step;
+}
+
+/* After every slab's step is enqueued or done: every slab's divergence check.
+ * A check of several steps may find slabs that diverged at different steps:
+ * the message names the earliest (and its slab). */
 static acm_status check_slabs(acm_domain *d, acm_status st, const acm_check *check)
 {
-    if (st == ACM_OK && d->decomp->slab_ops->check != NULL)
-        st = each_slab_pass(d, check_slab, check, false);
-    return st;
+    if (st != ACM_OK || d->decomp->slab_ops->check == NULL)
+        return st;
+    acm_slabs *m = IMPL(d);
+    char kept[sizeof d->error] = "";
+    int64_t kept_step = 0;
+    for (int32_t p = 0; p < m->n; ++p) {
+        acm_slab *sl = &m->slab[p];
+        if (!sl->local)
+            continue;
+        const acm_status s = sl->sub->ops->check(sl->sub, *check);
+        if (s == ACM_OK || !reported_first(s, sl->sub->diverged_step, st, kept_step))
+            continue;
+        st = acm__slab_failed(d, p, s);
+        kept_step = sl->sub->diverged_step;
+        memcpy(kept, d->error, sizeof kept);
+    }
+    if (st != ACM_OK) {
+        memcpy(d->error, kept, sizeof kept);
+        if (st == ACM_ERR_DIVERGED) {
+            d->diverged = true;
+            d->diverged_step = kept_step;
+        }
+    }
+    return acm__halo_agree(d, st);
 }
 
 /* The step with the exchange behind it (docs/multi-gpu.md, "Overlap"): every
@@ -544,17 +585,40 @@ static bool overlapped(const acm_domain *d)
     return d->setup.halo_overlap == 2 || dc->transport != NULL || spans_devices(d);
 }
 
+/* The slabs' fallback cells, counted at their last checks: the domain's
+ * count of the last checked step, and its total grown by what the slabs'
+ * totals grew in the step. */
+static void count_fallbacks(acm_domain *d)
+{
+    const acm_slabs *m = IMPL(d);
+    double v[2] = {0.0, 0.0}; /* counts below 2^53 */
+    for (int32_t p = 0; p < m->n; ++p)
+        if (m->slab[p].local) {
+            v[0] += (double)m->slab[p].sub->fallback_last;
+            v[1] += (double)(m->slab[p].sub->fallback_total - m->slab[p].fallbacks_before);
+        }
+    if (acm__halo_sum_doubles(d, v, 2, NULL) != ACM_OK)
+        return; /* the step failed over there too: the next check reports it */
+    d->fallback_last = (int64_t)v[0];
+    d->fallback_total += (int64_t)v[1];
+}
+
 static acm_status decomp_advance(acm_domain *d, acm_check check)
 {
     ACM_TRY(decomp_reshape(d));
+    if (check == ACM_CHECK_DUE && checks_at_call_end(d))
+        check = ACM_CHECK_NONE;
     if (!IMPL(d)->on_devices)
         ACM_TRY(host_sums(d));
     d->decomp->uniform = false;
     ACM_TRY(each_slab(d, prepare_slab, NULL)); /* fail, if at all, before any slab steps */
+    acm_slabs *m = IMPL(d);
+    for (int32_t p = 0; p < m->n; ++p)
+        if (m->slab[p].local)
+            m->slab[p].fallbacks_before = m->slab[p].sub->fallback_total;
     const bool overlap = overlapped(d);
     acm_status st = overlap ? step_overlapped(d, &check)
                             : check_slabs(d, each_slab(d, advance_slab, &check), &check);
-    const acm_slabs *m = IMPL(d);
     if (st != ACM_OK) {
         bool stepped = false; /* a slab of this process took the step */
         for (int32_t p = 0; p < m->n; ++p)
@@ -572,13 +636,8 @@ static acm_status decomp_advance(acm_domain *d, acm_check check)
         }
         return st;
     }
-    int64_t fallbacks = 0;
-    for (int32_t p = 0; p < m->n; ++p)
-        if (m->slab[p].local)
-            fallbacks += m->slab[p].sub->fallback_last;
     d->step++;
-    d->fallback_last = acm__halo_sum(d, fallbacks);
-    d->fallback_total += d->fallback_last;
+    count_fallbacks(d);
     st = after_step_sums(d);
     if (st == ACM_OK && !overlap)
         st = acm__halo_exchange(d);
@@ -705,6 +764,147 @@ static acm_status decomp_stats(acm_domain *d, acm_domain_stats *out)
     return ACM_OK;
 }
 
+/* ---- the cuts: slabs of equal cost ------------------------------------------------- */
+
+/* What a step costs at each plane of d, in cells' steps (w: 2 nz entries):
+ * w[z] its cells and, at w[nz + z] and added to w[z], ACM_SAMPLE_COST per IB
+ * iteration for every sample whose stencil base lies in it at its body's pose. */
+static void plane_costs(const acm_domain *d, double *w)
+{
+    double *samples = w + d->nz;
+    for (int32_t z = 0; z < d->nz; ++z)
+        samples[z] = 0.0;
+    const double per = ACM_SAMPLE_COST * d->layout.ib.iterations;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        const acm_body *b = &s->body;
+        for (uint64_t j = 0; j < s->count; ++j) {
+            double X[3], ub[3];
+            acm_rigid_place(b->x, b->q, b->v, b->w, s->r + 3 * j, X, ub);
+            const double f = floor(X[2]);
+            int64_t z = isfinite(f) ? (int64_t)fmax(fmin(f, 4.0 * d->nz), -4.0 * d->nz) : 0;
+            z = z_periodic(d) ? ((z % d->nz) + d->nz) % d->nz : (z < 0 ? 0 : z);
+            samples[z < d->nz ? z : d->nz - 1] += per;
+        }
+    }
+    for (int32_t z = 0; z < d->nz; ++z)
+        w[z] = (double)d->nx * (double)d->ny + samples[z];
+}
+
+/* Whether a slab steps its ghost planes' cells (backend.h acm__stepped_planes). */
+static bool ghosts_stepped(const acm_domain *d)
+{
+    return d->layout.streaming == ACM_STREAMING_IN_PLACE;
+}
+
+/* Cuts (nslabs + 1) of slabs of about equal cost (w of plane_costs), each as
+ * thick as d's solids need; false where nz is too thin for that. */
+static bool balanced_cuts(const acm_domain *d, const double *w, int32_t *cuts)
+{
+    const acm_decomp *dc = d->decomp;
+    const int32_t depth = d->nsolids > 0 ? ghost_depth(d) : 0;
+    double *ghosts = acm__malloc((size_t)dc->nslabs * sizeof *ghosts); /* NULL: left out */
+    for (int32_t p = 0; p < dc->nslabs && ghosts != NULL; ++p) {
+        int32_t halo[2];
+        slab_halo(d, p, halo);
+        ghosts[p] = ghosts_stepped(d) ? (double)(halo[0] + halo[1]) * d->nx * d->ny : 0.0;
+    }
+    const bool ok = acm__partition(d->nz, d->nsolids > 0 ? w : NULL, dc->nslabs,
+                                   depth > ACM_HALO_PLANES ? depth : ACM_HALO_PLANES,
+                                   ghosts, cuts);
+    acm__free(ghosts);
+    return ok;
+}
+
+/* The cost of slab p's step at the cuts: its own planes, the samples of its
+ * ghost planes (which its solids' iterations reach) and, where it steps
+ * them, their cells. */
+static double slab_cost(const acm_domain *d, const double *w, const int32_t *cuts, int32_t p)
+{
+    int32_t halo[2];
+    slab_halo(d, p, halo);
+    double c = 0.0;
+    for (int32_t z = cuts[p] - halo[0]; z < cuts[p + 1] + halo[1]; ++z) {
+        const int32_t g = (z % d->nz + d->nz) % d->nz;
+        const bool own = z >= cuts[p] && z < cuts[p + 1];
+        c += own || ghosts_stepped(d) ? w[g] : w[d->nz + g];
+    }
+    return c;
+}
+
+static double costliest(const acm_domain *d, const double *w, const int32_t *cuts)
+{
+    double most = 0.0;
+    for (int32_t p = 0; p < d->decomp->nslabs; ++p)
+        most = fmax(most, slab_cost(d, w, cuts, p));
+    return most;
+}
+
+/* The solids' poses the cuts were weighed at (acm_decomp.ib_weighed). */
+static void note_poses(acm_domain *d)
+{
+    acm_decomp *dc = d->decomp;
+    for (int32_t i = 0; i < d->nsolids && dc->ib_weighed != NULL; ++i) {
+        memcpy(dc->ib_weighed + 7 * i, d->solids[i]->body.x, 3 * sizeof(double));
+        memcpy(dc->ib_weighed + 7 * i + 3, d->solids[i]->body.q, 4 * sizeof(double));
+    }
+}
+
+/* Cuts of slabs of equal cost at the solids' poses (the old cuts where nz is
+ * too thin for them: check_solids says why), and the planes' costs w. */
+static void weigh(acm_domain *d, int32_t *cuts, double *w)
+{
+    const acm_decomp *dc = d->decomp;
+    plane_costs(d, w);
+    if (!balanced_cuts(d, w, cuts))
+        memcpy(cuts, dc->cuts, ((size_t)dc->nslabs + 1) * sizeof *cuts);
+    note_poses(d);
+}
+
+/* Whether cutting the slabs anew at the solids' poses lowers the costliest
+ * slab's cost by more than `gain` (a fraction). The same answer on every
+ * process: every one holds every solid at the same pose. */
+static bool recut_pays(acm_domain *d, double gain)
+{
+    acm_decomp *dc = d->decomp;
+    double *w = acm__malloc(2 * (size_t)d->nz * sizeof *w);
+    int32_t *cuts = acm__malloc(((size_t)dc->nslabs + 1) * sizeof *cuts);
+    bool pays = false;
+    if (w != NULL && cuts != NULL) { /* else the cuts stay */
+        weigh(d, cuts, w);
+        pays = memcmp(cuts, dc->cuts, ((size_t)dc->nslabs + 1) * sizeof *cuts) != 0 &&
+               costliest(d, w, cuts) < (1.0 - gain) * costliest(d, w, dc->cuts);
+    }
+    acm__free(w);
+    acm__free(cuts);
+    return pays;
+}
+
+/* Whether a solid moved by the sample margin since the cuts were weighed. */
+static bool moved_since_weighed(const acm_domain *d)
+{
+    const acm_decomp *dc = d->decomp;
+    for (int32_t i = 0; i < d->nsolids && dc->ib_weighed != NULL; ++i) {
+        const acm_body *b = &d->solids[i]->body;
+        if (acm__body_displacement(dc->ib_weighed + 7 * i, dc->ib_weighed + 7 * i + 3, b->x, b->q,
+                                   b->r_max) >= ACM_SLAB_SAMPLE_MARGIN - 1)
+            return true;
+    }
+    return false;
+}
+
+/* Moving solids shift the load: once they moved by the sample margin, the
+ * slabs are cut anew where that pays by ACM_RECUT_GAIN. */
+static acm_status rebalance(acm_domain *d)
+{
+    if (d->nsolids == 0 || !moved_since_weighed(d))
+        return ACM_OK;
+    if (!recut_pays(d, ACM_RECUT_GAIN)) /* weighed: not again until they move on */
+        return ACM_OK;
+    d->decomp->recut = true;
+    return decomp_reshape(d);
+}
+
 /* ---- immersed solids ------------------------------------------------------------ */
 
 /* Whether a sample with its stencil base at whole-domain height Z may reach
@@ -815,7 +1015,7 @@ static acm_status attach_slab(acm_domain *d, acm_domain *s, int32_t p, const voi
 
 /* Whether the slabs can step d's solids: a backend with the IB ops, slabs
  * thick enough for the iterations. */
-static acm_status check_solids(acm_domain *d)
+static acm_status check_solids(acm_domain *d, const int32_t *cuts)
 {
     if (d->nsolids == 0)
         return ACM_OK;
@@ -827,7 +1027,7 @@ static acm_status check_solids(acm_domain *d)
     const acm_decomp *dc = d->decomp;
     const int32_t depth = ghost_depth(d);
     for (int32_t p = 0; p < dc->nslabs; ++p) {
-        const int32_t own = dc->cuts[p + 1] - dc->cuts[p];
+        const int32_t own = cuts[p + 1] - cuts[p];
         if (own < depth || (z_periodic(d) && own + 2 * depth > d->nz))
             return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                             "slab %d has %d planes: with immersed solids and %d iterations a slab "
@@ -843,7 +1043,8 @@ static void ib_scratch_free(acm_decomp *dc)
     acm__free(dc->ib_planes);
     acm__free(dc->ib_mine);
     acm__free(dc->ib_dvdw);
-    dc->ib_planes = dc->ib_mine = dc->ib_dvdw = NULL;
+    acm__free(dc->ib_weighed);
+    dc->ib_planes = dc->ib_mine = dc->ib_dvdw = dc->ib_weighed = NULL;
     dc->ib_nsolids = 0;
 }
 
@@ -856,14 +1057,14 @@ static acm_status ib_scratch(acm_domain *d)
     ib_scratch_free(dc);
     if (d->nsolids == 0)
         return ACM_OK;
-    int32_t own = 0;
-    for (int32_t p = 0; p < dc->nslabs; ++p)
-        own = dc->cuts[p + 1] - dc->cuts[p] > own ? dc->cuts[p + 1] - dc->cuts[p] : own;
+    const int32_t own = d->nz; /* a slab's planes, whatever the cuts */
     const size_t per = sizeof(acm_coupling) / sizeof(double), n = (size_t)d->nsolids;
     dc->ib_planes = acm__calloc(n * (size_t)d->nz * per, sizeof(double));
     dc->ib_mine = acm__calloc(n * (size_t)own * per, sizeof(double));
     dc->ib_dvdw = acm__calloc(6 * n, sizeof(double));
-    if (dc->ib_planes == NULL || dc->ib_mine == NULL || dc->ib_dvdw == NULL) {
+    dc->ib_weighed = acm__calloc(7 * n, sizeof(double));
+    if (dc->ib_planes == NULL || dc->ib_mine == NULL || dc->ib_dvdw == NULL ||
+        dc->ib_weighed == NULL) {
         ib_scratch_free(dc);
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the solids' sums of %d planes",
                         (int)d->nz);
@@ -874,11 +1075,13 @@ static acm_status ib_scratch(acm_domain *d)
 
 static acm_status decomp_ib_attach(acm_domain *d)
 {
-    ACM_TRY(check_solids(d));
     const acm_slabs *m = IMPL(d);
     ACM_TRY(ib_scratch(d));
-    if (m->depth != ghost_depth(d)) /* the first solid, or the last gone: new slabs */
+    d->decomp->recut = true; /* solids came or went: new slabs, cut where they weigh */
+    if (m->depth != ghost_depth(d) || recut_pays(d, 0.0))
         return decomp_reshape(d);
+    d->decomp->recut = false;
+    ACM_TRY(check_solids(d, d->decomp->cuts));
     ACM_TRY(each_slab(d, attach_slab, NULL));
     account(d);
     return ACM_OK;
@@ -977,6 +1180,7 @@ static acm_status decomp_ib_forces(acm_domain *d)
     if (d->decomp->ib_nsolids != d->nsolids || d->decomp->ib_planes == NULL)
         return ACM_FAIL(d, ACM_ERR_BAD_STATE, "the solids are not attached to the slabs");
     ACM_TRY(decomp_reshape(d));
+    ACM_TRY(rebalance(d));
     ACM_TRY(acm__solids_any_free(d) ? forces_coupled(d) : each_slab(d, forces_slab, NULL));
     for (int32_t i = 0; i < d->nsolids; ++i)
         d->solids[i]->moved = false; /* the slabs placed them */
@@ -1246,32 +1450,24 @@ static const struct acm_backend_ops acm_backend_decomp = {
 
 /* ---- creation and reshaping ---------------------------------------------------- */
 
-static acm_status decomp_reshape(acm_domain *d)
+/* New slabs at `cuts` in place of the old. They are made and loaded before
+ * the old ones go, so that running out of memory leaves the domain as it was
+ * (and the next call tries again). The state goes through the host in double
+ * precision (27 x 8 bytes a cell) unless the slabs still hold a uniform
+ * equilibrium and no per-cell force field, the usual case of solids added
+ * before the first step: that is made anew. */
+static acm_status remake(acm_domain *d, const int32_t *cuts, int32_t *was)
 {
-    ACM_TRY(check_solids(d)); /* their iterations may have changed */
-    acm_slabs *m = IMPL(d);
-    bool same = true;
-    for (int32_t p = 0; p < m->n; ++p) {
-        int32_t halo[2];
-        slab_halo(d, p, halo);
-        same = same && m->slab[p].halo[0] == halo[0] && m->slab[p].halo[1] == halo[1];
-    }
-    if (acm__halo_all(d, same))
-        return ACM_OK;
-    /* z changed between periodic and not, or solids came or went or changed
-     * their iterations: the slabs' ghost planes with them. The
-     * new slabs are made and loaded before the old ones go, so that running out
-     * of memory leaves the domain as it was (and the next call tries again).
-     * The state goes through the host in double precision (27 x 8 bytes a
-     * cell) unless the slabs still hold a uniform equilibrium and no per-cell
-     * force field, the usual case of solids added before the first step: that
-     * is made anew. */
-    const bool uniform = d->decomp->uniform && !d->setup.has_force_field;
-    const acm_init_source init = d->decomp->init;
+    acm_decomp *dc = d->decomp;
+    const size_t bytes = ((size_t)dc->nslabs + 1) * sizeof *cuts;
+    const bool uniform = dc->uniform && !d->setup.has_force_field;
+    const acm_init_source init = dc->init;
     acm_state st;
     memset(&st, 0, sizeof st);
     if (!uniform)
-        ACM_TRY(save_state(d, &st));
+        ACM_TRY(save_state(d, &st)); /* at the old cuts */
+    memcpy(was, dc->cuts, bytes);
+    memcpy(dc->cuts, cuts, bytes);
     acm_slabs *old = IMPL(d);
     d->impl = NULL;
     acm_status s = slabs_init(d);
@@ -1283,12 +1479,47 @@ static acm_status decomp_reshape(acm_domain *d)
     if (s != ACM_OK) {
         slabs_free(d);
         d->impl = old;
-        d->decomp->uniform = uniform;
+        memcpy(dc->cuts, was, bytes);
+        dc->uniform = uniform;
         account(d);
         return s;
     }
     slab_table_free(old);
+    dc->recut = false;
     return ACM_OK;
+}
+
+/* New slabs where z changed between periodic and not, solids came or went or
+ * changed their iterations (the slabs' ghost planes with them), or the cuts
+ * are to be weighed anew (acm_decomp.recut): cut where the slabs' costs are
+ * equal at the solids' poses. */
+static acm_status decomp_reshape(acm_domain *d)
+{
+    acm_decomp *dc = d->decomp;
+    const acm_slabs *m = IMPL(d);
+    bool same = !dc->recut;
+    for (int32_t p = 0; p < m->n; ++p) {
+        int32_t halo[2];
+        slab_halo(d, p, halo);
+        same = same && m->slab[p].halo[0] == halo[0] && m->slab[p].halo[1] == halo[1];
+    }
+    if (acm__halo_all(d, same))
+        return check_solids(d, dc->cuts); /* their iterations may have changed */
+    int32_t *cuts = acm__malloc(2 * ((size_t)dc->nslabs + 1) * sizeof *cuts);
+    double *w = acm__malloc(2 * (size_t)d->nz * sizeof *w);
+    acm_status s = cuts == NULL || w == NULL
+                       ? ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the cuts of %d slabs",
+                                  (int)dc->nslabs)
+                       : ACM_OK;
+    if (s == ACM_OK) {
+        weigh(d, cuts, w);
+        s = check_solids(d, cuts);
+    }
+    if (s == ACM_OK)
+        s = remake(d, cuts, cuts + dc->nslabs + 1);
+    acm__free(cuts);
+    acm__free(w);
+    return s;
 }
 
 acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_ops,
@@ -1311,7 +1542,7 @@ acm_status acm__decomp_setup(acm_domain *d, const struct acm_backend_ops *slab_o
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the decomposition");
     for (int32_t p = 0; p < parts; ++p)
         dc->devices[p] = devices != NULL ? devices[p] : d->device;
-    if (!acm__partition(d->nz, NULL, parts, ACM_HALO_PLANES, dc->cuts))
+    if (!acm__partition(d->nz, NULL, parts, ACM_HALO_PLANES, NULL, dc->cuts))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                         "nz=%d is too small for %d slabs of at least %d planes each", (int)d->nz,
                         (int)parts, ACM_HALO_PLANES);
@@ -1344,4 +1575,26 @@ void acm__decomp_free(acm_domain *d)
     acm__free(dc->owner);
     acm__free(dc);
     d->decomp = NULL;
+}
+
+acm_status acm__decomp_slabs(acm_domain *d, int32_t *cuts, double *cost)
+{
+    const acm_decomp *dc = d->decomp;
+    const int32_t n = dc != NULL ? dc->nslabs : 1;
+    for (int32_t p = 0; cuts != NULL && p <= n; ++p)
+        cuts[p] = dc != NULL ? dc->cuts[p] : (p == 0 ? 0 : d->nz);
+    if (cost == NULL)
+        return ACM_OK;
+    double *w = acm__malloc(2 * (size_t)d->nz * sizeof *w);
+    if (w == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the costs of %d planes",
+                        (int)d->nz);
+    plane_costs(d, w);
+    cost[0] = 0.0;
+    for (int32_t z = 0; dc == NULL && z < d->nz; ++z)
+        cost[0] += w[z];
+    for (int32_t p = 0; dc != NULL && p < n; ++p)
+        cost[p] = slab_cost(d, w, dc->cuts, p);
+    acm__free(w);
+    return ACM_OK;
 }

@@ -33,6 +33,10 @@ bool acm__decomp_writes(const acm_domain *d);
 /* Release d->decomp (acm_domain_destroy, after the backend's fini). */
 void acm__decomp_free(acm_domain *d);
 
+/* acm_domain_get_slabs (an undivided domain is one slab): capacity checked
+ * by the caller (at least nslabs + 1); cuts and cost may be NULL. */
+acm_status acm__decomp_slabs(acm_domain *d, int32_t *cuts, double *cost);
+
 ACM_END_DECLS
 
 #endif /* ACMLBM_DECOMP_H */

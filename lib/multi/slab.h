@@ -27,6 +27,16 @@ ACM_BEGIN_DECLS
  * chooses them anew when a solid has moved by all but one of them. */
 #define ACM_SLAB_SAMPLE_MARGIN 4
 
+/* What an immersed sample costs a slab's step per multi-direct-forcing
+ * iteration, in cells' steps (docs/multi-gpu.md, "Balance": 1.5M samples of
+ * one iteration added 0.149 ms to a 0.896 ms step of 16M cells and 0.189 ms
+ * to 3.52 ms of 64M cells on an H200, 1.8 and 2.3 cells a sample). */
+#define ACM_SAMPLE_COST 2.2
+
+/* A re-cut while solids move pays when it lowers the costliest slab's cost by
+ * at least this fraction: the state moves between the slabs through the host. */
+#define ACM_RECUT_GAIN 0.05
+
 /* How the domain is cut and where its slabs run; kept for the handle's life
  * (a re-layout rebuilds the slabs from it). */
 typedef struct acm_decomp {
@@ -44,6 +54,10 @@ typedef struct acm_decomp {
      * them; the free bodies' velocity changes (6 per solid) */
     double *ib_planes, *ib_mine, *ib_dvdw;
     int32_t ib_nsolids; /* what they hold */
+    /* the solids' poses when the cuts were last weighed (7 per solid: x, q),
+     * and whether the next reshape weighs them anew (decomp.c, "the cuts") */
+    double *ib_weighed;
+    bool recut;
     /* true while the slabs hold the uniform equilibrium of `init` (no step,
      * field or loaded state since): a reshape then makes it anew in the new
      * slabs instead of moving the state through the host */
@@ -58,6 +72,7 @@ typedef struct acm_slab {
     int32_t device;
     bool local;      /* stepped by this process: sub is its domain */
     acm_domain *sub; /* planes [z0 - sub->halo[0], z1 + sub->halo[1]) */
+    int64_t fallbacks_before; /* sub->fallback_total before the step under way */
 } acm_slab;
 
 /* The composite backend's state (d->impl of a decomposed domain). */
