@@ -201,14 +201,14 @@ void cu_replayed_step(acm_domain *d)
 
 /* After every kernel of the step is enqueued: a slab's plane sums go where
  * the next step's inputs are folded, the host or (shared, the host not
- * waiting after every step) every slab. */
+ * waiting after every step: d->slab_sums_push) every slab. */
 static acm_status end_step(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     count_step(d);
     if (d->slab_cells == 0.0 || !acm_is_adaptive(d->setup.coll.model))
         return ACM_OK;
-    return m->npeers > 0 && d->setup.divergence_interval > 1 ? push_planes(d) : cu_send_planes(d);
+    return m->npeers > 0 && d->slab_sums_push ? push_planes(d) : cu_send_planes(d);
 }
 
 /* Enqueue one step of the domain's kernel structure. */

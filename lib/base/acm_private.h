@@ -148,6 +148,8 @@ struct acm_domain {
     bool whole_periodic_z;     /* faces are periodic (the IB stencil, lib/core/ib.h); 0 otherwise */
     bool slab_sums_shared;     /* a GPU slab: the last step's plane sums are in the first
                                   slab's buffer (sums_share): the next step folds them */
+    bool slab_sums_push;       /* a GPU slab: its step puts its plane sums there (else it
+                                  sends them to the host), as the decomposed domain says */
     struct acm_decomp *decomp; /* set on a decomposed domain: its slabs */
 
     const struct acm_backend_ops *ops;

@@ -287,8 +287,7 @@ static void decomp_domain_fini(acm_domain *d) { slabs_free(d); }
  * checked (ACM_CHECK_NOW): GPU slabs of the fluid alone in one process. Each
  * slab's key keeps its first diverged step and its gate leaves its state
  * alone after it, so the check names the step as a check after every step
- * would; the host waits for no slab's check in between (the adaptive models'
- * plane sums still pass through it: after_step_sums; docs/multi-gpu.md). */
+ * would; the host waits for no slab in between (docs/multi-gpu.md). */
 static bool checks_at_call_end(const acm_domain *d)
 {
     return d->decomp->slab_ops->check != NULL && d->decomp->transport == NULL &&
@@ -332,15 +331,22 @@ static acm_status host_sums(acm_domain *d)
     return IMPL(d)->stale ? fold_planes(d) : ACM_OK;
 }
 
+/* Whether the slabs' next step folds this step's plane sums on their devices
+ * (shared GPU slabs whose host does not wait after every step: checked every
+ * few steps, or at the call's end), else the host (docs/multi-gpu.md,
+ * "Reductions on the devices"). With a check after every step the host waits
+ * for every slab anyway, and the pushes only add to the step. */
+static bool folds_on_devices(const acm_domain *d)
+{
+    return IMPL(d)->shared && (d->setup.divergence_interval > 1 || checks_at_call_end(d));
+}
+
 /* After every slab took a step: its sums folded on the devices at the next
- * step (shared GPU slabs of an adaptive model, checked every few steps), else
- * here. With a check interval of 1 the host folds them after every step: the
- * devices' fold then differed from the undivided domain's in 6 of test-decomp's
- * GPU scenes (docs/multi-gpu.md, "Reductions on the devices"). */
+ * step (folds_on_devices, for an adaptive model), else here. */
 static acm_status after_step_sums(acm_domain *d)
 {
     acm_slabs *m = IMPL(d);
-    if (!m->shared || d->setup.divergence_interval <= 1) {
+    if (!folds_on_devices(d)) {
         sums_on_devices(d, false); /* the slabs sent their planes here */
         return fold_planes(d);
     }
@@ -614,8 +620,10 @@ static acm_status decomp_advance(acm_domain *d, acm_check check)
     ACM_TRY(each_slab(d, prepare_slab, NULL)); /* fail, if at all, before any slab steps */
     acm_slabs *m = IMPL(d);
     for (int32_t p = 0; p < m->n; ++p)
-        if (m->slab[p].local)
+        if (m->slab[p].local) {
             m->slab[p].fallbacks_before = m->slab[p].sub->fallback_total;
+            m->slab[p].sub->slab_sums_push = folds_on_devices(d);
+        }
     const bool overlap = overlapped(d);
     acm_status st = overlap ? step_overlapped(d, &check)
                             : check_slabs(d, each_slab(d, advance_slab, &check), &check);
