@@ -159,6 +159,22 @@ START_TEST(checkpoint_loads_undivided)
 }
 END_TEST
 
+/* An address-space limit on rank 1: room for what runs now, not for 64 MB
+ * more. The old limit in *old. */
+static void limit_rank_1(struct rlimit *old)
+{
+    getrlimit(RLIMIT_AS, old);
+    if (rank_of() != 1)
+        return;
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long pages = 0;
+    ck_assert(f != NULL && fscanf(f, "%lu", &pages) == 1);
+    fclose(f);
+    struct rlimit lim = *old;
+    lim.rlim_cur = (rlim_t)pages * 4096u + (64u << 20);
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
+}
+
 /* Rank 1 cannot allocate its slab (an address-space limit): creation fails on
  * every rank with its status and message. Also run on a GPU (ACM_TEST_BACKEND=cuda,
  * every rank on one device: bench/device-check.sh decomp). */
@@ -169,17 +185,8 @@ START_TEST(allocation_failure_on_one_rank)
     char err[256] = "";
     o.error_buffer = err;
     o.error_buffer_size = sizeof err;
-    struct rlimit old;
-    getrlimit(RLIMIT_AS, &old);
-    if (rank_of() == 1) { /* room for what runs now, not for 100+ MB of populations */
-        FILE *f = fopen("/proc/self/statm", "r");
-        unsigned long pages = 0;
-        ck_assert(f != NULL && fscanf(f, "%lu", &pages) == 1);
-        fclose(f);
-        struct rlimit lim = old;
-        lim.rlim_cur = (rlim_t)pages * 4096u + (64u << 20);
-        ck_assert_int_eq(setrlimit(RLIMIT_AS, &lim), 0);
-    }
+    struct rlimit old; /* room for what runs now, not for 100+ MB of populations */
+    limit_rank_1(&old);
     acm_domain *d = NULL;
     const acm_status st = acm_domain_create_mpi(&d, &o, MPI_COMM_WORLD);
     setrlimit(RLIMIT_AS, &old);
@@ -189,6 +196,49 @@ START_TEST(allocation_failure_on_one_rank)
                   rank_of(), acm_status_string(st), err);
     ck_assert_msg(strstr(err, "rank 1") != NULL, "rank %d's message: %s", rank_of(), err);
     ck_assert_ptr_null(d);
+}
+END_TEST
+
+/* Rank 1 cannot allocate the host's copy of the state that cutting the slabs
+ * anew moves (170 MB): a solid that would re-cut them is refused on every
+ * rank with rank 1's status and message, nobody waits for anybody, the cuts
+ * stay; once rank 1 has room the solid comes, the slabs are re-cut, and the
+ * domain goes on as the undivided one. */
+START_TEST(recut_failure_on_one_rank)
+{
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    const run_cfg c = {ACM_COLLISION_BGK, ACM_PRECISION_FP32, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_PERIODIC, ranks};
+    acm_domain_options o = acm_test_options(64, 64, 192, 0.05, c.model, c.precision);
+    acm_domain *one = acm_test_domain(&o), *split = create_mpi(&o, NULL);
+    acm_domain *both[2] = {one, split};
+    for (int k = 0; k < 2; ++k) /* no longer a uniform equilibrium: the state must move */
+        ACM_CK_OK(both[k], acm_step(both[k], 3));
+    acm_test_sphere sp = acm_test_sphere_default(6.0, 32.0, 32.0, 20.0); /* in slab 0 */
+    sp.per_area = 64.0; /* 26k samples: as costly as 14 planes */
+    int32_t n = 0, before[65], after[65];
+    ACM_CK_OK(split, acm_domain_get_slabs(split, 65, &n, before, NULL));
+    struct rlimit old;
+    limit_rank_1(&old);
+    acm_solid *s = NULL;
+    const acm_status st = acm_test_try_sphere(split, &sp, &s);
+    setrlimit(RLIMIT_AS, &old);
+    ck_assert_msg(st == ACM_ERR_NO_MEMORY || st == ACM_ERR_DEVICE_MEMORY, "rank %d: %s: %s",
+                  rank_of(), acm_status_string(st), acm_domain_last_error(split));
+    ck_assert_msg(strstr(acm_domain_last_error(split), "rank 1") != NULL && s == NULL,
+                  "rank %d's message: %s", rank_of(), acm_domain_last_error(split));
+    ACM_CK_OK(split, acm_domain_get_slabs(split, 65, &n, after, NULL));
+    ck_assert(memcmp(before, after, ((size_t)n + 1) * sizeof *after) == 0);
+    for (int k = 0; k < 2; ++k) {
+        (void)acm_test_add_sphere(both[k], &sp);
+        ACM_CK_OK(both[k], acm_step(both[k], 4));
+    }
+    ACM_CK_OK(split, acm_domain_get_slabs(split, 65, &n, after, NULL));
+    ck_assert_msg(after[1] < before[1], "the first cut at %d, before %d", after[1], before[1]);
+    expect_close(one, split, &c, solids_tol(&c), "after a failed re-cut");
+    acm_domain_destroy(one);
+    acm_domain_destroy(split);
 }
 END_TEST
 
@@ -202,6 +252,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, divergence_on_one_rank);
     tcase_add_test(tc, checkpoint_loads_undivided);
     tcase_add_test(tc, allocation_failure_on_one_rank);
+    tcase_add_test(tc, recut_failure_on_one_rank);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* no fork under MPI */

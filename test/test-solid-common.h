@@ -146,7 +146,8 @@ static inline acm_test_sphere acm_test_sphere_default(double R, double x, double
 }
 
 /* Put a sphere into a domain. */
-static inline acm_solid *acm_test_add_sphere(acm_domain *d, const acm_test_sphere *sp)
+static inline acm_status acm_test_try_sphere(acm_domain *d, const acm_test_sphere *sp,
+                                             acm_solid **out)
 {
     const double r = sp->R - sp->inset;
     const int n = (int)ceil(sp->per_area * 4.0 * M_PI * r * r);
@@ -167,10 +168,16 @@ static inline acm_solid *acm_test_add_sphere(acm_domain *d, const acm_test_spher
             so.inertia[a] = 0.4 * sp->density * so.volume * sp->R * sp->R;
         memcpy(so.gravity, sp->g, sizeof so.gravity);
     }
-    acm_solid *s = NULL;
-    ACM_CK_OK(d, acm_solid_create(&s, d, &so));
+    const acm_status st = acm_solid_create(out, d, &so);
     free(pts);
     free(areas);
+    return st;
+}
+
+static inline acm_solid *acm_test_add_sphere(acm_domain *d, const acm_test_sphere *sp)
+{
+    acm_solid *s = NULL;
+    ACM_CK_OK(d, acm_test_try_sphere(d, sp, &s));
     return s;
 }
 

@@ -314,11 +314,13 @@ static acm_status fold_planes(acm_domain *d)
     m->stale = false;
     if (d->backend == ACM_BACKEND_CUDA && !acm_is_adaptive(d->setup.coll.model))
         return ACM_OK;
-    for (int32_t p = 0; p < m->n; ++p) {
+    acm_status st = ACM_OK;
+    for (int32_t p = 0; p < m->n && st == ACM_OK; ++p) {
         acm_slab *sl = &m->slab[p];
         if (sl->local)
-            ACM_TRY(acm__slab_failed(d, p, sl->sub->ops->plane_sums(sl->sub, m->planes + sl->z0)));
+            st = acm__slab_failed(d, p, sl->sub->ops->plane_sums(sl->sub, m->planes + sl->z0));
     }
+    ACM_TRY(acm__halo_agree(d, st)); /* before the gather, which every process joins */
     ACM_TRY(acm__halo_gather_planes(d));
     acm__prev_from_planes(&d->prev, &m->total, m->planes, d->nz, (double)d->ncells);
     return ACM_OK;
@@ -885,7 +887,7 @@ static bool recut_pays(acm_domain *d, double gain)
     }
     acm__free(w);
     acm__free(cuts);
-    return pays;
+    return acm__halo_all(d, pays); /* false everywhere where one process had no memory */
 }
 
 /* Whether a solid moved by the sample margin since the cuts were weighed. */
@@ -1368,10 +1370,13 @@ static acm_status save_state(acm_domain *d, acm_state *st)
     memset(st, 0, sizeof *st);
     ACM_TRY(host_sums(d));
     save_job j = {st, NULL};
+    acm_status s = ACM_OK;
     if (d->nsolids > 0 && d->nsamples > 0 && (j.band = acm__calloc((size_t)d->ncells, 1)) == NULL)
-        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for a copy of the IB support",
-                        (double)d->ncells / 1e6);
-    acm_status s = each_slab(d, save_slab, &j);
+        s = ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for a copy of the IB support",
+                     (double)d->ncells / 1e6);
+    s = acm__halo_agree(d, s); /* every process, or none, goes on to the gathers */
+    if (s == ACM_OK)
+        s = each_slab(d, save_slab, &j);
     if (s == ACM_OK)
         s = acm__halo_gather_state(d, st);
     if (s == ACM_OK && j.band != NULL)
@@ -1523,6 +1528,7 @@ static acm_status decomp_reshape(acm_domain *d)
         weigh(d, cuts, w);
         s = check_solids(d, cuts);
     }
+    s = acm__halo_agree(d, s); /* the same cuts everywhere: the same solids at the same poses */
     if (s == ACM_OK)
         s = remake(d, cuts, cuts + dc->nslabs + 1);
     acm__free(cuts);
