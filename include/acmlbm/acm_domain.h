@@ -80,13 +80,15 @@ typedef enum acm_param {
     /** CPU worker threads; 0 = the OpenMP default. Default 0. */
     ACM_PARAM_THREADS = 1,
     /** CUDA backend: steps between divergence checks inside one acm_step() call
-     *  of a domain with immersed solids or smoke, or of several slabs (a check is
-     *  always made at its end; each check waits for the device). With 1, the
-     *  default, a diverged domain keeps the state before the failing step, as on
-     *  the CPU, which checks every step whatever this value. A domain of the fluid
-     *  alone on one GPU checks once, at the end of the call, whatever this value,
-     *  and keeps the state before the failing step all the same: its kernels
-     *  leave the state alone once a step diverged (since 1.7). */
+     *  of a domain with immersed solids or smoke, or of slabs over MPI ranks (a
+     *  check is always made at its end; each check waits for the device). With 1,
+     *  the default, a diverged domain keeps the state before the failing step, as
+     *  on the CPU, which checks every step whatever this value. A domain of the
+     *  fluid alone on one GPU checks once, at the end of the call, whatever this
+     *  value, and keeps the state before the failing step all the same: its
+     *  kernels leave the state alone once a step diverged (since 1.7). So do GPU
+     *  slabs of the fluid alone in one process, whose message names the same step
+     *  (since 1.8; the other slabs have taken the later steps). */
     ACM_PARAM_DIVERGENCE_INTERVAL = 2,
     /** Multi-direct-forcing iterations m of the immersed boundary (spec 8.5), in
      *  [1, 16]: each one interpolates and spreads once more and divides the slip
