@@ -1025,6 +1025,18 @@ static acm_status attach_slab(acm_domain *d, acm_domain *s, int32_t p, const voi
 
 /* Whether the slabs can step d's solids: a backend with the IB ops, slabs
  * thick enough for the iterations. */
+/* The first slab at `cuts` too thin for d's solids' ghost planes, or -1. */
+static int32_t thin_slab(const acm_domain *d, const int32_t *cuts)
+{
+    const int32_t depth = ghost_depth(d);
+    for (int32_t p = 0; d->nsolids > 0 && p < d->decomp->nslabs; ++p) {
+        const int32_t own = cuts[p + 1] - cuts[p];
+        if (own < depth || (z_periodic(d) && own + 2 * depth > d->nz))
+            return p;
+    }
+    return -1;
+}
+
 static acm_status check_solids(acm_domain *d, const int32_t *cuts)
 {
     if (d->nsolids == 0)
@@ -1034,17 +1046,14 @@ static acm_status check_solids(acm_domain *d, const int32_t *cuts)
         ops->ib_end == NULL)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "the %s backend cannot run immersed solids on slabs", ops->name);
-    const acm_decomp *dc = d->decomp;
-    const int32_t depth = ghost_depth(d);
-    for (int32_t p = 0; p < dc->nslabs; ++p) {
-        const int32_t own = cuts[p + 1] - cuts[p];
-        if (own < depth || (z_periodic(d) && own + 2 * depth > d->nz))
-            return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
-                            "slab %d has %d planes: with immersed solids and %d iterations a slab "
-                            "needs at least %d (and, along a periodic z, nz - %d); use fewer "
-                            "slabs",
-                            (int)p, (int)own, (int)d->layout.ib.iterations, (int)depth, (int)(2 * depth));
-    }
+    const int32_t p = thin_slab(d, cuts), depth = ghost_depth(d);
+    if (p >= 0)
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
+                        "slab %d has %d planes: with immersed solids and %d iterations a slab "
+                        "needs at least %d (and, along a periodic z, nz - %d); use fewer "
+                        "slabs",
+                        (int)p, (int)(cuts[p + 1] - cuts[p]), (int)d->layout.ib.iterations,
+                        (int)depth, (int)(2 * depth));
     return ACM_OK;
 }
 
@@ -1088,7 +1097,7 @@ static acm_status decomp_ib_attach(acm_domain *d)
     const acm_slabs *m = IMPL(d);
     ACM_TRY(ib_scratch(d));
     d->decomp->recut = true; /* solids came or went: new slabs, cut where they weigh */
-    if (m->depth != ghost_depth(d) || recut_pays(d, 0.0))
+    if (m->depth != ghost_depth(d) || thin_slab(d, d->decomp->cuts) >= 0 || recut_pays(d, 0.0))
         return decomp_reshape(d);
     d->decomp->recut = false;
     ACM_TRY(check_solids(d, d->decomp->cuts));
@@ -1510,7 +1519,7 @@ static acm_status decomp_reshape(acm_domain *d)
 {
     acm_decomp *dc = d->decomp;
     const acm_slabs *m = IMPL(d);
-    bool same = !dc->recut;
+    bool same = !dc->recut && thin_slab(d, dc->cuts) < 0; /* else cut where they fit */
     for (int32_t p = 0; p < m->n; ++p) {
         int32_t halo[2];
         slab_halo(d, p, halo);
