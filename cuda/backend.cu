@@ -134,6 +134,9 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
      * (test-cuda, device_memory_exhaustion_changes_nothing) */
     size_t select_bytes = 0;
     CU_TRY(d, acm_launch_smoke_free_slots(NULL, &select_bytes, NULL, NULL, NULL, 1, m->stream));
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) /* new storage (a re-layout, a restore) */
+        if (d->face_values[f] != NULL)
+            ACM_TRY(acm_cuda_face_values(d, f));
     return cu_reset_counters(d);
 }
 
@@ -150,6 +153,9 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
     cu_ib_release(d, true);
     cu_share_release(d);
     cu_graphs_release(d);
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        if (m->face_dev[f] != NULL)
+            cudaFree(m->face_dev[f]);
     void **bufs[] = {&m->f[0],          &m->f[1],          &m->tmp,
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
@@ -190,4 +196,31 @@ extern "C" void acm_cuda_device_name(acm_domain *d, char *buf, size_t size)
         return;
     }
     acm__format(buf, size, "%s sm_%d%d %zuMiB", p.name, p.major, p.minor, p.totalGlobalMem >> 20);
+}
+
+/* The face's values (d->face_values) into device memory kept for them: the
+ * layer kernels read them where g.face_values points (cu_grid_of); a new size
+ * allocates anew, the old copy kept on failure. */
+extern "C" acm_status acm_cuda_face_values(acm_domain *d, int face)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    const double *v = d->face_values[face];
+    if (v == NULL)
+        return ACM_OK; /* the grid points at no values; the memory stays for the next ones */
+    int lo, hi;
+    acm_face_axes(face, &lo, &hi);
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    const size_t count = (size_t)acm_face_value_count(d->setup.face[face].type) *
+                         (size_t)n[lo] * (size_t)n[hi];
+    if (m->face_dev_n[face] != count) {
+        double *fresh = NULL;
+        ACM_TRY(cu_dev_alloc(d, (void **)&fresh, count * sizeof *fresh, "a face's values"));
+        cu_dev_free(d, (void **)&m->face_dev[face], m->face_dev_n[face] * sizeof *fresh);
+        m->face_dev[face] = fresh;
+        m->face_dev_n[face] = count;
+    }
+    CU_TRY(d, cudaMemcpyAsync(m->face_dev[face], v, count * sizeof *v, cudaMemcpyHostToDevice,
+                              m->stream));
+    return ACM_OK;
 }

@@ -22,6 +22,7 @@ acm_status acm_cuda_advance_rest(acm_domain *d, acm_check when);
 acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps);
 acm_status acm_cuda_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
 acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype, const void *src);
+acm_status acm_cuda_face_values(acm_domain *d, int face);
 acm_status acm_cuda_probe_cell(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
                                double u[3]);
 acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);

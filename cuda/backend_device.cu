@@ -195,6 +195,8 @@ acm_gpu_grid cu_grid_of(const acm_domain *d)
     g.div_ny = acm_fastdiv_make((uint32_t)d->ny);
     memcpy(g.face, d->setup.face, sizeof g.face);
     const cuda_impl *m = IMPL(d);
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        g.face_values[f] = d->face_values[f] != NULL ? m->face_dev[f] : NULL;
     g.state = cu_moments(d) ? ACM_STATE_MOMENTS
               : !m->in_place ? ACM_STATE_POST
                              : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);

@@ -54,6 +54,8 @@ struct cu_graph {
 };
 
 struct cuda_impl {
+    double *face_dev[ACM_FACE_COUNT]; /* the faces' values (acm_cuda_face_values), or NULL */
+    size_t face_dev_n[ACM_FACE_COUNT];
     acm_gpu_elem elem;
     size_t real;          /* bytes of the arithmetic type: 4 or 8 */
     unsigned block;       /* threads per block of the per-cell kernels */

@@ -21,6 +21,7 @@ const struct acm_backend_ops acm_backend_cuda = {
     .prepare = acm_cuda_prepare,
     .get_field = acm_cuda_get_field,
     .set_field = acm_cuda_set_field,
+    .face_values = acm_cuda_face_values,
     .probe_cell = acm_cuda_probe_cell,
     .stats = acm_cuda_stats,
     .plane_sums = acm_cuda_plane_sums,

@@ -5,6 +5,9 @@
  * SPDX-License-Identifier: Apache-2.0
  */
 #include "test-common.h"
+#include <unistd.h> /* close */
+
+#include "test-solid-common.h" /* acm_test_max_diff */
 
 /* A channel: walls normal to axis `wall` (H cells between them), flow along
  * axis `flow`, the third axis 2 cells and periodic. */
@@ -255,6 +258,207 @@ START_TEST(flow_from_rest_develops_to_the_inlet_velocity)
 }
 END_TEST
 
+/* ---- values over a face (acm_domain_set_face_values) ------------------------------------------ */
+
+/* A box with an inlet on the min face of `axis` and an outlet on its max face. */
+static acm_domain *inlet_box(int axis, const int n[3], const double U[3])
+{
+    acm_domain_options o = acm_test_options(n[0], n[1], n[2], 0.05, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis), ACM_BOUNDARY_INLET, U));
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis + 1), ACM_BOUNDARY_OUTLET, NULL));
+    return d;
+}
+
+/* The cells of face f of grid n. */
+static size_t face_cells(int f, const int n[3])
+{
+    const int axis = f / 2;
+    return (size_t)n[axis == 0 ? 1 : 0] * (size_t)n[axis == 2 ? 1 : 2];
+}
+
+static void expect_same_populations(acm_domain *a, acm_domain *b, size_t n, const char *when)
+{
+    double *fa = acm_test_alloc(27 * n * sizeof(double)), *fb = acm_test_alloc(27 * n * sizeof(double));
+    ACM_CK_OK(a, acm_domain_get_field(a, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, fa,
+                                      27 * n * sizeof(double)));
+    ACM_CK_OK(b, acm_domain_get_field(b, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, fb,
+                                      27 * n * sizeof(double)));
+    ck_assert_msg(memcmp(fa, fb, 27 * n * sizeof(double)) == 0, "%s: populations differ by %g",
+                  when, acm_test_max_diff(fa, fb, 27 * n));
+    free(fa);
+    free(fb);
+}
+
+/* The uniform rule given cell by cell (the inlet's velocity at every cell,
+ * density 1 at every outlet cell) steps bitwise as the uniform rule, on every
+ * axis; acm_domain_set_face drops the values. */
+START_TEST(face_values_of_the_uniform_rule_step_the_same)
+{
+    const int axis = _i;
+    int n[3] = {6, 5, 4};
+    n[axis] = 12;
+    double U[3] = {0, 0, 0};
+    U[axis] = 0.05;
+    U[(axis + 1) % 3] = 0.01;
+    acm_domain *uniform = inlet_box(axis, n, U), *cells = inlet_box(axis, n, U);
+    const size_t m = face_cells(2 * axis, n);
+    double *u = acm_test_alloc(3 * m * sizeof(double)), *rho = acm_test_alloc(m * sizeof(double));
+    for (size_t k = 0; k < m; ++k) {
+        memcpy(u + 3 * k, U, sizeof U);
+        rho[k] = 1.0;
+    }
+    ACM_CK_OK(cells, acm_domain_set_face_values(cells, (acm_face)(2 * axis), ACM_DTYPE_FLOAT64, u,
+                                                3 * m));
+    ACM_CK_OK(cells, acm_domain_set_face_values(cells, (acm_face)(2 * axis + 1), ACM_DTYPE_FLOAT64,
+                                                rho, m));
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? cells : uniform, acm_step(k ? cells : uniform, 40));
+    expect_same_populations(uniform, cells, (size_t)n[0] * n[1] * n[2], "values of the uniform rule");
+    /* a faster inlet cell by cell, then the face set anew: the values are gone */
+    U[axis] = 0.08;
+    for (size_t k = 0; k < m; ++k)
+        memcpy(u + 3 * k, U, sizeof U);
+    ACM_CK_OK(cells, acm_domain_set_face_values(cells, (acm_face)(2 * axis), ACM_DTYPE_FLOAT64, u,
+                                                3 * m));
+    ACM_CK_OK(cells, acm_step(cells, 1));
+    ACM_CK_OK(uniform, acm_domain_set_face(uniform, (acm_face)(2 * axis), ACM_BOUNDARY_INLET, U));
+    ACM_CK_OK(uniform, acm_step(uniform, 1));
+    expect_same_populations(uniform, cells, (size_t)n[0] * n[1] * n[2], "changed values");
+    U[axis] = 0.05;
+    for (int k = 0; k < 2; ++k) {
+        acm_domain *d = k ? cells : uniform;
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis), ACM_BOUNDARY_INLET, U));
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis + 1), ACM_BOUNDARY_OUTLET, NULL));
+        ACM_CK_OK(d, acm_step(d, 5));
+    }
+    expect_same_populations(uniform, cells, (size_t)n[0] * n[1] * n[2], "values dropped");
+    free(u);
+    free(rho);
+    acm_domain_destroy(uniform);
+    acm_domain_destroy(cells);
+}
+END_TEST
+
+/* Bad values are refused with a status and a message, and change nothing:
+ * the domain steps on bitwise as a twin that never saw them. */
+START_TEST(face_values_refuse_bad_input)
+{
+    const int n[3] = {8, 6, 5};
+    const double U[3] = {0.04, 0, 0};
+    acm_domain *d = inlet_box(0, n, U), *twin = inlet_box(0, n, U);
+    const size_t m = face_cells(ACM_FACE_X_MIN, n);
+    double *u = acm_test_alloc(3 * m * sizeof(double));
+    for (size_t k = 0; k < m; ++k)
+        u[3 * k] = 0.03 + 0.001 * (double)k;
+    for (int k = 0; k < 2; ++k) /* the same good values on both */
+        ACM_CK_OK(k ? twin : d, acm_domain_set_face_values(k ? twin : d, ACM_FACE_X_MIN,
+                                                           ACM_DTYPE_FLOAT64, u, 3 * m));
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_Y_MIN, ACM_DTYPE_FLOAT64, u, 3 * m),
+                ACM_ERR_INVALID_ARG); /* a periodic face */
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "inlet and outlet faces only"));
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, u, 3 * m - 1),
+                ACM_ERR_INVALID_ARG);
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MAX, ACM_DTYPE_FLOAT64, u, 3 * m),
+                ACM_ERR_INVALID_ARG); /* an outlet takes one value a cell */
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, (acm_face)9, ACM_DTYPE_FLOAT64, u, 3 * m),
+                ACM_ERR_BAD_ENUM);
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, (acm_dtype)7, u, 3 * m),
+                ACM_ERR_BAD_ENUM);
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, NULL, 3 * m),
+                ACM_ERR_NULL_POINTER);
+    double *bad = acm_test_alloc(3 * m * sizeof(double));
+    memcpy(bad, u, 3 * m * sizeof(double));
+    bad[3 * 7 + 1] = NAN;
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, bad, 3 * m),
+                ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "cell (y=1, z=1)"));
+    bad[3 * 7 + 1] = 0.0;
+    bad[3 * 2] = 0.9; /* faster than max_speed */
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, bad, 3 * m),
+                ACM_ERR_OUT_OF_RANGE);
+    for (size_t k = 0; k < m; ++k)
+        bad[k] = k == 3 ? -1.0 : 1.0;
+    ACM_CK_FAIL(d, acm_domain_set_face_values(d, ACM_FACE_X_MAX, ACM_DTYPE_FLOAT64, bad, m),
+                ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "density -1"));
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? twin : d, acm_step(k ? twin : d, 30));
+    expect_same_populations(d, twin, (size_t)n[0] * n[1] * n[2], "after the refused values");
+    /* a checkpoint carries the values (a section of their own): loaded, it
+     * steps on as the domain does */
+    char path[] = "/tmp/acm-test-face-values-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ACM_CK_OK(d, acm_domain_save(d, path));
+    acm_domain *back = NULL;
+    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
+    remove(path);
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
+    expect_same_populations(d, back, (size_t)n[0] * n[1] * n[2], "loaded from a checkpoint");
+    acm_domain_destroy(back);
+    free(bad);
+    free(u);
+    acm_domain_destroy(d);
+    acm_domain_destroy(twin);
+}
+END_TEST
+
+/* Steady plane Poiseuille flow of the given peak between walls normal to y
+ * (H cells), fed at x = 0 by an inlet of that profile or (uniform) of its
+ * mean; the relative L2 difference of u_x from the profile at plane x. */
+static double channel_fed(bool profile, int x)
+{
+    enum { NX = 40, H = 12, NZ = 2 };
+    const double peak = 0.04;
+    acm_domain_options o = acm_test_options(NX, H, NZ, 0.1, ACM_COLLISION_BGK, ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, NULL));
+    const double mean[3] = {2.0 / 3.0 * peak, 0, 0};
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, mean));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+    double u_in[3 * H * NZ] = {0}, want[H];
+    for (int y = 0; y < H; ++y) {
+        const double eta = y + 0.5;
+        want[y] = 4.0 * peak * eta * (H - eta) / (H * H);
+        for (int z = 0; z < NZ; ++z)
+            u_in[3 * (y + H * z)] = want[y];
+    }
+    if (profile)
+        ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, u_in,
+                                                3 * H * NZ));
+    ACM_CK_OK(d, acm_step(d, 5000));
+    static double u[3 * NX * H * NZ];
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u, sizeof u));
+    double num = 0.0, den = 0.0;
+    for (int y = 0; y < H; ++y) {
+        const double e = u[3 * (size_t)(x + NX * y)] - want[y];
+        num += e * e;
+        den += want[y] * want[y];
+    }
+    acm_domain_destroy(d);
+    return sqrt(num / den);
+}
+
+/* A parabolic inlet profile of the channel's own Poiseuille flow is carried
+ * down it unchanged, where a uniform inlet of the same flux still develops
+ * (known answer: the parabola; docs/physics.md, "Domain faces"). */
+START_TEST(a_parabolic_inlet_profile_is_carried_down_a_channel)
+{
+    const double near = channel_fed(true, 4), mid = channel_fed(true, 20),
+                 far = channel_fed(true, 36), uniform = channel_fed(false, 4);
+    printf("parabolic inlet, 40x12 channel, BGK nu=0.1: L2 off the parabola %.2e (x=4), %.2e "
+           "(x=20), %.2e (x=36); a uniform inlet of the same flux %.2e at x=4\n",
+           near, mid, far, uniform);
+    ck_assert_msg(near < 0.02 && mid < 0.02 && far < 0.02 && uniform > 5 * near,
+                  "L2 %g %g %g, uniform %g", near, mid, far, uniform);
+}
+END_TEST
+
 /* ---- closed boxes conserve mass ---------------------------------------------------------------- */
 
 START_TEST(closed_box_with_moving_lid_conserves_mass)
@@ -291,6 +495,9 @@ TEST_SUITE(boundary_suite)
     tc = acm_tcase("inlet_outlet", 300);
     tcase_add_loop_test(tc, uniform_flow_through_inlet_and_outlet_stays_uniform, 0, 3);
     tcase_add_test(tc, flow_from_rest_develops_to_the_inlet_velocity);
+    tcase_add_loop_test(tc, face_values_of_the_uniform_rule_step_the_same, 0, 3);
+    tcase_add_test(tc, face_values_refuse_bad_input);
+    tcase_add_test(tc, a_parabolic_inlet_profile_is_carried_down_a_channel);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -500,6 +500,51 @@ static long long diverged_at(acm_domain *d)
     return step;
 }
 
+/* Values over the faces (acm_domain_set_face_values) on slabs: an inlet
+ * profile on an x face and outlet densities on the other (each slab takes
+ * its planes' rows, ghost planes too), an inlet profile on the z face the
+ * first slab holds; changed between steps (a pulsatile inlet). Bitwise the
+ * undivided domain's (within the GPU tolerance of the scenes). */
+START_TEST(face_values_across_the_slabs)
+{
+    const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
+                       SCENE_LID, 3};
+    acm_domain *both[2] = {make(&c, 0), make(&c, 3)};
+    const int nz = scene_nz(&c);
+    const size_t xn = (size_t)NY * (size_t)nz, zn = (size_t)NX * NY;
+    double *u = acm_test_alloc(3 * xn * sizeof(double)), *rho = acm_test_alloc(xn * sizeof(double));
+    double *w = acm_test_alloc(3 * zn * sizeof(double));
+    for (int pass = 0; pass < 2; ++pass) {
+        for (size_t k = 0; k < xn; ++k) {
+            u[3 * k] = 0.02 + 0.002 * (double)(k % NY) + 0.001 * (double)(k / NY) + 0.01 * pass;
+            u[3 * k + 1] = 0.001 * (double)(k % 3);
+            rho[k] = 1.0 + 1e-3 * (double)(k / NY) - 1e-3 * pass;
+        }
+        for (size_t k = 0; k < zn; ++k)
+            w[3 * k + 2] = 0.01 + 0.001 * (double)k;
+        for (int k = 0; k < 2; ++k) {
+            acm_domain *d = both[k];
+            if (pass == 0) {
+                ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, NULL));
+                ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+                ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_INLET, NULL));
+                ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_Z_MIN, ACM_DTYPE_FLOAT64, w,
+                                                        3 * zn));
+            }
+            ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, u, 3 * xn));
+            ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_X_MAX, ACM_DTYPE_FLOAT64, rho, xn));
+            ACM_CK_OK(d, acm_step(d, STEPS));
+        }
+        expect_close(both[0], both[1], &c, solids_tol(&c), pass ? "new face values" : "face values");
+    }
+    free(u);
+    free(rho);
+    free(w);
+    acm_domain_destroy(both[0]);
+    acm_domain_destroy(both[1]);
+}
+END_TEST
+
 /* A slab that diverges makes the domain's step fail and name it, and the
  * step the undivided domain names (on GPUs, where the slabs look at their
  * keys only at the call's end, as where they look after every step). */
@@ -532,6 +577,7 @@ TEST_SUITE(decomp_suite)
     tcase_add_test(tc, reshaped_and_relaid);
     tcase_add_test(tc, smoke_follows_the_same_flow);
     tcase_add_test(tc, rewinds_and_checkpoints);
+    tcase_add_test(tc, face_values_across_the_slabs);
     tcase_add_loop_test(tc, solids_across_the_cuts, 0, SCENE_COUNT);
     suite_add_tcase(s, tc);
     TCase *ts = acm_tcase("solids", 300); /* also under compute-sanitizer: device-check.sh */

@@ -49,11 +49,15 @@ __global__ void acm_layer_kernel(const acm_gpu_grid g, T *f, const acm_gate gate
         fa[i] = acm_io<T>::ld(f, at) - (R)term;
     }
     acm_moments(fa, rho, j);
-    const bool inlet = bc.type == ACM_BOUNDARY_INLET;
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    const double jd[3] = {(double)j[0], (double)j[1], (double)j[2]};
+    double rho_eq, ue[3];
+    acm_layer_target(&bc, g.face_values[face], acm_face_index(face, n, fc.c), (double)rho, jd,
+                     &rho_eq, ue);
 #pragma unroll
     for (int d = 0; d < 3; ++d)
-        u[d] = inlet ? (R)bc.u[d] : j[d] / rho;
-    acm_equilibrium_public<R>(inlet ? rho : (R)1, u, e);
+        u[d] = (R)ue[d];
+    acm_equilibrium_public<R>((R)rho_eq, u, e);
 #pragma unroll
     for (int i = 0; i < 27; ++i) {
         double term;
@@ -86,11 +90,14 @@ __global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, const acm_gat
         j[2] += acm_cz(i) * v;
     }
     const double rho = 1.0 + dr;
-    const bool inlet = bc.type == ACM_BOUNDARY_INLET;
+    const int32_t n[3] = {g.nx, g.ny, g.nz};
+    double rho_eq, ue[3];
+    acm_layer_target(&bc, g.face_values[face], acm_face_index(face, n, fc.c), rho, j, &rho_eq,
+                     ue);
 #pragma unroll
     for (int d = 0; d < 3; ++d)
-        u[d] = inlet ? (R)bc.u[d] : (R)(j[d] / rho);
-    acm_equilibrium_public<R>(inlet ? (R)rho : (R)1, u, e);
+        u[d] = (R)ue[d];
+    acm_equilibrium_public<R>((R)rho_eq, u, e);
     acm_mom_store_populations<T>(g, mom, acm_lin(g, fc.c[0], fc.c[1], fc.c[2]), e);
 }
 

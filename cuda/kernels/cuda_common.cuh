@@ -156,6 +156,7 @@ struct acm_gpu_grid {
     acm_csoa l;
     acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
     acm_face_bc face[ACM_FACE_COUNT];
+    const double *face_values[ACM_FACE_COUNT]; /* per face cell, or NULL (acm_layer_target) */
     int32_t state;              /* what the population array holds (acm_array_state) */
     int32_t inner_lo[3], inner_hi[3]; /* per axis, the coordinates whose pull crosses no
                                          non-periodic face (acm_inner_bounds) */

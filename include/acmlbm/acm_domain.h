@@ -426,6 +426,31 @@ ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_bo
                                        const double velocity[3]);
 
 /**
+ * Values that vary over the cells of an ::ACM_BOUNDARY_INLET or ::ACM_BOUNDARY_OUTLET face
+ * (docs/physics.md, "Domain faces"): an inlet's velocity, 3 values a cell (a profile in
+ * place of the face's one velocity), or an outlet's density, 1 value a cell (a pressure
+ * boundary: c_s^2 rho; 1 everywhere is the outlet of old). The cells of the face in the
+ * order of its two other axes, the lower one fastest: an x face (y, z) at y + ny z, a y
+ * face (x, z) at x + nx z, a z face (x, y) at x + nx y. The values are copied: call again
+ * between steps to change them (a pulsatile inlet; a GPU keeps its copy's memory while the
+ * face keeps values). NULL (and count 0) goes back to the uniform rule;
+ * acm_domain_set_face() drops them.
+ *
+ * @param domain the domain
+ * @param face   which face (its type set first: INLET or OUTLET)
+ * @param dtype  ::ACM_DTYPE_FLOAT32 or ::ACM_DTYPE_FLOAT64
+ * @param values 3 or 1 per face cell, or NULL
+ * @param count  number of values: 3 or 1 times the face's cells (0 with NULL)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM, ::ACM_ERR_INVALID_ARG (a
+ *         face of another type; a wrong count), ::ACM_ERR_OUT_OF_RANGE (a velocity not finite
+ *         or not slower than max_speed, a density not finite or not in (0, 10]),
+ *         ::ACM_ERR_NO_MEMORY, device errors. On failure nothing changes.
+ * @since 1.8
+ */
+ACM_API acm_status acm_domain_set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
+                                              const void *values, size_t count);
+
+/**
  * Read the boundary condition of one face.
  *
  * @param domain        the domain

@@ -322,6 +322,8 @@ static void destroy_now(acm_domain *domain)
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
     acm__decomp_free(domain);
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        acm__free(domain->face_values[f]);
     acm__free(domain);
 }
 
@@ -380,6 +382,28 @@ static acm_status step_unguarded(acm_domain *domain, int64_t nsteps)
 
 static bool face_ok(acm_face face) { return (unsigned)face < ACM_FACE_COUNT; }
 
+/* The face's values replaced by v (NULL: the uniform rule), the backend told;
+ * on failure the old ones stay and v is freed. */
+static acm_status swap_face_values(acm_domain *domain, acm_face face, double *v)
+{
+    double *old = domain->face_values[face];
+    domain->face_values[face] = v;
+    const acm_status st = domain->ops->face_values != NULL && domain->impl != NULL
+                              ? domain->ops->face_values(domain, (int)face)
+                              : ACM_OK;
+    if (st != ACM_OK) { /* the old ones back where a part took the new (slabs) */
+        domain->face_values[face] = old;
+        acm__free(v);
+        char msg[ACM_ERROR_SIZE];
+        memcpy(msg, domain->error, sizeof msg);
+        (void)domain->ops->face_values(domain, (int)face);
+        memcpy(domain->error, msg, sizeof msg);
+        return st;
+    }
+    acm__free(old);
+    return ACM_OK;
+}
+
 static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, acm_boundary type,
                                             const double velocity[3])
 {
@@ -400,9 +424,83 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
                             "face %s: a wall velocity must be tangential (component %c is %g)",
                             acm__face_name(face), "xyz"[face / 2], u[face / 2]);
     }
+    if (domain->face_values[face] != NULL) /* the face's values go with its old rule */
+        ACM_TRY(swap_face_values(domain, face, NULL));
     domain->setup.face[face].type = type;
     memcpy(domain->setup.face[face].u, u, sizeof u);
     return ACM_OK;
+}
+
+/* Value k of a caller's array of dtype. */
+static double value_at(acm_dtype dtype, const void *values, size_t k)
+{
+    return dtype == ACM_DTYPE_FLOAT32 ? (double)((const float *)values)[k]
+                                      : ((const double *)values)[k];
+}
+
+/* The first bad value of an inlet's velocities (per = 3) or an outlet's
+ * densities (per = 1), or -1. */
+static int64_t bad_face_value(const double *v, size_t cells, int per, double max_speed)
+{
+    for (size_t k = 0; k < cells; ++k) {
+        const bool ok = per == 3 ? speed_ok(v + 3 * k, max_speed)
+                                 : isfinite(v[k]) && v[k] > 0.0 && v[k] <= 10.0;
+        if (!ok)
+            return (int64_t)k;
+    }
+    return -1;
+}
+
+static acm_status domain_set_face_values_unguarded(acm_domain *domain, acm_face face,
+                                                   acm_dtype dtype, const void *values,
+                                                   size_t count)
+{
+    if (!face_ok(face))
+        return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
+    const acm_boundary type = domain->setup.face[face].type;
+    if (!acm_face_is_layer(type))
+        return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
+                        "face %s is %s: values vary over inlet and outlet faces only",
+                        acm__face_name(face), acm__boundary_name(type));
+    if (values == NULL) {
+        if (count != 0)
+            return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "values is NULL, count=%zu", count);
+        return swap_face_values(domain, face, NULL);
+    }
+    if (dtype != ACM_DTYPE_FLOAT32 && dtype != ACM_DTYPE_FLOAT64)
+        return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown dtype %d", (int)dtype);
+    const int32_t n[3] = {domain->nx, domain->ny, domain->nz};
+    int lo, hi;
+    acm_face_axes((int)face, &lo, &hi);
+    const size_t cells = (size_t)n[lo] * (size_t)n[hi];
+    const int per = acm_face_value_count(type);
+    if (count != (size_t)per * cells)
+        return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
+                        "face %s (%s) takes %d value%s for each of its %d x %d cells: %zu, not "
+                        "%zu",
+                        acm__face_name(face), acm__boundary_name(type), per, per > 1 ? "s" : "",
+                        (int)n[lo], (int)n[hi], (size_t)per * cells, count);
+    double *v = acm__malloc(count * sizeof *v);
+    if (v == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate %zu face values", count);
+    for (size_t k = 0; k < count; ++k)
+        v[k] = value_at(dtype, values, k);
+    const int64_t bad = bad_face_value(v, cells, per, domain->setup.max_speed);
+    if (bad < 0)
+        return swap_face_values(domain, face, v);
+    const int32_t a = (int32_t)(bad % n[lo]), b = (int32_t)(bad / n[lo]);
+    double w[3];
+    memcpy(w, v + (size_t)per * (size_t)bad, (size_t)per * sizeof *w);
+    acm__free(v);
+    if (per == 3)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
+                        "face %s, cell (%c=%d, %c=%d): velocity (%g, %g, %g) must be finite and "
+                        "slower than max_speed=%g",
+                        acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0], w[1],
+                        w[2], domain->setup.max_speed);
+    return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
+                    "face %s, cell (%c=%d, %c=%d): density %g must be finite and in (0, 10]",
+                    acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0]);
 }
 
 static acm_status domain_get_face_unguarded(acm_domain *domain, acm_face face, acm_boundary *type,
@@ -872,6 +970,12 @@ ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_bo
                                        const double velocity[3])
 {
     ACM_GUARDED(domain, domain_set_face_unguarded(domain, face, type, velocity));
+}
+
+ACM_API acm_status acm_domain_set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
+                                              const void *values, size_t count)
+{
+    ACM_GUARDED(domain, domain_set_face_values_unguarded(domain, face, dtype, values, count));
 }
 
 ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_boundary *type,

@@ -98,6 +98,10 @@ struct acm_domain {
     int32_t device;
     acm_resolved_layout layout;
     acm_setup setup;
+    /* per face, its values cell by cell (acm_domain_set_face_values: an inlet's 3
+     * velocity components, an outlet's density), or NULL for the uniform rule; a
+     * slab holds its own planes' (lib/multi/decomp.c) */
+    double *face_values[ACM_FACE_COUNT];
 
     /* state */
     int64_t step;

@@ -138,6 +138,10 @@ struct acm_backend_ops {
     /* World positions of a solid's samples (3 per sample) as last placed. */
     acm_status (*ib_positions)(acm_domain *d, const struct acm_solid *s, double *dst);
 
+    /* Optional: d->face_values[face] changed (NULL: the uniform rule); a backend
+     * that keeps a copy of them takes it, or fails and keeps its old one. */
+    acm_status (*face_values)(acm_domain *d, int face);
+
     /* Copy a field to a host array of ncells * components elements. */
     acm_status (*get_field)(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
 

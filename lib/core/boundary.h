@@ -113,6 +113,38 @@ ACM_HD bool acm_face_is_layer(acm_boundary type)
     return type == ACM_BOUNDARY_INLET || type == ACM_BOUNDARY_OUTLET;
 }
 
+/* The two axes of face f's cells, the lower first (acm_domain_set_face_values). */
+ACM_HD void acm_face_axes(int face, int *lo, int *hi)
+{
+    const int axis = face / 2;
+    *lo = axis == 0 ? 1 : 0;
+    *hi = axis == 2 ? 1 : 2;
+}
+
+/* Values a cell of a layer face holds: an inlet's velocity, an outlet's density. */
+ACM_HD int acm_face_value_count(acm_boundary type) { return type == ACM_BOUNDARY_INLET ? 3 : 1; }
+
+/* The index of cell c among face f's cells (grid n): its lower axis fastest. */
+ACM_HD uint64_t acm_face_index(int face, const int32_t n[3], const int32_t c[3])
+{
+    int lo, hi;
+    acm_face_axes(face, &lo, &hi);
+    return (uint64_t)c[lo] + (uint64_t)n[lo] * (uint64_t)c[hi];
+}
+
+/* What the equilibrium of an inlet or outlet layer cell takes (spec 7.3, 7.4;
+ * acm_domain_set_face_values): an inlet the inner cell's density rho and its
+ * velocity (vals at cell k, or bc->u); an outlet the density (vals at k, or 1)
+ * and the inner cell's velocity j / rho. */
+ACM_HD void acm_layer_target(const acm_face_bc *bc, const double *vals, uint64_t k, double rho,
+                             const double j[3], double *rho_eq, double u[3])
+{
+    const bool inlet = bc->type == ACM_BOUNDARY_INLET;
+    *rho_eq = inlet ? rho : (vals != NULL ? vals[k] : 1.0);
+    for (int b = 0; b < 3; ++b)
+        u[b] = inlet ? (vals != NULL ? vals[3 * k + (uint64_t)b] : bc->u[b]) : j[b] / rho;
+}
+
 /* What a population array holds between steps (lib/cpu/lbm_tmpl.h has the
  * scheme; both backends use these states). */
 enum acm_array_state {

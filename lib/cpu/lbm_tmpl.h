@@ -273,12 +273,12 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
                 const uint64_t s = S(post_slot)(d, m, a, i, &t);
                 fa[i] = (R)((double)f[s] - t);
             }
-            double rho, j[3];
+            double rho, j[3], rho_eq, ue[3];
             S(moments)(fa, 1, &rho, j);
-            R u[3];
-            for (int b = 0; b < 3; ++b)
-                u[b] = bc->type == ACM_BOUNDARY_INLET ? (R)bc->u[b] : (R)(j[b] / rho);
-            S(equilibrium)(bc->type == ACM_BOUNDARY_INLET ? (R)rho : (R)1, u, e);
+            acm_layer_target(bc, d->face_values[face], acm_face_index(face, n, c), rho, j, &rho_eq,
+                             ue);
+            R u[3] = {(R)ue[0], (R)ue[1], (R)ue[2]};
+            S(equilibrium)((R)rho_eq, u, e);
             if (m->mom_bits == 16) { /* the equilibrium's moments as stored */
                 R mom[ACM_MOMENTS];
                 S(acm_mom_encode)(e, mom);

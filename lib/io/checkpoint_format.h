@@ -38,7 +38,8 @@ enum ckpt_section {
     SEC_IB_MASK = 7,
     SEC_SOLID = 8,
     SEC_SMOKE = 9,
-    SEC_LAST = SEC_SMOKE
+    SEC_FACE_VALUES = 10, /* 1.8: a face's values (acm_domain_set_face_values), index = face */
+    SEC_LAST = SEC_FACE_VALUES
 };
 
 typedef struct ckpt_entry {

@@ -32,7 +32,8 @@
 static const char *section_name(uint32_t type)
 {
     static const char *const names[] = {"?",   "settings", "counters", "populations", "force",
-                                        "tau", "ib-force", "ib-mask",  "solid",       "smoke"};
+                                        "tau", "ib-force", "ib-mask",  "solid",       "smoke",
+                                        "face-values"};
     return type >= 1 && type <= SEC_LAST ? names[type] : "unknown";
 }
 
@@ -43,6 +44,7 @@ typedef struct loader {
     ckpt_entry *table;
     uint32_t nsections;
     const ckpt_entry *settings, *counters, *pops, *force, *tau, *ib_force, *ib_mask;
+    const ckpt_entry *faces[ACM_FACE_COUNT]; /* face-values sections, by face */
     const ckpt_entry **solids, **smokes; /* by index */
     uint32_t nsmokes;
     char *msg;
@@ -68,7 +70,7 @@ static acm_status lfail(loader *l, acm_status st, const char *fmt, ...)
 
 static const char *entry_name(const ckpt_entry *e, char *buf, size_t n)
 {
-    if (e->type == SEC_SOLID || e->type == SEC_SMOKE)
+    if (e->type == SEC_SOLID || e->type == SEC_SMOKE || e->type == SEC_FACE_VALUES)
         acm__format(buf, n, "%s %u", section_name(e->type), e->index);
     else
         acm__format(buf, n, "%s", section_name(e->type));
@@ -274,6 +276,15 @@ static acm_status check_table(loader *l)
         case SEC_IB_FORCE: slot = &l->ib_force; break;
         case SEC_IB_MASK: slot = &l->ib_mask; break;
         case SEC_SMOKE: ++l->nsmokes; continue;
+        case SEC_FACE_VALUES:
+            if (e->index >= ACM_FACE_COUNT)
+                return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: no such face (entry %u)",
+                             entry_name(e, name, sizeof name), i);
+            if (l->faces[e->index] != NULL)
+                return lfail(l, ACM_ERR_BAD_FORMAT, "section %s given twice (entry %u)",
+                             entry_name(e, name, sizeof name), i);
+            l->faces[e->index] = e;
+            continue;
         default: continue; /* solids: index_solids */
         }
         if (*slot != NULL || e->index != 0)
@@ -1024,6 +1035,34 @@ static acm_status load_smokes(loader *l, acm_domain *d)
 }
 
 /* The whole file into a new domain; on failure nothing is left of it. */
+/* The faces' values, through acm_domain_set_face_values (which checks the
+ * face's type, the count and every value). */
+static acm_status load_faces(loader *l, acm_domain *d)
+{
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) {
+        const ckpt_entry *e = l->faces[f];
+        if (e == NULL)
+            continue;
+        char name[32];
+        if (e->size % sizeof(double) != 0 || e->size > (uint64_t)64 * d->ncells * sizeof(double))
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: %" PRIu64 " bytes",
+                         entry_name(e, name, sizeof name), e->size);
+        double *v = acm__malloc(e->size > 0 ? (size_t)e->size : 1);
+        if (v == NULL)
+            return lfail(l, ACM_ERR_NO_MEMORY, "cannot allocate %" PRIu64 " bytes of face values",
+                         e->size);
+        acm_status st = sec_whole(l, e, v, e->size);
+        if (st == ACM_OK &&
+            acm_domain_set_face_values(d, (acm_face)f, ACM_DTYPE_FLOAT64, v,
+                                       (size_t)(e->size / sizeof(double))) != ACM_OK)
+            st = lfail(l, ACM_ERR_BAD_FORMAT, "section %s: %s", entry_name(e, name, sizeof name),
+                       d->error);
+        acm__free(v);
+        ACM_TRY(st);
+    }
+    return ACM_OK;
+}
+
 static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
 {
     ckpt_settings s;
@@ -1039,7 +1078,9 @@ static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
     ACM_TRY(check_grid(l, &s, &cells));
     acm_domain *d = NULL;
     ACM_TRY(make_domain(l, &s, o, &d));
-    acm_status st = load_state(l, d, &snap, nsolids, cells);
+    acm_status st = load_faces(l, d);
+    if (st == ACM_OK)
+        st = load_state(l, d, &snap, nsolids, cells);
     if (st == ACM_OK)
         st = load_smokes(l, d);
     if (st != ACM_OK) {

@@ -213,8 +213,26 @@ static bool has_ib(const acm_state *st) { return st->ib_force != NULL && st->ib_
 static uint32_t section_count(const acm_domain *d, const acm_snapshot *snap)
 {
     const acm_state *st = &snap->backend;
+    uint32_t faces = 0;
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        faces += d->face_values[f] != NULL;
     return 3u + (st->force != NULL) + (st->tau != NULL) + 2u * has_ib(st) +
-           (uint32_t)snap->nsolids + (uint32_t)d->nsmokes;
+           (uint32_t)snap->nsolids + (uint32_t)d->nsmokes + faces;
+}
+
+/* A section per face with values (acm_domain_set_face_values), its index the face. */
+static void write_faces(writer *w, const acm_domain *d)
+{
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) {
+        if (d->face_values[f] == NULL)
+            continue;
+        int lo, hi;
+        acm_face_axes(f, &lo, &hi);
+        const size_t count = (size_t)acm_face_value_count(d->setup.face[f].type) *
+                             (size_t)n[lo] * (size_t)n[hi];
+        w_array(w, SEC_FACE_VALUES, (uint32_t)f, d->face_values[f], count * sizeof(double));
+    }
 }
 
 /* The section table allocated and the temporary created (its name into
@@ -307,6 +325,7 @@ static acm_status write_file(acm_domain *d, const char *path, const acm_snapshot
     write_records(&w, d, snap);
     write_fields(&w, d, &snap->backend);
     write_objects(&w, d, snap);
+    write_faces(&w, d);
     w_table(&w); /* every byte of the file is now under a checksum */
     const int e = close_writer(&w);
     acm__free(w.table);

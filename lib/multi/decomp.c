@@ -140,8 +140,11 @@ static void slab_table_free(acm_slabs *m)
         acm_domain *s = m->slab[p].sub;
         if (s != NULL && s->impl != NULL)
             s->ops->domain_fini(s);
-        if (s != NULL)
+        if (s != NULL) {
             proxies_free(s);
+            for (int f = 0; f < ACM_FACE_COUNT; ++f)
+                acm__free(s->face_values[f]);
+        }
         acm__free(s);
     }
     acm__free(m->slab);
@@ -154,6 +157,42 @@ static void slabs_free(acm_domain *d)
 {
     slab_table_free(IMPL(d));
     d->impl = NULL;
+}
+
+static int32_t global_plane(const acm_domain *d, const acm_domain *s, int32_t l);
+
+/* Slab s's part of d's values of a face (acm_domain_set_face_values), in an
+ * array of its own: for an x or y face the rows of its planes, ghost planes
+ * too (wrapped along a periodic z); for a z face all of them. NULL where d
+ * has none. Handed to its backend; on failure its old ones stay. */
+static acm_status slab_face_values(acm_domain *d, acm_domain *s, int face)
+{
+    const double *whole = d->face_values[face];
+    double *mine = NULL;
+    if (whole != NULL) {
+        int lo, hi;
+        acm_face_axes(face, &lo, &hi);
+        const int32_t n[3] = {s->nx, s->ny, s->nz};
+        const size_t row = (size_t)acm_face_value_count(d->setup.face[face].type) * (size_t)n[lo];
+        const size_t count = row * (size_t)n[hi];
+        if ((mine = acm__malloc(count * sizeof *mine)) == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate a slab's %zu face values",
+                            count);
+        for (int32_t r = 0; r < n[hi]; ++r) /* rows along y (a z face) or z */
+            memcpy(mine + (size_t)r * row,
+                   whole + (size_t)(hi == 2 ? global_plane(d, s, r) : r) * row,
+                   row * sizeof *mine);
+    }
+    double *old = s->face_values[face];
+    s->face_values[face] = mine;
+    const acm_status st = s->ops->face_values != NULL ? s->ops->face_values(s, face) : ACM_OK;
+    if (st != ACM_OK) {
+        s->face_values[face] = old;
+        acm__free(mine);
+        return st;
+    }
+    acm__free(old);
+    return ACM_OK;
 }
 
 /* Slab p's domain for d's settings: planes [z0 - halo[0], z1 + halo[1]). */
@@ -176,6 +215,9 @@ static acm_status slab_init(acm_domain *d, acm_slab *sl, int32_t p)
     s->ops = d->decomp->slab_ops;
     slab_sync(d, s);
     acm_status st = s->ops->domain_init(s);
+    for (int f = 0; f < ACM_FACE_COUNT && st == ACM_OK; ++f)
+        if (d->face_values[f] != NULL)
+            st = slab_face_values(d, s, f);
     if (st != ACM_OK)
         return ACM_FAIL(d, st, "slab %d of %d (planes %d..%d): %s", (int)p, (int)d->decomp->nslabs,
                         (int)sl->z0, (int)sl->z1 - 1, s->error);
@@ -661,6 +703,18 @@ static acm_status decomp_advance(acm_domain *d, acm_check check)
         d->diverged_step = d->step;
     }
     return st;
+}
+
+static acm_status values_slab(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    return slab_face_values(d, s, *(const int *)ctx);
+}
+
+/* A face's values changed: every slab takes its part. */
+static acm_status decomp_face_values(acm_domain *d, int face)
+{
+    return each_slab(d, values_slab, &face);
 }
 
 typedef struct field_job {
@@ -1459,6 +1513,7 @@ static const struct acm_backend_ops acm_backend_decomp = {
     .advance = decomp_advance,
     .get_field = decomp_get_field,
     .set_field = decomp_set_field,
+    .face_values = decomp_face_values,
     .probe_cell = decomp_probe_cell,
     .stats = decomp_stats,
     .state_save = decomp_state_save,
