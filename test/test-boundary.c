@@ -459,6 +459,77 @@ START_TEST(a_parabolic_inlet_profile_is_carried_down_a_channel)
 }
 END_TEST
 
+/* Fully developed flow in a square duct of side a (walls at 0 and a) under a
+ * pressure gradient G, viscosity mu: the series solution at (y, z). */
+static double duct_series(double y, double z, double a, double G, double mu)
+{
+    double u = 0.0;
+    for (int n = 1; n < 200; n += 2) {
+        const double k = n * M_PI / a;
+        u += sin(k * y) * (1.0 - cosh(k * (z - 0.5 * a)) / cosh(0.5 * n * M_PI)) / (n * n * n);
+    }
+    return 4.0 * G * a * a / (mu * M_PI * M_PI * M_PI) * u;
+}
+
+/* A square duct of side a along x between two pressure faces (outlet layers,
+ * densities 1.002 at x = 0 and 1 at the end, acm_domain_set_face_values),
+ * BGK, nu = 0.1: the relative L2 difference of u_x at the middle plane from
+ * the series solution for the gradient measured in the middle third, and
+ * that gradient over the one the two densities set across the layers. */
+static double duct_error(int a, double *gradient_ratio)
+{
+    const int nx = 32, steps = 25 * a * a;
+    const double nu = 0.1, rho_in = 1.002;
+    acm_domain_options o = acm_test_options(nx, a, a, nu, ACM_COLLISION_BGK, ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    for (int f = ACM_FACE_Y_MIN; f <= ACM_FACE_Z_MAX; ++f)
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_OUTLET, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+    const size_t m = (size_t)a * (size_t)a, n = (size_t)nx * m;
+    double *rho = acm_test_alloc(n * sizeof(double)), *u = acm_test_alloc(3 * n * sizeof(double));
+    for (size_t k = 0; k < m; ++k)
+        rho[k] = rho_in;
+    ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, rho, m));
+    ACM_CK_OK(d, acm_step(d, steps));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, rho, n * sizeof(double)));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u, 3 * n * sizeof(double)));
+    acm_domain_destroy(d);
+    double mean[32] = {0}; /* each plane's mean density */
+    for (size_t k = 0; k < n; ++k)
+        mean[k % (size_t)nx] += rho[k] / (double)m;
+    const int x0 = nx / 3, x1 = 2 * nx / 3, xm = nx / 2;
+    const double G = (mean[x0] - mean[x1]) / (3.0 * (x1 - x0)); /* -dp/dx, p = rho / 3 */
+    *gradient_ratio = G / ((rho_in - 1.0) / (3.0 * (nx - 1)));
+    double num = 0.0, den = 0.0;
+    for (int z = 0; z < a; ++z)
+        for (int y = 0; y < a; ++y) {
+            const size_t k = (size_t)xm + (size_t)nx * ((size_t)y + (size_t)a * (size_t)z);
+            const double want = duct_series(y + 0.5, z + 0.5, a, G, nu * rho[k]);
+            num += (u[3 * k] - want) * (u[3 * k] - want);
+            den += want * want;
+        }
+    free(rho);
+    free(u);
+    return sqrt(num / den);
+}
+
+/* Pressure-driven flow in a square duct between a pressure inlet and outlet
+ * against the series solution, and its convergence with resolution. */
+START_TEST(a_pressure_driven_duct_matches_the_series_solution)
+{
+    double ratio[2];
+    const double coarse = duct_error(6, &ratio[0]), fine = duct_error(12, &ratio[1]);
+    printf("square duct between pressure faces, BGK nu=0.1, 32 cells long: L2 off the series "
+           "solution %.2e (side 6), %.2e (side 12), order %.2f; gradient over the faces' "
+           "%.3f, %.3f\n",
+           coarse, fine, log(coarse / fine) / log(2.0), ratio[0], ratio[1]);
+    ck_assert_msg(fine < 0.015 && coarse / fine > 3.0, "L2 %g (6), %g (12)", coarse, fine);
+    ck_assert_msg(fabs(ratio[0] - 1.0) < 0.1 && fabs(ratio[1] - 1.0) < 0.1, "gradients %g %g",
+                  ratio[0], ratio[1]);
+}
+END_TEST
+
 /* ---- closed boxes conserve mass ---------------------------------------------------------------- */
 
 START_TEST(closed_box_with_moving_lid_conserves_mass)
@@ -498,6 +569,7 @@ TEST_SUITE(boundary_suite)
     tcase_add_loop_test(tc, face_values_of_the_uniform_rule_step_the_same, 0, 3);
     tcase_add_test(tc, face_values_refuse_bad_input);
     tcase_add_test(tc, a_parabolic_inlet_profile_is_carried_down_a_channel);
+    tcase_add_test(tc, a_pressure_driven_duct_matches_the_series_solution);
     suite_add_tcase(s, tc);
     return s;
 }
