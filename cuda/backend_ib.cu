@@ -207,6 +207,9 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     }
     ib->band_valid = false;
     CU_TRY(d, cudaMemsetAsync(ib->Gsum, 0, 3 * (size_t)ib->n * m->real, m->stream));
+    /* as the CPU's (calloc): a sample without a stencil on this domain (a slab's
+     * margin) keeps density 0, which the free bodies' coupling reads */
+    CU_TRY(d, cudaMemsetAsync(ib->rho, 0, (size_t)ib->n * m->real, m->stream));
     CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
     acm_status st = m->real == sizeof(double) ? ib_upload<double>(d) : ib_upload<float>(d);
     for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
