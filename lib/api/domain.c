@@ -431,13 +431,6 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
     return ACM_OK;
 }
 
-/* Value k of a caller's array of dtype. */
-static double value_at(acm_dtype dtype, const void *values, size_t k)
-{
-    return dtype == ACM_DTYPE_FLOAT32 ? (double)((const float *)values)[k]
-                                      : ((const double *)values)[k];
-}
-
 /* The first bad value of an inlet's velocities (per = 3) or an outlet's
  * densities (per = 1), or -1. */
 static int64_t bad_face_value(const double *v, size_t cells, int per, double max_speed)
@@ -484,7 +477,7 @@ static acm_status domain_set_face_values_unguarded(acm_domain *domain, acm_face 
     if (v == NULL)
         return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate %zu face values", count);
     for (size_t k = 0; k < count; ++k)
-        v[k] = value_at(dtype, values, k);
+        v[k] = acm__load(dtype, values, k);
     const int64_t bad = bad_face_value(v, cells, per, domain->setup.max_speed);
     if (bad < 0)
         return swap_face_values(domain, face, v);

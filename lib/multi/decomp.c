@@ -1077,8 +1077,6 @@ static acm_status attach_slab(acm_domain *d, acm_domain *s, int32_t p, const voi
     return slab_select(d, s, false);
 }
 
-/* Whether the slabs can step d's solids: a backend with the IB ops, slabs
- * thick enough for the iterations. */
 /* The first slab at `cuts` too thin for d's solids' ghost planes, or -1. */
 static int32_t thin_slab(const acm_domain *d, const int32_t *cuts)
 {
@@ -1091,6 +1089,8 @@ static int32_t thin_slab(const acm_domain *d, const int32_t *cuts)
     return -1;
 }
 
+/* Whether the slabs can step d's solids: a backend with the IB ops, slabs
+ * at `cuts` thick enough for the iterations. */
 static acm_status check_solids(acm_domain *d, const int32_t *cuts)
 {
     if (d->nsolids == 0)
@@ -1533,18 +1533,18 @@ static const struct acm_backend_ops acm_backend_decomp = {
  * precision (27 x 8 bytes a cell) unless the slabs still hold a uniform
  * equilibrium and no per-cell force field, the usual case of solids added
  * before the first step: that is made anew. */
-static acm_status remake(acm_domain *d, const int32_t *cuts, int32_t *was)
+static acm_status remake(acm_domain *d, int32_t **cuts)
 {
     acm_decomp *dc = d->decomp;
-    const size_t bytes = ((size_t)dc->nslabs + 1) * sizeof *cuts;
     const bool uniform = dc->uniform && !d->setup.has_force_field;
     const acm_init_source init = dc->init;
     acm_state st;
     memset(&st, 0, sizeof st);
     if (!uniform)
         ACM_TRY(save_state(d, &st)); /* at the old cuts */
-    memcpy(was, dc->cuts, bytes);
-    memcpy(dc->cuts, cuts, bytes);
+    int32_t *was = dc->cuts; /* the caller frees what *cuts holds after: old or new */
+    dc->cuts = *cuts;
+    *cuts = was;
     acm_slabs *old = IMPL(d);
     d->impl = NULL;
     acm_status s = slabs_init(d);
@@ -1556,7 +1556,8 @@ static acm_status remake(acm_domain *d, const int32_t *cuts, int32_t *was)
     if (s != ACM_OK) {
         slabs_free(d);
         d->impl = old;
-        memcpy(dc->cuts, was, bytes);
+        *cuts = dc->cuts;
+        dc->cuts = was;
         dc->uniform = uniform;
         account(d);
         return s;
@@ -1582,7 +1583,7 @@ static acm_status decomp_reshape(acm_domain *d)
     }
     if (acm__halo_all(d, same))
         return check_solids(d, dc->cuts); /* their iterations may have changed */
-    int32_t *cuts = acm__malloc(2 * ((size_t)dc->nslabs + 1) * sizeof *cuts);
+    int32_t *cuts = acm__malloc(((size_t)dc->nslabs + 1) * sizeof *cuts);
     double *w = acm__malloc(2 * (size_t)d->nz * sizeof *w);
     acm_status s = cuts == NULL || w == NULL
                        ? ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the cuts of %d slabs",
@@ -1594,7 +1595,7 @@ static acm_status decomp_reshape(acm_domain *d)
     }
     s = acm__halo_agree(d, s); /* the same cuts everywhere: the same solids at the same poses */
     if (s == ACM_OK)
-        s = remake(d, cuts, cuts + dc->nslabs + 1);
+        s = remake(d, &cuts);
     acm__free(cuts);
     acm__free(w);
     return s;
