@@ -101,7 +101,10 @@ static double slab_spread(acm_domain *d, int32_t cuts[4])
 {
     int32_t n = 0;
     double cost[3];
+    ck_assert_int_eq(acm_domain_get_slabs(d, 4, NULL, cuts, cost), ACM_ERR_NULL_POINTER);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "nslabs is NULL"));
     ck_assert_int_eq(acm_domain_get_slabs(d, 3, &n, cuts, cost), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "capacity=3"));
     ck_assert_int_eq(n, 3);
     ACM_CK_OK(d, acm_domain_get_slabs(d, 4, &n, cuts, cost));
     ck_assert(cuts[0] == 0 && cuts[0] < cuts[1] && cuts[1] < cuts[2] && cuts[2] < cuts[3]);
