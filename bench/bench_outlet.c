@@ -5,13 +5,15 @@
  * SPDX-License-Identifier: Apache-2.0
  *
  *   acm-bench-outlet [--backend cpu|cuda] [--length 600] [--width 12] [--amplitude 1e-3]
- *                    [--nu 0.005] [--model bgk|acm]
+ *                    [--nu 0.005] [--model bgk|acm] [--absorber 8,16] [--strength 0.5]
  *
  * A channel of `length` x 2 x 2 cells, periodic in y and z, started with a
  * Gaussian density pulse of the given amplitude and width (its standard
  * deviation, cells) at the middle, moving towards x-max: u = c_s (rho - 1)
  * (a plane wave going one way). Each face rule on the x faces (the outlet of
- * equilibrium cells at density 1, a resting wall) lets it hit x-max and sends
+ * equilibrium cells at density 1; that outlet behind an absorbing layer of each
+ * depth in --absorber at --strength, acm_domain_set_face_absorber, reference
+ * state at rest; a resting wall) lets it hit x-max and sends
  * back what it reflects; when the reflected pulse is back at three quarters of
  * the length, the acoustic energy c_s^2 (rho - 1)^2 / 2 + u^2 / 2 left in the
  * domain (x-max's last 6 widths left out) over that of the same pulse in a
@@ -33,14 +35,22 @@ static const char *const prog = "acm-bench-outlet";
 typedef struct outlet_args {
     acm_backend backend;
     long length;
-    double width, amplitude, nu;
+    double width, amplitude, nu, strength;
     acm_collision model;
+    long absorber[8];
+    int nabsorbers;
 } outlet_args;
+
+/* A rule on both x faces: a face type, and an absorbing layer of `cells` (0: none). */
+typedef struct outlet_rule {
+    acm_boundary type;
+    long cells;
+} outlet_rule;
 
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: %s [--backend cpu|cuda] [--length 600] [--width 12] [--amplitude 1e-3]\n"
-                "       [--nu 0.005] [--model bgk|acm]\n",
+                "       [--nu 0.005] [--model bgk|acm] [--absorber 8,16] [--strength 0.5]\n",
             prog);
 }
 
@@ -57,6 +67,10 @@ static int option(const char *name, const char *value, void *ctx)
         return cli_real(prog, name, value, 1e-9, 0.1, &a->amplitude);
     if (strcmp(name, "--nu") == 0)
         return cli_real(prog, name, value, 1e-6, 1.0, &a->nu);
+    if (strcmp(name, "--strength") == 0)
+        return cli_real(prog, name, value, 1e-6, 1.0, &a->strength);
+    if (strcmp(name, "--absorber") == 0)
+        return cli_long_list(prog, name, value, 1, 10000, a->absorber, 8, &a->nabsorbers);
     if (strcmp(name, "--model") == 0) {
         if (strcmp(value, "bgk") == 0 || strcmp(value, "acm") == 0) {
             a->model = value[0] == 'b' ? ACM_COLLISION_BGK : ACM_COLLISION_DEFAULT;
@@ -84,9 +98,9 @@ static double energy(const double *rho, const double *u, long nx, long x0, long 
     return e;
 }
 
-/* The pulse stepped `steps` steps with rule `type` on both x faces
- * (PERIODIC: the reference); the energy of cells [x0, x1) then. */
-static int run(const outlet_args *a, acm_boundary type, long steps, long x0, long x1, double *e)
+/* The pulse stepped `steps` steps with rule r on both x faces (PERIODIC: the
+ * reference); the energy of cells [x0, x1) then. */
+static int run(const outlet_args *a, outlet_rule r, long steps, long x0, long x1, double *e)
 {
     const long nx = a->length, n = 4 * nx;
     acm_domain_options o;
@@ -108,8 +122,12 @@ static int run(const outlet_args *a, acm_boundary type, long steps, long x0, lon
         rho[k] = 1.0 + a->amplitude * exp(-0.5 * s * s);
         u[3 * k] = cs * (rho[k] - 1.0) / rho[k];
     }
-    for (int f = ACM_FACE_X_MIN; st == ACM_OK && f <= ACM_FACE_X_MAX; ++f)
-        st = acm_domain_set_face(d, (acm_face)f, type, NULL);
+    for (int f = ACM_FACE_X_MIN; st == ACM_OK && f <= ACM_FACE_X_MAX; ++f) {
+        st = acm_domain_set_face(d, (acm_face)f, r.type, NULL);
+        if (st == ACM_OK && r.cells > 0)
+            st = acm_domain_set_face_absorber(d, (acm_face)f, (int32_t)r.cells, a->strength, 1.0,
+                                              NULL);
+    }
     if (st == ACM_OK)
         st = acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, u, (size_t)n);
     if (st == ACM_OK)
@@ -131,7 +149,7 @@ static int run(const outlet_args *a, acm_boundary type, long steps, long x0, lon
 
 int main(int argc, char **argv)
 {
-    outlet_args a = {ACM_BACKEND_AUTO, 600, 12.0, 1e-3, 0.005, ACM_COLLISION_BGK};
+    outlet_args a = {ACM_BACKEND_AUTO, 600, 12.0, 1e-3, 0.005, 0.5, ACM_COLLISION_BGK, {8, 16}, 2};
     const int parsed = cli_parse(prog, argc, argv, option, NULL, usage, &a);
     if (parsed != 0)
         return parsed == 1 ? 0 : 2;
@@ -146,23 +164,38 @@ int main(int argc, char **argv)
     const long steps = (long)(0.75 * (double)a.length * sqrt(3.0));
     const long x1 = a.length - (long)(6.0 * a.width);
     double free_e = 0.0;
-    if (run(&a, ACM_BOUNDARY_PERIODIC, steps, 0, a.length, &free_e) != 0)
+    for (int k = 0; k < a.nabsorbers; ++k)
+        if (a.absorber[k] > (long)(6.0 * a.width)) {
+            fprintf(stderr, "%s: --absorber %ld: the energy is measured up to 6 widths (%ld "
+                            "cells) before x-max: a layer must fit in them\n",
+                    prog, a.absorber[k], (long)(6.0 * a.width));
+            return 2;
+        }
+    const outlet_rule periodic = {ACM_BOUNDARY_PERIODIC, 0};
+    if (run(&a, periodic, steps, 0, a.length, &free_e) != 0)
         return 1;
     printf("%s: %ld x 2 x 2 cells, pulse amplitude %g, width %g cells, %s, nu %g, %ld steps\n",
            prog, a.length, a.amplitude, a.width, a.model == ACM_COLLISION_BGK ? "BGK" : "ACM",
            a.nu, steps);
-    printf("%-28s %14s %14s\n", "x faces", "energy back", "amplitude back");
-    static const struct {
-        acm_boundary type;
-        const char *name;
-    } rules[] = {{ACM_BOUNDARY_OUTLET, "outlet (equilibrium, rho 1)"},
-                 {ACM_BOUNDARY_WALL, "wall (resting)"}};
-    for (size_t r = 0; r < sizeof rules / sizeof rules[0]; ++r) {
+    printf("%-34s %14s %14s\n", "x faces", "energy back", "amplitude back");
+    outlet_rule rules[10];
+    int nrules = 0;
+    rules[nrules++] = (outlet_rule){ACM_BOUNDARY_OUTLET, 0};
+    for (int k = 0; k < a.nabsorbers; ++k)
+        rules[nrules++] = (outlet_rule){ACM_BOUNDARY_OUTLET, a.absorber[k]};
+    rules[nrules++] = (outlet_rule){ACM_BOUNDARY_WALL, 0};
+    for (int r = 0; r < nrules; ++r) {
         double e = 0.0;
-        if (run(&a, rules[r].type, steps, a.length / 2, x1, &e) != 0)
+        if (run(&a, rules[r], steps, a.length / 2, x1, &e) != 0)
             return 1;
-        printf("%-28s %13.4f%% %13.4f%%\n", rules[r].name, 100.0 * e / free_e,
-               100.0 * sqrt(e / free_e));
+        char name[64];
+        if (rules[r].type == ACM_BOUNDARY_WALL)
+            snprintf(name, sizeof name, "wall (resting)");
+        else if (rules[r].cells == 0)
+            snprintf(name, sizeof name, "outlet (equilibrium, rho 1)");
+        else
+            snprintf(name, sizeof name, "outlet + absorber %ld, %g", rules[r].cells, a.strength);
+        printf("%-34s %13.4f%% %13.4f%%\n", name, 100.0 * e / free_e, 100.0 * sqrt(e / free_e));
     }
     printf("(the share of the pulse's energy, and of its amplitude, that comes back from x-max;\n"
            "against the same pulse in a periodic domain, which only viscosity damps)\n");

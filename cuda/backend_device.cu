@@ -197,6 +197,9 @@ acm_gpu_grid cu_grid_of(const acm_domain *d)
     const cuda_impl *m = IMPL(d);
     for (int f = 0; f < ACM_FACE_COUNT; ++f)
         g.face_values[f] = d->face_values[f] != NULL ? m->face_dev[f] : NULL;
+    memcpy(g.absorber, d->setup.absorber, sizeof g.absorber);
+    g.origin_z = d->origin_z;
+    g.whole_nz = d->whole_nz > 0 ? d->whole_nz : d->nz;
     g.state = cu_moments(d) ? ACM_STATE_MOMENTS
               : !m->in_place ? ACM_STATE_POST
                              : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);

@@ -8,12 +8,16 @@
 
 /* ---- time stepping ------------------------------------------------------------------------ */
 
-/* The inlet/outlet layers' cells of planes [z0, z1) of the new state f (moment
- * storage: every plane, it runs undivided domains only). */
+/* The absorbers' and then the inlet/outlet layers' cells of planes [z0, z1) of
+ * the new state f (moment storage's layers: every plane, it runs undivided
+ * domains only). */
 static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f,
                                 const acm_gate &gate, int32_t z0, int32_t z1)
 {
     cuda_impl *m = IMPL(d);
+    for (int face = 0; face < ACM_FACE_COUNT; ++face)
+        if (d->setup.absorber[face].cells > 0)
+            CU_TRY(d, acm_launch_absorber(g, f, gate, m->elem, face, z0, z1, m->stream));
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->setup.face[face].type))
             CU_TRY(d, cu_moments(d)

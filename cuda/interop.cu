@@ -4,6 +4,8 @@
  * fields with the caller's CUDA code. SPDX-License-Identifier: Apache-2.0
  */
 #include "backend_impl.cuh"
+#include "alloc.h"    /* acm__malloc, acm__free */
+#include "faces.h"    /* acm__set_face_values */
 #include "pipeline.h" /* acm__step_check, acm__step_pipeline */
 #include "smoke.h"    /* acm__smoke_density_device */
 
@@ -84,6 +86,46 @@ extern "C" ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, con
         *velocity = m->vis + n;
     }
     return ACM_OK;
+}
+
+extern "C" ACM_API acm_status acm_cuda_domain_set_face_values(acm_domain *domain, acm_face face,
+                                                              acm_dtype dtype,
+                                                              const void *device_values,
+                                                              size_t count)
+{
+    ACM_TRY(require_cuda(domain));
+    const bool face_known = (unsigned)face < ACM_FACE_COUNT;
+    const acm_boundary type = face_known ? domain->setup.face[face].type : ACM_BOUNDARY_PERIODIC;
+    const int32_t n[3] = {domain->nx, domain->ny, domain->nz};
+    int lo = 0, hi = 0;
+    if (face_known)
+        acm_face_axes((int)face, &lo, &hi);
+    const size_t want = (size_t)acm_face_value_count(type) * (size_t)n[lo] * (size_t)n[hi];
+    const size_t elem = dtype == ACM_DTYPE_FLOAT32 ? 4 : 8;
+    if (!face_known || !acm_face_is_layer(type) || device_values == NULL ||
+        (dtype != ACM_DTYPE_FLOAT32 && dtype != ACM_DTYPE_FLOAT64) || count != want)
+        /* refused before the values are read, with the host call's message */
+        return acm__set_face_values(domain, face, dtype, device_values, count);
+    cudaPointerAttributes at;
+    CU_TRY(domain, cudaPointerGetAttributes(&at, device_values));
+    if (at.type != cudaMemoryTypeDevice && at.type != cudaMemoryTypeManaged)
+        return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
+                        "face %s: the values are not in device memory (acm_domain_set_face_values "
+                        "takes host memory)",
+                        acm__face_name(face));
+    void *host = acm__malloc(count * elem);
+    if (host == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate %zu face values", count);
+    cuda_impl *m = IMPL(domain);
+    cudaError_t e = cudaMemcpyAsync(host, device_values, count * elem, cudaMemcpyDeviceToHost,
+                                    m->stream);
+    if (e == cudaSuccess)
+        e = cudaStreamSynchronize(m->stream);
+    acm_status st = e == cudaSuccess
+                        ? acm__set_face_values(domain, face, dtype, host, count)
+                        : cu_fail(domain, e, "copying the face values from the device");
+    acm__free(host);
+    return st;
 }
 
 extern "C" ACM_API acm_status acm_cuda_smoke_density(acm_smoke *smoke, int32_t subdivisions,

@@ -15,6 +15,9 @@ ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **
                                               const float **velocity);
 ACM_API acm_status acm_cuda_smoke_density(acm_smoke *smoke, int32_t subdivisions,
                                           float *device_dst, size_t count);
+ACM_API acm_status acm_cuda_domain_set_face_values(acm_domain *domain, acm_face face,
+                                                   acm_dtype dtype, const void *device_values,
+                                                   size_t count);
 
 static acm_status not_built(acm_domain *domain)
 {
@@ -48,6 +51,17 @@ ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **
 {
     (void)density;
     (void)velocity;
+    return not_built(domain);
+}
+
+ACM_API acm_status acm_cuda_domain_set_face_values(acm_domain *domain, acm_face face,
+                                                   acm_dtype dtype, const void *device_values,
+                                                   size_t count)
+{
+    (void)face;
+    (void)dtype;
+    (void)device_values;
+    (void)count;
     return not_built(domain);
 }
 

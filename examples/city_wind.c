@@ -3,8 +3,10 @@
  * of the paper's teaser), rendered with the example volume renderer.
  * SPDX-License-Identifier: Apache-2.0
  *
- * Wind blows along x: a velocity inlet at x = 0, an outflow at x = nx - 1, the
- * ground a resting wall at y = 0, the sky a wall moving with the wind, z
+ * Wind blows along x: a velocity inlet at x = 0, an outflow at x = nx - 1
+ * behind an absorbing layer (--absorber cells, nx / 10 by default, relaxing the
+ * flow to the wind, so that the outlet sends no sound back), the ground a
+ * resting wall at y = 0, the sky a wall moving with the wind, z
  * periodic. The buildings are boxes of varied heights on a grid of lots (a
  * seeded generator: --seed), built as one mesh (shapes_boxes) and one static
  * solid. Smoke rises from --plumes emitters near the ground upwind of the
@@ -25,13 +27,13 @@ static const char *const prog = "city_wind";
 typedef struct city_args {
     ss_args s;
     double viscosity, wind, rate;
-    int64_t plumes, seed;
+    int64_t plumes, seed, absorber; /* absorber -1: nx / 10 */
 } city_args;
 
 static int parse(int argc, char **argv, city_args *a)
 {
     const city_args d = {{ACM_BACKEND_AUTO, {96, 24, 64}, 1000, 12, 640, 1, "city_wind", 0},
-                         0.001, 0.06, 40.0, 5, 7};
+                         0.001, 0.06, 40.0, 5, 7, -1};
     *a = d;
     const sc_option opts[] = {
         SS_OPTIONS(&a->s, "96x24x64", "1000", "12", "640", "city_wind"),
@@ -45,8 +47,13 @@ static int parse(int argc, char **argv, city_args *a)
          "smoke particles per step and emitter (default 40)"},
         {"--seed", "S", SC_INT, &a->seed, 0, 1e15, 0, NULL, 0,
          "seed of the buildings' layout (default 7)"},
+        {"--absorber", "A", SC_INT, &a->absorber, 0, 1e5, 0, NULL, 0,
+         "absorbing cells in front of the outflow, 0 for none (default nx / 10)"},
     };
-    return ss_parse(prog, argc, argv, opts, SC_COUNT_OF(opts), &a->s);
+    const int rc = ss_parse(prog, argc, argv, opts, SC_COUNT_OF(opts), &a->s);
+    if (a->absorber < 0)
+        a->absorber = a->s.size[0] / 10;
+    return rc;
 }
 
 /* Boxes on a grid of lots over the middle of the ground: 6 numbers (lo, hi) each.
@@ -171,6 +178,12 @@ int main(int argc, char **argv)
         rc = ss_set_face(prog, s.domain, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, wind);
     if (rc == 0)
         rc = ss_set_face(prog, s.domain, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL);
+    if (rc == 0 && a.absorber > 0) {
+        const acm_status st = acm_domain_set_face_absorber(s.domain, ACM_FACE_X_MAX,
+                                                           (int32_t)a.absorber, 0.5, 1.0, wind);
+        rc = sc_failed(prog, st, "the outflow's absorber", acm_domain_last_error(s.domain)) ? -1
+                                                                                            : 0;
+    }
     if (rc == 0)
         rc = ss_set_face(prog, s.domain, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL);
     if (rc == 0)

@@ -35,6 +35,29 @@ static inline int cli_long(const char *prog, const char *name, const char *text,
     return 0;
 }
 
+/* A comma-separated list of 1 to cap integers, each in [lo, hi]: out[0 .. *n). */
+static inline int cli_long_list(const char *prog, const char *name, const char *text, long lo,
+                                long hi, long *out, int cap, int *n)
+{
+    const char *p = text;
+    for (int k = 0; k < cap; ++k) {
+        char *end = NULL;
+        errno = 0;
+        const long v = strtol(p, &end, 10);
+        if (errno != 0 || end == p || v < lo || v > hi || (*end != ',' && *end != '\0'))
+            break;
+        out[k] = v;
+        if (*end == '\0') {
+            *n = k + 1;
+            return 0;
+        }
+        p = end + 1;
+    }
+    fprintf(stderr, "%s: %s '%s': expected 1 to %d comma-separated integers in [%ld, %ld]\n",
+            prog, name, text, cap, lo, hi);
+    return -1;
+}
+
 /* A number in [lo, hi] (not NaN). */
 static inline int cli_real(const char *prog, const char *name, const char *text, double lo,
                            double hi, double *out)

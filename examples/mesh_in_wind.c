@@ -7,7 +7,9 @@
  * The mesh is read with acm_mesh_load(), turned (--roll about x, then --pitch
  * about z, then --yaw about y) and scaled so that its largest extent spans N
  * cells. The tunnel is 4N x 2N x 2N cells: wind (U, 0, 0) enters through a
- * velocity inlet on the x-min face, leaves through an outlet on x-max; y is
+ * velocity inlet on the x-min face, leaves through an outlet on x-max, each
+ * behind an absorbing layer of --absorber cells (N / 4 by default) that relaxes
+ * the flow to the wind, so that neither sends sound or the wake back; y is
  * up; z is periodic. The floor (y-min) is a wall moving with the wind, the
  * road-vehicle convention (no boundary layer grows on it ahead of the object);
  * the ceiling (y-max) moves with the wind too, as the nearest thing to a free
@@ -43,6 +45,7 @@ static const char *const prog = "mesh_in_wind";
 typedef struct wind_args {
     const char *file;
     int64_t cells, steps, every; /* steps 0: 4 N / U; every 0: N / (2 U) */
+    int64_t absorber;             /* cells in front of the inlet and outlet; -1: N / 4 */
     double speed, re, density, yaw, pitch, roll, clearance;
     int backend, precision, model;
     const char *out;
@@ -50,7 +53,7 @@ typedef struct wind_args {
 
 static int parse(int argc, char **argv, wind_args *a)
 {
-    const wind_args defaults = {NULL, 32, 0, 0, 0.05, 1000.0, 16.0, 0.0, 0.0, 0.0, 1.0,
+    const wind_args defaults = {NULL, 32, 0, 0, -1, 0.05, 1000.0, 16.0, 0.0, 0.0, 0.0, 1.0,
                                 ACM_BACKEND_AUTO, ACM_PRECISION_FP32, ACM_COLLISION_ACM_LI2018, "wind"};
     *a = defaults;
     const sc_option opts[] = {
@@ -70,6 +73,8 @@ static int parse(int argc, char **argv, wind_args *a)
          "turn about the z axis, positive lifts the +x end (default 0)"},
         {"--roll", "DEG", SC_REAL, &a->roll, -360, 360, 0, NULL, 0,
          "turn about x, first (-90 stands a z-up model upright; default 0)"},
+        {"--absorber", "A", SC_INT, &a->absorber, 0, 1e5, 0, NULL, 0,
+         "absorbing cells in front of the inlet and the outlet, 0 for none (default N / 4)"},
         {"--clearance", "C", SC_REAL, &a->clearance, 0, 1e4, 0, NULL, 0,
          "gap between the floor and the object, cells (default 1)"},
         SC_RUN_OPTIONS(a, "acm"),
@@ -84,6 +89,8 @@ static int parse(int argc, char **argv, wind_args *a)
         a->steps = (int64_t)ceil(4.0 * (double)a->cells / a->speed);
     if (a->every == 0)
         a->every = (int64_t)ceil(0.5 * (double)a->cells / a->speed);
+    if (a->absorber < 0)
+        a->absorber = a->cells / 4;
     return 0;
 }
 
@@ -210,7 +217,10 @@ static int create_tunnel(const wind_args *a, wind_run *w)
                  {ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL},  {ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL}};
     for (size_t k = 0; k < SC_COUNT_OF(faces); ++k) { /* z stays periodic */
         acm_status st = acm_domain_set_face(w->d, faces[k].face, faces[k].type, wind);
-        if (sc_failed(prog, st, "acm_domain_set_face", acm_domain_last_error(w->d)))
+        if (st == ACM_OK && faces[k].face <= ACM_FACE_X_MAX && a->absorber > 0)
+            st = acm_domain_set_face_absorber(w->d, faces[k].face, (int32_t)a->absorber, 0.5,
+                                              1.0, wind);
+        if (sc_failed(prog, st, "the faces", acm_domain_last_error(w->d)))
             return -1;
     }
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT; /* static */
@@ -394,8 +404,9 @@ int main(int argc, char **argv)
         rc = place(&a, &w);
     if (rc == 0) {
         printf("wind tunnel, lattice units: U = %g cells/step (Mach %.3f), Re = U N / nu = %g "
-               "with N = %lld; floor and ceiling move with the wind, z periodic\n",
-               a.speed, a.speed * sqrt(3.0), a.re, (long long)a.cells);
+               "with N = %lld; floor and ceiling move with the wind, z periodic; %lld absorbing "
+               "cells in front of the inlet and the outlet\n",
+               a.speed, a.speed * sqrt(3.0), a.re, (long long)a.cells, (long long)a.absorber);
         rc = create_tunnel(&a, &w);
     }
     if (rc == 0)

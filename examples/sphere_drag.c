@@ -5,11 +5,14 @@
  * A sphere of diameter D (an icosphere mesh, sampled by the library) is held
  * fixed in a box of L D x S D x S D cells, X D downstream of a velocity inlet
  * (U, 0, 0) on the x-min face; the x-max face is an outlet and the four sides
- * are periodic. Re = U D / nu. Every D/U steps (one convective time) the
+ * are periodic; --absorber N puts N absorbing cells (reference state the inflow)
+ * in front of the inlet and the outlet, so that sound leaves the box instead of
+ * ringing in it. Re = U D / nu. Every D/U steps (one convective time) the
  * program prints the drag coefficient C_D = F_x / (rho U^2 pi D^2 / 8) of the
  * force the fluid exerts on the sphere (averaged over the box's acoustic
  * period: see drag_mean below), the lift coefficients C_y and C_z, the
- * relative change of C_D since the last print and the throughput in MLUPS
+ * swing of the instantaneous C_D over that period (max - min over the mean: the
+ * ringing), the relative change of C_D since the last print and the throughput in MLUPS
  * (million cell updates per second). It stops when C_D changes by less than
  * --tol over one convective time (after at least 10 of them and one full
  * acoustic period), or after --steps.
@@ -19,7 +22,7 @@
  *
  * Units are lattice units: cells, time steps, fluid density 1.
  */
-#include <math.h>   /* fabs, lround, log, exp, pow, sqrt, ceil, isfinite */
+#include <math.h>   /* fabs, fmin, fmax, lround, log, exp, pow, sqrt, ceil, isfinite */
 #include <stdio.h>  /* printf, fprintf */
 #include <stdlib.h> /* calloc, free */
 #include <string.h> /* memset */
@@ -34,14 +37,15 @@ static const char *const prog = "sphere_drag";
 typedef struct drag_args {
     int64_t diameter; /* D, cells; 0 = 16 on a GPU, 8 on the CPU */
     double re, speed, side, length, upstream, tol;
-    int64_t steps; /* most steps; 0 = 60 D / U */
+    int64_t steps;    /* most steps; 0 = 60 D / U */
+    int64_t absorber; /* absorbing cells in front of the inlet and the outlet; 0 = none */
     int backend, precision, model;
     const char *out; /* NULL: no files */
 } drag_args;
 
 static int parse(int argc, char **argv, drag_args *a)
 {
-    const drag_args defaults = {0,    100.0, 0.05, 8.0, 20.0, 6.0, 2e-4, 0,
+    const drag_args defaults = {0,    100.0, 0.05, 8.0, 20.0, 6.0, 2e-4, 0, 0,
                                 ACM_BACKEND_AUTO, ACM_PRECISION_FP32, ACM_COLLISION_ACM_LI2018, NULL};
     *a = defaults;
     const sc_option opts[] = {
@@ -57,6 +61,8 @@ static int parse(int argc, char **argv, drag_args *a)
         {"--upstream", "X", SC_REAL, &a->upstream, 1, 1000, 0, NULL, 0,
          "inlet to sphere centre, diameters (default 6)"},
         {"--steps", "MAX", SC_INT, &a->steps, 1, 1e12, 0, NULL, 0, "most steps (default 60 D/U)"},
+        {"--absorber", "N", SC_INT, &a->absorber, 0, 100000, 0, NULL, 0,
+         "absorbing cells in front of the inlet and the outlet, strength 0.5 (default 0)"},
         {"--tol", "T", SC_REAL, &a->tol, 0, 1, 1, NULL, 0,
          "stop when C_D changes by less than T (relative) over D/U steps (default 2e-4)"},
         SC_RUN_OPTIONS(a, "acm"),
@@ -134,7 +140,10 @@ static int create_domain(const drag_args *a, drag_run *r)
     acm_status st = acm_domain_set_face(r->d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, inflow);
     if (st == ACM_OK)
         st = acm_domain_set_face(r->d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL);
-    return sc_failed(prog, st, "acm_domain_set_face", acm_domain_last_error(r->d)) ? -1 : 0;
+    for (int f = ACM_FACE_X_MIN; st == ACM_OK && a->absorber > 0 && f <= ACM_FACE_X_MAX; ++f)
+        st = acm_domain_set_face_absorber(r->d, (acm_face)f, (int32_t)a->absorber, 0.5, 1.0,
+                                          inflow);
+    return sc_failed(prog, st, "the faces", acm_domain_last_error(r->d)) ? -1 : 0;
 }
 
 /* The icosphere of radius D/2 (edges of at most half a cell), sampled by the library. */
@@ -214,9 +223,10 @@ static int mean_add(drag_mean *m, const drag_run *r)
     return 0;
 }
 
-/* Force coefficients F / (rho U^2 pi D^2 / 8) of the mean force. */
+/* Force coefficients F / (rho U^2 pi D^2 / 8) of the mean force, and the
+ * swing of the drag's samples (max - min) over its mean. */
 static void mean_coefficients(const drag_mean *m, const drag_args *a, const drag_run *r,
-                              double c[3])
+                              double c[3], double *swing)
 {
     const double q = 0.5 * a->speed * a->speed * 0.25 * M_PI * r->D * r->D;
     for (int k = 0; k < 3; ++k) {
@@ -225,6 +235,12 @@ static void mean_coefficients(const drag_mean *m, const drag_args *a, const drag
             sum += m->F[3 * l + (size_t)k];
         c[k] = sum / (double)m->len / q;
     }
+    double lo = m->F[0], hi = m->F[0];
+    for (size_t l = 1; l < m->len; ++l) {
+        lo = fmin(lo, m->F[3 * l]);
+        hi = fmax(hi, m->F[3 * l]);
+    }
+    *swing = (hi - lo) / q / fabs(c[0]);
 }
 
 /* Step one print interval of n steps, sampling the force. */
@@ -250,8 +266,8 @@ static int run(const drag_args *a, const drag_run *r, double *cd, double *second
         return -1;
     printf("C_D, C_y, C_z: means over the last %zu steps (the acoustic period 4 nx / c_s of the "
            "box), sampled every %lld steps\n", m.size * (size_t)m.stride, (long long)m.stride);
-    printf("%9s %7s %9s %9s %9s %10s %7s\n", "step", "t U/D", "C_D", "C_y", "C_z", "change",
-           "MLUPS");
+    printf("%9s %7s %9s %9s %9s %8s %10s %7s\n", "step", "t U/D", "C_D", "C_y", "C_z", "swing",
+           "change", "MLUPS");
     *seconds = 0.0;
     int rc = 0;
     for (int64_t done = 0; done < a->steps && !converged && rc == 0;) {
@@ -259,7 +275,8 @@ static int run(const drag_args *a, const drag_run *r, double *cd, double *second
         double dt = 0.0;
         if ((rc = step_interval(r, &m, n, &dt)) != 0)
             break;
-        mean_coefficients(&m, a, r, c);
+        double swing = 0.0;
+        mean_coefficients(&m, a, r, c, &swing);
         if (!isfinite(c[0])) {
             fprintf(stderr, "%s: the drag is not finite at step %lld\n", prog, (long long)done);
             rc = -1;
@@ -268,8 +285,8 @@ static int run(const drag_args *a, const drag_run *r, double *cd, double *second
         *seconds += dt;
         done += n;
         const double change = last != 0.0 ? fabs(c[0] - last) / fabs(c[0]) : 1.0;
-        printf("%9lld %7.1f %9.5f %9.5f %9.5f %10.2e %7.1f\n", (long long)done,
-               (double)done * a->speed / r->D, c[0], c[1], c[2], change,
+        printf("%9lld %7.1f %9.5f %9.5f %9.5f %7.2f%% %10.2e %7.1f\n", (long long)done,
+               (double)done * a->speed / r->D, c[0], c[1], c[2], 100.0 * swing, change,
                cells * (double)n / dt / 1e6);
         fflush(stdout);
         converged = done >= 10 * window && m.len == m.size && change < a->tol;
@@ -332,9 +349,9 @@ int main(int argc, char **argv)
     int rc = create_domain(&a, &r);
     if (rc == 0) {
         printf("flow past a sphere: Re = %g, U = %g cells/step (Mach %.3f), D = %lld cells, box "
-               "%g x %g x %g D, sphere %g D from the inlet\n",
+               "%g x %g x %g D, sphere %g D from the inlet, %lld absorbing cells at each end\n",
                a.re, a.speed, a.speed * sqrt(3.0), (long long)a.diameter, a.length, a.side,
-               a.side, a.upstream);
+               a.side, a.upstream, (long long)a.absorber);
         rc = sc_print_domain(prog, r.d);
     }
     if (rc == 0)

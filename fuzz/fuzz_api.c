@@ -748,6 +748,16 @@ static void op_set_face(prog *P, reader *r, acm_domain *d)
     acm_boundary got;
     double gu[3];
     (void)DCALL(d, acm_domain_get_face(d, face, (c & 0x40) ? NULL : &got, (c & 0x80) ? NULL : gu));
+    if (a >= 128 && a < 250) { /* an absorber in front of it: any depth, strength, state */
+        const int32_t cells = (int32_t)(int8_t)u8(r);
+        const double strength = dv(r), density = dv(r);
+        double w[3], gs, gd;
+        const double *wp = maybe_vec(r, w, u8(r));
+        (void)DCALL(d, acm_domain_set_face_absorber(d, face, cells, strength, density, wp));
+        int32_t gc;
+        (void)DCALL(d, acm_domain_get_face_absorber(d, face, (c & 0x40) ? NULL : &gc, &gs, &gd,
+                                                    (c & 0x80) ? NULL : w));
+    }
 }
 
 static void op_body_force(prog *P, reader *r, acm_domain *d)

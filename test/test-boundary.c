@@ -210,10 +210,11 @@ static double max_deviation(acm_domain *d, size_t n, const double U[3], double *
     return dev;
 }
 
+/* Inlet on the min face and outlet on the max face of axis _i % 3; for _i >= 3
+ * each behind an absorber whose reference state is the flow itself. */
 START_TEST(uniform_flow_through_inlet_and_outlet_stays_uniform)
 {
-    /* inlet on the min face and outlet on the max face of axis _i */
-    int axis = _i;
+    const int axis = _i % 3;
     int n[3] = {6, 5, 4};
     n[axis] = 24;
     double U[3] = {0, 0, 0};
@@ -225,10 +226,12 @@ START_TEST(uniform_flow_through_inlet_and_outlet_stays_uniform)
     acm_domain *d = acm_test_domain(&o);
     ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis), ACM_BOUNDARY_INLET, U));
     ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis + 1), ACM_BOUNDARY_OUTLET, NULL));
+    for (int f = 2 * axis; _i >= 3 && f <= 2 * axis + 1; ++f)
+        ACM_CK_OK(d, acm_domain_set_face_absorber(d, (acm_face)f, 6, 0.7, 1.0, U));
     ACM_CK_OK(d, acm_step(d, 500));
     double rho_dev, dev = max_deviation(d, (size_t)n[0] * n[1] * n[2], U, &rho_dev);
-    ck_assert_msg(dev < 1e-12 && rho_dev < 1e-12, "axis %c: velocity off by %g, density by %g",
-                  "xyz"[axis], dev, rho_dev);
+    ck_assert_msg(dev < 1e-12 && rho_dev < 1e-12, "axis %c%s: velocity off by %g, density by %g",
+                  "xyz"[axis], _i >= 3 ? ", absorbers" : "", dev, rho_dev);
     acm_domain_destroy(d);
 }
 END_TEST
@@ -279,17 +282,33 @@ static size_t face_cells(int f, const int n[3])
     return (size_t)n[axis == 0 ? 1 : 0] * (size_t)n[axis == 2 ? 1 : 2];
 }
 
-static void expect_same_populations(acm_domain *a, acm_domain *b, size_t n, const char *when)
+/* The populations of a and b: bitwise equal, or within tol. */
+static void expect_close_populations(acm_domain *a, acm_domain *b, size_t n, double tol,
+                                     const char *when)
 {
     double *fa = acm_test_alloc(27 * n * sizeof(double)), *fb = acm_test_alloc(27 * n * sizeof(double));
     ACM_CK_OK(a, acm_domain_get_field(a, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, fa,
                                       27 * n * sizeof(double)));
     ACM_CK_OK(b, acm_domain_get_field(b, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, fb,
                                       27 * n * sizeof(double)));
-    ck_assert_msg(memcmp(fa, fb, 27 * n * sizeof(double)) == 0, "%s: populations differ by %g",
-                  when, acm_test_max_diff(fa, fb, 27 * n));
+    const double diff = acm_test_max_diff(fa, fb, 27 * n);
+    ck_assert_msg(tol > 0.0 ? diff <= tol : memcmp(fa, fb, 27 * n * sizeof(double)) == 0,
+                  "%s: populations differ by %g", when, diff);
     free(fa);
     free(fb);
+}
+
+static void expect_same_populations(acm_domain *a, acm_domain *b, size_t n, const char *when)
+{
+    expect_close_populations(a, b, n, 0.0, when);
+}
+
+/* How far a domain loaded from a checkpoint may step away from the one saved:
+ * bitwise, but for the GPU's moment storage, whose load encodes the saved
+ * populations into moments again (docs/checkpoint.md; FP64: 1e-16 seen). */
+static double restart_tolerance(void)
+{
+    return acm_test_backend() == ACM_BACKEND_CUDA && acm_test_moments() ? 1e-15 : 0.0;
 }
 
 /* The uniform rule given cell by cell (the inlet's velocity at every cell,
@@ -399,7 +418,8 @@ START_TEST(face_values_refuse_bad_input)
     remove(path);
     for (int k = 0; k < 2; ++k)
         ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
-    expect_same_populations(d, back, (size_t)n[0] * n[1] * n[2], "loaded from a checkpoint");
+    expect_close_populations(d, back, (size_t)n[0] * n[1] * n[2], restart_tolerance(),
+                             "loaded from a checkpoint");
     acm_domain_destroy(back);
     free(bad);
     free(u);
@@ -615,6 +635,151 @@ START_TEST(closed_box_with_moving_lid_conserves_mass)
 }
 END_TEST
 
+/* ---- the absorbing layer (acm_domain_set_face_absorber) ----------------------------------- */
+
+/* The acoustic energy c_s^2 (rho - 1)^2 / 2 + u^2 / 2 of cells x in [x0, x1) of
+ * an nx x 2 x 2 channel. */
+static double pulse_energy(acm_domain *d, int nx, int x0, int x1)
+{
+    const size_t n = 4 * (size_t)nx;
+    double *u = acm_test_alloc(3 * n * sizeof(double)), *rho = acm_test_alloc(n * sizeof(double));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u,
+                                      3 * n * sizeof(double)));
+    ACM_CK_OK(d, acm_domain_get_field(d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT64, rho,
+                                      n * sizeof(double)));
+    double e = 0.0;
+    for (size_t k = 0; k < n; ++k) {
+        const int x = (int)(k % (size_t)nx);
+        if (x >= x0 && x < x1)
+            e += (rho[k] - 1) * (rho[k] - 1) / 6 + 0.5 * (u[3 * k] * u[3 * k] +
+                                                          u[3 * k + 1] * u[3 * k + 1] +
+                                                          u[3 * k + 2] * u[3 * k + 2]);
+    }
+    free(u);
+    free(rho);
+    return e;
+}
+
+/* A plane sound pulse (amplitude 1e-3, width 6 cells) travelling towards x-max
+ * of a 240 x 2 x 2 channel whose x faces are `type` (PERIODIC: the reference),
+ * an absorber of `cells` in front of each; the energy of x in [120, 204) when
+ * what x-max sends back is there (bench/acm-bench-outlet at --length 240). */
+static double pulse_back(acm_boundary type, int cells)
+{
+    enum { NX = 240 };
+    acm_domain_options o = acm_test_options(NX, 2, 2, 0.005, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    double *rho = acm_test_alloc(4 * NX * sizeof(double));
+    double *u = acm_test_alloc(12 * NX * sizeof(double));
+    for (size_t k = 0; k < 4 * NX; ++k) {
+        const double s = ((double)(k % NX) - 0.5 * NX) / 6.0;
+        rho[k] = 1.0 + 1e-3 * exp(-0.5 * s * s);
+        u[3 * k] = (rho[k] - 1.0) / (sqrt(3.0) * rho[k]);
+    }
+    for (int f = ACM_FACE_X_MIN; f <= ACM_FACE_X_MAX; ++f) {
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, type, NULL));
+        if (cells > 0)
+            ACM_CK_OK(d, acm_domain_set_face_absorber(d, (acm_face)f, cells, 0.5, 0.0, NULL));
+    }
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, rho, u, 4 * NX));
+    ACM_CK_OK(d, acm_step(d, (int64_t)(0.75 * NX * sqrt(3.0))));
+    const double e = pulse_energy(d, NX, type == ACM_BOUNDARY_PERIODIC ? 0 : NX / 2, NX - 36);
+    free(rho);
+    free(u);
+    acm_domain_destroy(d);
+    return e;
+}
+
+/* The equilibrium outlet sends a sound pulse back; behind 8 absorbing cells
+ * under 1 % of its energy comes back (#32's goal; measured 0.004 %). */
+START_TEST(an_absorbing_layer_swallows_a_sound_pulse)
+{
+    const double e0 = pulse_back(ACM_BOUNDARY_PERIODIC, 0);
+    const double plain = pulse_back(ACM_BOUNDARY_OUTLET, 0) / e0;
+    const double absorbed = pulse_back(ACM_BOUNDARY_OUTLET, 8) / e0;
+    printf("sound pulse at the outlet: %.4f %% of its energy back, %.5f %% behind 8 absorbing "
+           "cells\n",
+           100 * plain, 100 * absorbed);
+    ck_assert_msg(plain > 0.9, "the plain outlet sent back only %g of the energy", plain);
+    ck_assert_msg(absorbed < 1e-3, "the absorber sent back %g of the energy", absorbed);
+}
+END_TEST
+
+/* Bad absorbers are refused with a status and a message and change nothing
+ * (the domain steps on bitwise as a twin that never saw them); set_face drops
+ * the face's absorber; a checkpoint carries them. */
+START_TEST(absorbers_refuse_bad_input)
+{
+    const int n[3] = {20, 6, 5};
+    const double U[3] = {0.04, 0, 0}, fast[3] = {0.9, 0, 0}, nan3[3] = {0, NAN, 0};
+    acm_domain *d = inlet_box(0, n, U), *twin = inlet_box(0, n, U);
+    for (int k = 0; k < 2; ++k) {
+        acm_domain *t = k ? twin : d;
+        ACM_CK_OK(t, acm_domain_set_face_absorber(t, ACM_FACE_X_MAX, 6, 0.5, 1.0, U));
+        ACM_CK_OK(t, acm_domain_set_face_absorber(t, ACM_FACE_X_MIN, 4, 0.3, 0.0, U));
+    }
+    ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_Y_MIN, 2, 0.5, 1.0, NULL),
+                ACM_ERR_INVALID_ARG); /* a periodic face */
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "inlet or an outlet"));
+    ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, (acm_face)6, 2, 0.5, 1.0, NULL),
+                ACM_ERR_BAD_ENUM);
+    ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 15, 0.5, 1.0, NULL),
+                ACM_ERR_OUT_OF_RANGE); /* 15 + 4 > 20 - 2 */
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "1 to 14"));
+    ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, -3, 0.5, 1.0, NULL),
+                ACM_ERR_OUT_OF_RANGE);
+    const double strengths[] = {0.0, -0.1, 1.5, NAN, INFINITY};
+    for (size_t k = 0; k < sizeof strengths / sizeof strengths[0]; ++k)
+        ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 6, strengths[k], 1.0, NULL),
+                    ACM_ERR_OUT_OF_RANGE);
+    const double densities[] = {-1.0, 11.0, NAN};
+    for (size_t k = 0; k < sizeof densities / sizeof densities[0]; ++k)
+        ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 6, 0.5, densities[k], NULL),
+                    ACM_ERR_OUT_OF_RANGE);
+    ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 6, 0.5, 1.0, fast),
+                ACM_ERR_OUT_OF_RANGE);
+    ACM_CK_FAIL(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 6, 0.5, 1.0, nan3),
+                ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "reference velocity"));
+    int32_t cells = -1;
+    double strength = 0, density = 0, v[3] = {0, 0, 0};
+    ACM_CK_OK(d, acm_domain_get_face_absorber(d, ACM_FACE_X_MAX, &cells, &strength, &density, v));
+    ck_assert(cells == 6 && strength == 0.5 && density == 1.0 && v[0] == U[0]);
+    ACM_CK_FAIL(d, acm_domain_get_face_absorber(d, ACM_FACE_X_MAX, NULL, NULL, NULL, NULL),
+                ACM_ERR_NULL_POINTER);
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? twin : d, acm_step(k ? twin : d, 30));
+    expect_same_populations(d, twin, (size_t)n[0] * n[1] * n[2], "after the refused absorbers");
+    /* a checkpoint carries them (a section each): loaded, it steps on as the domain */
+    char path[] = "/tmp/acm-test-absorber-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ACM_CK_OK(d, acm_domain_save(d, path));
+    acm_domain *back = NULL;
+    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
+    remove(path);
+    ACM_CK_OK(back, acm_domain_get_face_absorber(back, ACM_FACE_X_MIN, &cells, &strength,
+                                                 &density, v));
+    ck_assert(cells == 4 && strength == 0.3 && density == 1.0 && v[0] == U[0]);
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
+    expect_close_populations(d, back, (size_t)n[0] * n[1] * n[2], restart_tolerance(),
+                             "loaded from a checkpoint");
+    acm_domain_destroy(back);
+    /* set_face drops the face's absorber; 0 cells removes one */
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+    ACM_CK_OK(d, acm_domain_get_face_absorber(d, ACM_FACE_X_MAX, &cells, NULL, NULL, NULL));
+    ck_assert_int_eq(cells, 0);
+    ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MIN, 0, NAN, NAN, NULL));
+    ACM_CK_OK(d, acm_domain_get_face_absorber(d, ACM_FACE_X_MIN, &cells, NULL, NULL, NULL));
+    ck_assert_int_eq(cells, 0);
+    acm_domain_destroy(d);
+    acm_domain_destroy(twin);
+}
+END_TEST
+
 TEST_SUITE(boundary_suite)
 {
     Suite *s = suite_create("boundary");
@@ -625,13 +790,15 @@ TEST_SUITE(boundary_suite)
     tcase_add_loop_test(tc, closed_box_with_moving_lid_conserves_mass, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("inlet_outlet", 300);
-    tcase_add_loop_test(tc, uniform_flow_through_inlet_and_outlet_stays_uniform, 0, 3);
+    tcase_add_loop_test(tc, uniform_flow_through_inlet_and_outlet_stays_uniform, 0, 6);
     tcase_add_test(tc, flow_from_rest_develops_to_the_inlet_velocity);
     tcase_add_loop_test(tc, face_values_of_the_uniform_rule_step_the_same, 0, 3);
     tcase_add_test(tc, face_values_refuse_bad_input);
     tcase_add_test(tc, a_parabolic_inlet_profile_is_carried_down_a_channel);
     tcase_add_test(tc, a_pressure_driven_duct_matches_the_series_solution);
     tcase_add_test(tc, a_pulsatile_inlet_carries_the_womersley_profile);
+    tcase_add_test(tc, an_absorbing_layer_swallows_a_sound_pulse);
+    tcase_add_test(tc, absorbers_refuse_bad_input);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -40,7 +40,7 @@ static double rel_diff(const double *a, const double *b, size_t n)
 }
 
 /* SCENE_INFLOW_FORCE, past the scenes every kernel runs: the moment-storage
- * tests' inlet/outlet channel, with a body force. */
+ * tests' inlet/outlet channel (absorbers in front of both), with a body force. */
 typedef enum scene {
     SCENE_PERIODIC,
     SCENE_CHANNEL,
@@ -50,7 +50,8 @@ typedef enum scene {
     SCENE_INFLOW_FORCE = SCENE_COUNT
 } scene;
 static const char *const scene_names[SCENE_COUNT + 1] = {
-    "periodic TGV", "channel + force", "inlet/outlet", "closed lid box", "inflow + force"};
+    "periodic TGV", "channel + force", "inlet/outlet + absorbers", "closed lid box",
+    "inflow + absorbers + force"};
 
 /* A domain on `backend` with `storage` set up as `sc`, stepped nsteps times. */
 static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
@@ -91,6 +92,8 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
             ACM_CK_OK(d, acm_domain_set_body_force(d, g));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, inflow));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+        ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MIN, 3, 0.4, 1.0, inflow));
+        ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 5, 0.6, 1.002, inflow));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
         break;
@@ -553,6 +556,86 @@ START_TEST(divergence_keeps_the_last_good_state_like_the_cpu)
         acm_domain_destroy(d);
     }
     ck_assert_int_eq(stopped[0], stopped[1]);
+}
+END_TEST
+
+/* ---- values over a face from device memory (acm_cuda_domain_set_face_values) -------------- */
+
+/* An inlet profile and outlet densities handed over in device memory (FP32 and
+ * FP64) step bitwise as the same values from the host; bad calls are refused
+ * and change nothing. */
+START_TEST(face_values_from_device_memory)
+{
+    const size_t in = 3 * (size_t)NY * NZ, out = (size_t)NY * NZ;
+    acm_domain *d[2];
+    double *u = acm_test_alloc(in * sizeof(double)), *rho = acm_test_alloc(out * sizeof(double));
+    float *uf = acm_test_alloc(in * sizeof(float));
+    for (size_t k = 0; k < out; ++k) {
+        u[3 * k] = 0.02 + 0.001 * (double)(k % NY);
+        u[3 * k + 2] = 0.0005 * (double)(k / NY);
+        rho[k] = 1.0 + 1e-4 * (double)(k % 7);
+    }
+    for (size_t k = 0; k < in; ++k)
+        uf[k] = (float)u[k];
+    void *dev_u = NULL, *dev_uf = NULL, *dev_rho = NULL;
+    ck_assert_int_eq(cudaMalloc(&dev_u, in * sizeof(double)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dev_uf, in * sizeof(float)), cudaSuccess);
+    ck_assert_int_eq(cudaMalloc(&dev_rho, out * sizeof(double)), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(dev_u, u, in * sizeof(double), cudaMemcpyHostToDevice), cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(dev_uf, uf, in * sizeof(float), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    ck_assert_int_eq(cudaMemcpy(dev_rho, rho, out * sizeof(double), cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    for (int pass = 0; pass < 2; ++pass) { /* FP64 inlet, then FP32 */
+        for (int k = 0; k < 2; ++k) {
+            d[k] = run_scene(ACM_BACKEND_CUDA, SCENE_INLET, ACM_COLLISION_DEFAULT,
+                             ACM_PRECISION_FP32, ACM_KERNEL_FUSED, ACM_STORAGE_POPULATIONS, 0);
+            const acm_dtype t = pass ? ACM_DTYPE_FLOAT32 : ACM_DTYPE_FLOAT64;
+            const void *host = pass ? (const void *)uf : (const void *)u;
+            ACM_CK_OK(d[k], k ? acm_cuda_domain_set_face_values(d[k], ACM_FACE_X_MIN, t,
+                                                                pass ? dev_uf : dev_u, in)
+                              : acm_domain_set_face_values(d[k], ACM_FACE_X_MIN, t, host, in));
+            ACM_CK_OK(d[k], k ? acm_cuda_domain_set_face_values(d[k], ACM_FACE_X_MAX,
+                                                                ACM_DTYPE_FLOAT64, dev_rho, out)
+                              : acm_domain_set_face_values(d[k], ACM_FACE_X_MAX,
+                                                           ACM_DTYPE_FLOAT64, rho, out));
+        }
+        /* refused, nothing changed: host memory, a wrong count, a periodic face */
+        ACM_CK_FAIL(d[1], acm_cuda_domain_set_face_values(d[1], ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64,
+                                                          u, in),
+                    ACM_ERR_INVALID_ARG);
+        ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d[1]), "not in device memory"));
+        ACM_CK_FAIL(d[1], acm_cuda_domain_set_face_values(d[1], ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64,
+                                                          dev_u, in - 3),
+                    ACM_ERR_INVALID_ARG);
+        ACM_CK_FAIL(d[1], acm_cuda_domain_set_face_values(d[1], ACM_FACE_Y_MIN, ACM_DTYPE_FLOAT64,
+                                                          dev_u, in),
+                    ACM_ERR_INVALID_ARG);
+        for (int k = 0; k < 2; ++k)
+            ACM_CK_OK(d[k], acm_step(d[k], 20));
+        double *fa = field(d[0], ACM_FIELD_POPULATIONS, 27), *fb = field(d[1], ACM_FIELD_POPULATIONS, 27);
+        ck_assert_msg(memcmp(fa, fb, 27 * NCELLS * sizeof(double)) == 0,
+                      "pass %d: device values step differently (%g)", pass,
+                      rel_diff(fa, fb, 27 * NCELLS));
+        free(fa);
+        free(fb);
+        for (int k = 0; k < 2; ++k)
+            acm_domain_destroy(d[k]);
+    }
+    /* a CPU domain has no device memory to read */
+    acm_domain_options o = acm_test_options(4, 4, 4, 0.05, ACM_COLLISION_BGK, ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CPU;
+    acm_domain *cpu = acm_test_domain(&o);
+    ACM_CK_FAIL(cpu, acm_cuda_domain_set_face_values(cpu, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, dev_u,
+                                                     48),
+                ACM_ERR_UNSUPPORTED);
+    acm_domain_destroy(cpu);
+    cudaFree(dev_u);
+    cudaFree(dev_uf);
+    cudaFree(dev_rho);
+    free(u);
+    free(uf);
+    free(rho);
 }
 END_TEST
 
@@ -1213,6 +1296,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, diverged_step_keeps_the_state_before_it, 0, 10);
     tcase_add_test(tc, device_errors_have_specific_statuses);
     tcase_add_test(tc, split_domain_refuses_interop);
+    tcase_add_test(tc, face_values_from_device_memory);
     tcase_add_test(tc, device_memory_exhaustion_changes_nothing);
     tcase_add_loop_test(tc, gpu_smoke_matches_cpu, 0, 3);
     suite_add_tcase(s, tc);

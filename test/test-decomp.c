@@ -507,7 +507,8 @@ static long long diverged_at(acm_domain *d)
  * profile on an x face and outlet densities on the other (each slab takes
  * its planes' rows, ghost planes too), an inlet profile on the z face the
  * first slab holds; changed between steps (a pulsatile inlet). Bitwise the
- * undivided domain's (within the GPU tolerance of the scenes). */
+ * undivided domain's (within the GPU tolerance of the scenes); then absorbers, one in
+ * front of the z face reaching across the cuts. */
 START_TEST(face_values_across_the_slabs)
 {
     const run_cfg c = {ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64, ACM_STREAMING_TWO_ARRAYS,
@@ -536,9 +537,16 @@ START_TEST(face_values_across_the_slabs)
             }
             ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, u, 3 * xn));
             ACM_CK_OK(d, acm_domain_set_face_values(d, ACM_FACE_X_MAX, ACM_DTYPE_FLOAT64, rho, xn));
+            if (pass == 1) { /* absorbers, the z one across the first cut or two */
+                const double ref[3] = {0.01, 0.0, 0.02};
+                ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_Z_MIN, nz - 5, 0.5, 1.0,
+                                                          ref));
+                ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 3, 0.8, 1.002, NULL));
+            }
             ACM_CK_OK(d, acm_step(d, STEPS));
         }
-        expect_close(both[0], both[1], &c, solids_tol(&c), pass ? "new face values" : "face values");
+        expect_close(both[0], both[1], &c, solids_tol(&c),
+                     pass ? "new face values, absorbers" : "face values");
     }
     free(u);
     free(rho);

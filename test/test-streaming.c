@@ -22,7 +22,8 @@ static double weight(int i)
 }
 
 static const char *const scene_names[SCENES] = {
-    "periodic", "moving walls on every face, body force", "inlet, outlet, moving walls",
+    "periodic", "moving walls on every face, body force",
+    "inlet, outlet (absorbers in front of both), moving walls",
     "walls and a moving sphere"};
 
 static const acm_collision models[] = {ACM_COLLISION_BGK, ACM_COLLISION_RM_MRT,
@@ -73,6 +74,8 @@ static acm_domain *scene_domain(int s, acm_collision model, acm_streaming stream
     if (s == 2) {
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, wind));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
+        ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MIN, 2, 0.4, 1.0, wind));
+        ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 3, 0.6, 1.01, NULL));
     }
     double *f = random_populations();
     ACM_CK_OK(d, acm_domain_set_field(d, ACM_FIELD_POPULATIONS, ACM_DTYPE_FLOAT64, f,

@@ -101,6 +101,83 @@ __global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, const acm_gat
     acm_mom_store_populations<T>(g, mom, acm_lin(g, fc.c[0], fc.c[1], fc.c[2]), e);
 }
 
+/* The cells of an absorbing layer (lib/core/boundary.h acm_absorber) inside
+ * planes [z0, z1) of a slab placed at g.origin_z: a box, lo[] and its size. */
+struct acm_absorber_box {
+    int32_t lo[3], size[3];
+};
+
+static acm_absorber_box absorber_box(const acm_gpu_grid &g, int face, int32_t z0, int32_t z1)
+{
+    const int axis = face / 2;
+    const int32_t whole[3] = {g.nx, g.ny, g.whole_nz};
+    int32_t lo[3] = {0, 0, z0}, hi[3] = {g.nx, g.ny, z1}, slo, shi;
+    acm_absorber_span(&g.absorber[face], face, whole[axis], &slo, &shi);
+    const int32_t shift = axis == 2 ? g.origin_z : 0;
+    lo[axis] = slo - shift > lo[axis] ? slo - shift : lo[axis];
+    hi[axis] = shi - shift < hi[axis] ? shi - shift : hi[axis];
+    acm_absorber_box b;
+    for (int a = 0; a < 3; ++a) {
+        b.lo[a] = lo[a];
+        b.size[a] = hi[a] > lo[a] ? hi[a] - lo[a] : 0;
+    }
+    return b;
+}
+
+/* A cell of the absorber of `face` relaxed towards its equilibrium (the CPU's
+ * apply_absorber): post-collision populations through their slots, or moment
+ * storage's cell decoded, relaxed and encoded again. */
+template <typename T>
+__global__ void acm_absorber_kernel(const acm_gpu_grid g, T *f, const acm_gate gate, int face,
+                                    const acm_absorber_box box)
+{
+    typedef typename acm_io<T>::R R;
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; /* x fastest: whole */
+    const uint64_t row = t / (uint64_t)box.size[0];                      /* warps on any face */
+    if (acm_gate_shut(gate) || row >= (uint64_t)box.size[1] * (uint64_t)box.size[2])
+        return;
+    const int32_t c[3] = {box.lo[0] + (int32_t)(t - row * (uint64_t)box.size[0]),
+                          box.lo[1] + (int32_t)(row % (uint64_t)box.size[1]),
+                          box.lo[2] + (int32_t)(row / (uint64_t)box.size[1])};
+    const acm_absorber &a = g.absorber[face];
+    const int axis = face / 2;
+    const int32_t whole[3] = {g.nx, g.ny, g.whole_nz};
+    const R sigma = (R)acm_absorber_rate(&a, face, c[axis] + (axis == 2 ? g.origin_z : 0),
+                                         whole[axis]);
+    R e[27], v[27];
+    const R u[3] = {(R)a.u[0], (R)a.u[1], (R)a.u[2]};
+    acm_equilibrium_public<R>((R)a.rho, u, e);
+    const bool moments = g.state == ACM_STATE_MOMENTS;
+    const uint32_t k = acm_lin(g, c[0], c[1], c[2]);
+    if (moments) {
+        R m[ACM_MOMENTS];
+        acm_mom_load<T>(g, f, k, m);
+#pragma unroll
+        for (int i = 0; i < 27; ++i)
+            v[i] = acm_mom_math<R>::population(m, i);
+    } else {
+#pragma unroll
+        for (int i = 0; i < 27; ++i) {
+            double term;
+            const uint64_t at = acm_post_slot(g, g.state, c[0], c[1], c[2], i, &term);
+            v[i] = acm_io<T>::ld(f, at) - (R)term;
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < 27; ++i)
+        v[i] = v[i] + sigma * (e[i] - v[i]);
+    if (moments) {
+        acm_mom_store_populations<T>(g, f, k, v);
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        double term;
+        const uint64_t at = acm_post_slot(g, g.state, c[0], c[1], c[2], i, &term);
+        acm_io<T>::st(f, at, v[i] + (R)term);
+    }
+}
+
 /* Wall fix-up after plain (wrapping) streaming: the populations that came
  * across this face are replaced by their bounce-back values. */
 template <typename T>
@@ -151,6 +228,22 @@ cudaError_t acm_launch_mom_layer(const acm_gpu_grid &g, void *m, const acm_gate 
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
         acm_mom_layer_kernel<T><<<face_grid(g, face), 128, 0, s>>>(g, (T *)m, gate, face);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_absorber(const acm_gpu_grid &g, void *f, const acm_gate &gate,
+                                acm_gpu_elem elem, int face, int32_t z0, int32_t z1,
+                                cudaStream_t s)
+{
+    const acm_absorber_box box = absorber_box(g, face, z0, z1);
+    if (box.size[0] == 0 || box.size[1] == 0 || box.size[2] == 0)
+        return cudaSuccess;
+    const unsigned grid =
+        acm_blocks((uint64_t)box.size[0] * (uint64_t)box.size[1] * (uint64_t)box.size[2], 128);
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_absorber_kernel<T><<<grid, 128, 0, s>>>(g, (T *)f, gate, face, box);
     });
     return cudaGetLastError();
 }

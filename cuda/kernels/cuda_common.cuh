@@ -157,6 +157,8 @@ struct acm_gpu_grid {
     acm_fastdiv div_nx, div_ny; /* for linear index -> coordinates */
     acm_face_bc face[ACM_FACE_COUNT];
     const double *face_values[ACM_FACE_COUNT]; /* per face cell, or NULL (acm_layer_target) */
+    acm_absorber absorber[ACM_FACE_COUNT];     /* in front of each face (cells 0: none) */
+    int32_t origin_z, whole_nz;                /* a slab's place in the whole domain's z */
     int32_t state;              /* what the population array holds (acm_array_state) */
     int32_t inner_lo[3], inner_hi[3]; /* per axis, the coordinates whose pull crosses no
                                          non-periodic face (acm_inner_bounds) */

@@ -147,6 +147,12 @@ cudaError_t acm_launch_key_post(const unsigned long long *key, unsigned long lon
  * its cells in planes [z0, z1), unless the gate is shut (acm_gate_shut). */
 cudaError_t acm_launch_layer(const acm_gpu_grid &g, void *f, const acm_gate &gate,
                              acm_gpu_elem elem, int face, int32_t z0, int32_t z1, cudaStream_t s);
+/* The absorbing layer in front of one face (lib/core/boundary.h acm_absorber) on
+ * the post-collision state or moments f: its cells in planes [z0, z1), unless
+ * the gate is shut. Before the layers. */
+cudaError_t acm_launch_absorber(const acm_gpu_grid &g, void *f, const acm_gate &gate,
+                                acm_gpu_elem elem, int face, int32_t z0, int32_t z1,
+                                cudaStream_t s);
 /* Half-way bounce-back of one non-periodic face on freshly streamed
  * populations tmp (the paper's per-face wall kernel, split variant). */
 cudaError_t acm_launch_wall_face(const acm_gpu_grid &g, const void *post, void *tmp,

@@ -123,6 +123,29 @@ ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **
                                               const float **velocity);
 
 /**
+ * acm_domain_set_face_values() with the values in device memory (or managed
+ * memory), for an inflow computed on the GPU: read on the domain's stream after
+ * what the caller enqueued there, then checked and kept as the host call does
+ * (a face's values are few: they go through the host, and the call returns when
+ * they are in place). A domain of one slab (a decomposed domain: copy the values
+ * to the host and call acm_domain_set_face_values()).
+ *
+ * @param domain        a domain on the CUDA backend
+ * @param face          which face (its type set first: INLET or OUTLET)
+ * @param dtype         ::ACM_DTYPE_FLOAT32 or ::ACM_DTYPE_FLOAT64
+ * @param device_values 3 or 1 per face cell in device memory, or NULL (count 0) for
+ *                      the uniform rule
+ * @param count         number of values
+ * @return as acm_domain_set_face_values(); also ::ACM_ERR_INVALID_ARG (values not in
+ *         device memory), ::ACM_ERR_UNSUPPORTED (a CPU or decomposed domain),
+ *         ::ACM_ERR_DEVICE, ::ACM_ERR_NOT_BUILT. On failure nothing changes.
+ * @since 1.9
+ */
+ACM_API acm_status acm_cuda_domain_set_face_values(acm_domain *domain, acm_face face,
+                                                   acm_dtype dtype, const void *device_values,
+                                                   size_t count);
+
+/**
  * Project a smoke's particles into a density grid in device memory (the grid
  * and units of acm_smoke_density()), enqueued on the domain's stream: no copy
  * to the host and no synchronisation. Read @p device_dst on that stream or

@@ -451,6 +451,50 @@ ACM_API acm_status acm_domain_set_face_values(acm_domain *domain, acm_face face,
                                               const void *values, size_t count);
 
 /**
+ * An absorbing layer in front of an ::ACM_BOUNDARY_INLET or ::ACM_BOUNDARY_OUTLET face: the
+ * non-reflecting outlet (docs/physics.md, "The absorbing layer"). After each collision the
+ * `cells` cells next to the face's layer relax their populations towards the equilibrium of
+ * a reference state, f <- f + sigma (f^eq(density, velocity) - f), with sigma = strength
+ * ((cells + 1 - d) / cells)^2 at distance d from the face: sound and eddies fade before they
+ * reach the face instead of being sent back. The layer imposes the reference state near the
+ * face: give the free stream (a wind tunnel's inflow velocity), and leave the cells of
+ * interest outside it. 16 cells at strength 0.5 send back under 0.01 % of a normal sound
+ * wave's energy (bench/acm-bench-outlet); the plain outlet sends back 98.6 %.
+ * acm_domain_set_face() drops it.
+ *
+ * @param domain   the domain
+ * @param face     which face (its type set first: INLET or OUTLET)
+ * @param cells    depth of the layer in cells, 0 to remove it (the other arguments are
+ *                 then ignored); with the opposite face's, at most the axis's cells - 2
+ * @param strength sigma next to the face, in (0, 1]; 0.5 is a good start
+ * @param density  reference density in (0, 10]; 0 means 1
+ * @param velocity reference velocity; NULL means zero
+ * @return ::ACM_OK, ::ACM_ERR_BAD_ENUM, ::ACM_ERR_INVALID_ARG (a face of another type),
+ *         ::ACM_ERR_OUT_OF_RANGE (cells, strength, density or a velocity not finite or not
+ *         slower than max_speed). On failure nothing changes.
+ * @since 1.9
+ */
+ACM_API acm_status acm_domain_set_face_absorber(acm_domain *domain, acm_face face, int32_t cells,
+                                                double strength, double density,
+                                                const double velocity[3]);
+
+/**
+ * Read a face's absorbing layer (acm_domain_set_face_absorber).
+ *
+ * @param domain         the domain
+ * @param face           which face
+ * @param[out] cells     receives its depth, 0 without one
+ * @param[out] strength  receives its strength (may be NULL)
+ * @param[out] density   receives its reference density (may be NULL)
+ * @param[out] velocity  receives its reference velocity (may be NULL)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM
+ * @since 1.9
+ */
+ACM_API acm_status acm_domain_get_face_absorber(acm_domain *domain, acm_face face,
+                                                int32_t *cells, double *strength,
+                                                double *density, double velocity[3]);
+
+/**
  * Read the boundary condition of one face.
  *
  * @param domain        the domain

@@ -13,6 +13,7 @@
 #include "calls.h"
 #include "decomp.h"     /* acm__decomp_init */
 #include "divergence.h" /* acm__divergence_step */
+#include "faces.h"      /* acm__speed_ok, acm__set_face_values */
 #include "guard.h"      /* ACM_GUARDED */
 #include "options.h"    /* acm__options_init */
 #include "pipeline.h"   /* acm__step_check */
@@ -62,13 +63,6 @@ ACM_API acm_status acm_collision_options_init(acm_collision_options *opts, uint3
 }
 
 /* ---- validation helpers ---------------------------------------------- */
-
-static bool speed_ok(const double u[3], double max_speed)
-{
-    if (!isfinite(u[0]) || !isfinite(u[1]) || !isfinite(u[2]))
-        return false;
-    return sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) < max_speed;
-}
 
 static bool rate_ok(double w) { return isfinite(w) && w > 0.0 && w < 2.0; }
 
@@ -177,7 +171,7 @@ static acm_status check_options(const acm_domain_options *o, double *nu, char *m
         acm__format(msg, n, "initial_density=%g must be positive and finite", o->initial_density);
         return ACM_ERR_OUT_OF_RANGE;
     }
-    if (!speed_ok(o->initial_velocity, max_speed)) {
+    if (!acm__speed_ok(o->initial_velocity, max_speed)) {
         acm__format(msg, n, "initial_velocity must be finite with speed below max_speed=%g",
                     max_speed);
         return ACM_ERR_OUT_OF_RANGE;
@@ -382,28 +376,6 @@ static acm_status step_unguarded(acm_domain *domain, int64_t nsteps)
 
 static bool face_ok(acm_face face) { return (unsigned)face < ACM_FACE_COUNT; }
 
-/* The face's values replaced by v (NULL: the uniform rule), the backend told;
- * on failure the old ones stay and v is freed. */
-static acm_status swap_face_values(acm_domain *domain, acm_face face, double *v)
-{
-    double *old = domain->face_values[face];
-    domain->face_values[face] = v;
-    const acm_status st = domain->ops->face_values != NULL && domain->impl != NULL
-                              ? domain->ops->face_values(domain, (int)face)
-                              : ACM_OK;
-    if (st != ACM_OK) { /* the old ones back where a part took the new (slabs) */
-        domain->face_values[face] = old;
-        acm__free(v);
-        char msg[ACM_ERROR_SIZE];
-        memcpy(msg, domain->error, sizeof msg);
-        (void)domain->ops->face_values(domain, (int)face);
-        memcpy(domain->error, msg, sizeof msg);
-        return st;
-    }
-    acm__free(old);
-    return ACM_OK;
-}
-
 static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, acm_boundary type,
                                             const double velocity[3])
 {
@@ -414,7 +386,7 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
     double u[3] = {0.0, 0.0, 0.0};
     if (velocity != NULL && (type == ACM_BOUNDARY_WALL || type == ACM_BOUNDARY_INLET)) {
         memcpy(u, velocity, sizeof u);
-        if (!speed_ok(u, domain->setup.max_speed))
+        if (!acm__speed_ok(u, domain->setup.max_speed))
             return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                             "face %s: velocity (%g, %g, %g) must be finite and slower than "
                             "max_speed=%g",
@@ -425,75 +397,90 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
                             acm__face_name(face), "xyz"[face / 2], u[face / 2]);
     }
     if (domain->face_values[face] != NULL) /* the face's values go with its old rule */
-        ACM_TRY(swap_face_values(domain, face, NULL));
-    domain->setup.face[face].type = type;
+        ACM_TRY(acm__swap_face_values(domain, face, NULL));
+    memset(&domain->setup.absorber[face], 0, sizeof domain->setup.absorber[face]); /* so does */
+    domain->setup.face[face].type = type;                                         /* its layer */
     memcpy(domain->setup.face[face].u, u, sizeof u);
     return ACM_OK;
 }
 
-/* The first bad value of an inlet's velocities (per = 3) or an outlet's
- * densities (per = 1), or -1. */
-static int64_t bad_face_value(const double *v, size_t cells, int per, double max_speed)
+/* Why absorber a cannot stand in front of face (a message into msg), or NULL. */
+static const char *absorber_refusal(const acm_domain *domain, acm_face face, const acm_absorber *a,
+                                    char *msg, size_t size)
 {
-    for (size_t k = 0; k < cells; ++k) {
-        const bool ok = per == 3 ? speed_ok(v + 3 * k, max_speed)
-                                 : isfinite(v[k]) && v[k] > 0.0 && v[k] <= 10.0;
-        if (!ok)
-            return (int64_t)k;
+    const int32_t n[3] = {domain->nx, domain->ny, domain->nz};
+    const int32_t whole = n[face / 2], other = domain->setup.absorber[face ^ 1].cells;
+    if (a->cells < 1 || a->cells + other > whole - 2) {
+        acm__format(msg, size,
+                    "face %s: %d absorbing cells (and %d in front of the opposite face) do not "
+                    "fit between the layers of an axis of %d cells: 1 to %d",
+                    acm__face_name(face), (int)a->cells, (int)other, (int)whole,
+                    (int)(whole - 2 - other));
+        return msg;
     }
-    return -1;
+    if (!(a->strength > 0.0 && a->strength <= 1.0)) {
+        acm__format(msg, size, "face %s: absorber strength %g must be in (0, 1]",
+                    acm__face_name(face), a->strength);
+        return msg;
+    }
+    if (!(isfinite(a->rho) && a->rho > 0.0 && a->rho <= 10.0)) {
+        acm__format(msg, size, "face %s: reference density %g must be finite and in (0, 10]",
+                    acm__face_name(face), a->rho);
+        return msg;
+    }
+    if (!acm__speed_ok(a->u, domain->setup.max_speed)) {
+        acm__format(msg, size,
+                    "face %s: reference velocity (%g, %g, %g) must be finite and slower than "
+                    "max_speed=%g",
+                    acm__face_name(face), a->u[0], a->u[1], a->u[2], domain->setup.max_speed);
+        return msg;
+    }
+    return NULL;
 }
 
-static acm_status domain_set_face_values_unguarded(acm_domain *domain, acm_face face,
-                                                   acm_dtype dtype, const void *values,
-                                                   size_t count)
+static acm_status domain_set_face_absorber_unguarded(acm_domain *domain, acm_face face,
+                                                     int32_t cells, double strength,
+                                                     double density, const double velocity[3])
 {
     if (!face_ok(face))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
     const acm_boundary type = domain->setup.face[face].type;
     if (!acm_face_is_layer(type))
         return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
-                        "face %s is %s: values vary over inlet and outlet faces only",
+                        "face %s is %s: an absorbing layer stands in front of an inlet or an "
+                        "outlet",
                         acm__face_name(face), acm__boundary_name(type));
-    if (values == NULL) {
-        if (count != 0)
-            return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "values is NULL, count=%zu", count);
-        return swap_face_values(domain, face, NULL);
+    acm_absorber a = {cells, strength, density == 0.0 ? 1.0 : density, {0.0, 0.0, 0.0}};
+    if (cells == 0) {
+        memset(&domain->setup.absorber[face], 0, sizeof a);
+        return ACM_OK;
     }
-    if (dtype != ACM_DTYPE_FLOAT32 && dtype != ACM_DTYPE_FLOAT64)
-        return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown dtype %d", (int)dtype);
-    const int32_t n[3] = {domain->nx, domain->ny, domain->nz};
-    int lo, hi;
-    acm_face_axes((int)face, &lo, &hi);
-    const size_t cells = (size_t)n[lo] * (size_t)n[hi];
-    const int per = acm_face_value_count(type);
-    if (count != (size_t)per * cells)
-        return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
-                        "face %s (%s) takes %d value%s for each of its %d x %d cells: %zu, not "
-                        "%zu",
-                        acm__face_name(face), acm__boundary_name(type), per, per > 1 ? "s" : "",
-                        (int)n[lo], (int)n[hi], (size_t)per * cells, count);
-    double *v = acm__malloc(count * sizeof *v);
-    if (v == NULL)
-        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate %zu face values", count);
-    for (size_t k = 0; k < count; ++k)
-        v[k] = acm__load(dtype, values, k);
-    const int64_t bad = bad_face_value(v, cells, per, domain->setup.max_speed);
-    if (bad < 0)
-        return swap_face_values(domain, face, v);
-    const int32_t a = (int32_t)(bad % n[lo]), b = (int32_t)(bad / n[lo]);
-    double w[3];
-    memcpy(w, v + (size_t)per * (size_t)bad, (size_t)per * sizeof *w);
-    acm__free(v);
-    if (per == 3)
-        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
-                        "face %s, cell (%c=%d, %c=%d): velocity (%g, %g, %g) must be finite and "
-                        "slower than max_speed=%g",
-                        acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0], w[1],
-                        w[2], domain->setup.max_speed);
-    return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
-                    "face %s, cell (%c=%d, %c=%d): density %g must be finite and in (0, 10]",
-                    acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0]);
+    if (velocity != NULL)
+        memcpy(a.u, velocity, sizeof a.u);
+    char msg[ACM_ERROR_SIZE];
+    if (absorber_refusal(domain, face, &a, msg, sizeof msg) != NULL)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "%s", msg);
+    domain->setup.absorber[face] = a;
+    return ACM_OK;
+}
+
+static acm_status domain_get_face_absorber_unguarded(acm_domain *domain, acm_face face,
+                                                     int32_t *cells, double *strength,
+                                                     double *density, double velocity[3])
+{
+    if (cells == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "cells is NULL");
+    if (!face_ok(face))
+        return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
+    const acm_absorber *a = &domain->setup.absorber[face];
+    *cells = a->cells;
+    if (strength != NULL)
+        *strength = a->strength;
+    if (density != NULL)
+        *density = a->rho;
+    if (velocity != NULL)
+        memcpy(velocity, a->u, sizeof a->u);
+    return ACM_OK;
 }
 
 static acm_status domain_get_face_unguarded(acm_domain *domain, acm_face face, acm_boundary *type,
@@ -643,7 +630,7 @@ static acm_status domain_init_uniform_unguarded(acm_domain *domain, double densi
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "density=%g must be positive and finite",
                         density);
     ACM_TRY(check_density(density, domain->layout.precision, domain->error, sizeof domain->error));
-    if (!speed_ok(u, domain->setup.max_speed))
+    if (!acm__speed_ok(u, domain->setup.max_speed))
         return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                         "velocity must be finite with speed below max_speed=%g",
                         domain->setup.max_speed);
@@ -670,7 +657,7 @@ static acm_status domain_init_fields_unguarded(acm_domain *domain, acm_dtype dty
         if (velocity != NULL)
             for (int a = 0; a < 3; ++a)
                 u[a] = acm__load(dtype, velocity, 3 * k + (size_t)a);
-        if (!(isfinite(rho) && rho > 0.0) || !speed_ok(u, domain->setup.max_speed))
+        if (!(isfinite(rho) && rho > 0.0) || !acm__speed_ok(u, domain->setup.max_speed))
             return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                             "cell %zu (x=%lld y=%lld z=%lld): density %g and velocity (%g, %g, "
                             "%g) must be finite, density > 0, speed < max_speed=%g",
@@ -968,7 +955,23 @@ ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_bo
 ACM_API acm_status acm_domain_set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
                                               const void *values, size_t count)
 {
-    ACM_GUARDED(domain, domain_set_face_values_unguarded(domain, face, dtype, values, count));
+    ACM_GUARDED(domain, acm__set_face_values(domain, face, dtype, values, count));
+}
+
+ACM_API acm_status acm_domain_set_face_absorber(acm_domain *domain, acm_face face, int32_t cells,
+                                                double strength, double density,
+                                                const double velocity[3])
+{
+    ACM_GUARDED(domain, domain_set_face_absorber_unguarded(domain, face, cells, strength, density,
+                                                           velocity));
+}
+
+ACM_API acm_status acm_domain_get_face_absorber(acm_domain *domain, acm_face face,
+                                                int32_t *cells, double *strength,
+                                                double *density, double velocity[3])
+{
+    ACM_GUARDED(domain, domain_get_face_absorber_unguarded(domain, face, cells, strength, density,
+                                                           velocity));
 }
 
 ACM_API acm_status acm_domain_get_face(acm_domain *domain, acm_face face, acm_boundary *type,

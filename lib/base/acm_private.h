@@ -82,6 +82,7 @@ typedef struct acm_setup {
     acm_precision options_precision; /* of acm_domain_options (resolved) */
     acm_collision_options coll;      /* model resolved */
     acm_face_bc face[ACM_FACE_COUNT];
+    acm_absorber absorber[ACM_FACE_COUNT]; /* acm_domain_set_face_absorber; cells 0: none */
     double body_force[3];
     bool has_force_field;
     double max_speed;

@@ -145,6 +145,39 @@ ACM_HD void acm_layer_target(const acm_face_bc *bc, const double *vals, uint64_t
         u[b] = inlet ? (vals != NULL ? vals[3 * k + (uint64_t)b] : bc->u[b]) : j[b] / rho;
 }
 
+/* An absorbing layer in front of an INLET or OUTLET face (acm_domain_set_face_absorber;
+ * docs/physics.md, "The absorbing layer"): the `cells` cells next to the face's layer
+ * relax their post-collision populations towards the equilibrium of a reference state,
+ *     f*_i <- f*_i + sigma (f^eq_i(rho_ref, u_ref) - f*_i),
+ * sigma = strength ((cells + 1 - d) / cells)^2 at distance d = 1 .. cells from the
+ * layer: strongest next to it, fading into the interior. Applied after the collision,
+ * before the layers, face by face in face order. cells = 0: none. */
+typedef struct acm_absorber {
+    int32_t cells;
+    double strength; /* sigma next to the layer, in (0, 1] */
+    double rho;      /* reference density */
+    double u[3];     /* reference velocity */
+} acm_absorber;
+
+/* Distance from face f's layer of a cell at coordinate x on the face's axis of
+ * whole size n (the layer at 0 or n - 1), and the absorber's rate there: 0 outside it. */
+ACM_HD double acm_absorber_rate(const acm_absorber *a, int face, int32_t x, int32_t n)
+{
+    const int32_t d = (face & 1) ? n - 1 - x : x;
+    if (d < 1 || d > a->cells)
+        return 0.0;
+    const double s = (double)(a->cells + 1 - d) / (double)a->cells;
+    return a->strength * s * s;
+}
+
+/* The planes (along face f's axis, whole coordinates) the absorber covers: [*lo, *hi). */
+ACM_HD void acm_absorber_span(const acm_absorber *a, int face, int32_t n, int32_t *lo,
+                              int32_t *hi)
+{
+    *lo = (face & 1) ? n - 1 - a->cells : 1;
+    *hi = (face & 1) ? n - 1 : 1 + a->cells;
+}
+
 /* What a population array holds between steps (lib/cpu/lbm_tmpl.h has the
  * scheme; both backends use these states). */
 enum acm_array_state {

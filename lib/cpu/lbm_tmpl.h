@@ -297,10 +297,63 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
     }
 }
 
+/* ---- absorbing layers in front of a face (boundary.h acm_absorber) ---------------- */
+
+/* Cell c (its whole coordinate x along the face's axis) relaxed towards the
+ * absorber's equilibrium e: its post-collision populations read and written
+ * through their slots, moment storage projected again. */
+static void S(absorb_cell)(const acm_domain *d, const cpu_impl *m, R *f, double sigma,
+                           const int32_t c[3], const R e[ACM_Q])
+{
+    R g[ACM_Q];
+    uint64_t at[ACM_Q];
+    double term[ACM_Q];
+    for (int i = 0; i < ACM_Q; ++i) {
+        at[i] = S(post_slot)(d, m, c, i, &term[i]);
+        g[i] = (R)((double)f[at[i]] - term[i]);
+    }
+    const R s = (R)sigma;
+    for (int i = 0; i < ACM_Q; ++i)
+        g[i] = g[i] + s * (e[i] - g[i]);
+    if (m->mom_bits)
+        S(acm_mom_project)(g, m->mom_bits);
+    for (int i = 0; i < ACM_Q; ++i)
+        f[at[i]] = (R)((double)g[i] + term[i]);
+}
+
+/* The absorber of face `face` on the cells of planes [z0, z1) (a slab's planes
+ * placed in the whole domain by origin_z and whole_nz). */
+static void S(apply_absorber)(const acm_domain *d, const cpu_impl *m, R *f, int face, int32_t z0,
+                              int32_t z1)
+{
+    const acm_absorber *a = &d->setup.absorber[face];
+    const int axis = face / 2;
+    const int32_t whole[3] = {d->nx, d->ny, d->whole_nz > 0 ? d->whole_nz : d->nz};
+    int32_t lo[3] = {0, 0, z0}, hi[3] = {d->nx, d->ny, z1};
+    int32_t slo, shi;
+    acm_absorber_span(a, face, whole[axis], &slo, &shi);
+    const int32_t shift = axis == 2 ? d->origin_z : 0; /* whole = local + shift */
+    lo[axis] = slo - shift > lo[axis] ? slo - shift : lo[axis];
+    hi[axis] = shi - shift < hi[axis] ? shi - shift : hi[axis];
+    R e[ACM_Q], u[3] = {(R)a->u[0], (R)a->u[1], (R)a->u[2]};
+    S(equilibrium)((R)a->rho, u, e);
+#pragma omp parallel for schedule(static) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
+    for (int32_t z = lo[2]; z < hi[2]; ++z)
+        for (int32_t y = lo[1]; y < hi[1]; ++y)
+            for (int32_t x = lo[0]; x < hi[0]; ++x) {
+                const int32_t c[3] = {x, y, z};
+                const double sigma = acm_absorber_rate(a, face, c[axis] + shift, whole[axis]);
+                S(absorb_cell)(d, m, f, sigma, c, e);
+            }
+}
+
 /* After the collision, with m describing the new state (cur, parity) in f:
- * the layers' cells of planes [z0, z1). */
+ * the absorbers' and then the layers' cells of planes [z0, z1). */
 static void S(apply_layers)(const acm_domain *d, const cpu_impl *m, R *f, int32_t z0, int32_t z1)
 {
+    for (int face = 0; face < ACM_FACE_COUNT; ++face)
+        if (d->setup.absorber[face].cells > 0)
+            S(apply_absorber)(d, m, f, face, z0, z1);
     for (int face = 0; face < ACM_FACE_COUNT; ++face)
         if (acm_face_is_layer(d->setup.face[face].type))
             S(apply_layer)(d, m, f, face, z0, z1);

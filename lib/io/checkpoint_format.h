@@ -39,7 +39,9 @@ enum ckpt_section {
     SEC_SOLID = 8,
     SEC_SMOKE = 9,
     SEC_FACE_VALUES = 10, /* 1.8: a face's values (acm_domain_set_face_values), index = face */
-    SEC_LAST = SEC_FACE_VALUES
+    SEC_ABSORBER = 11,    /* 1.9: a face's absorbing layer (acm_domain_set_face_absorber), index
+                             = face: cells, strength, density, velocity as 6 doubles */
+    SEC_LAST = SEC_ABSORBER
 };
 
 typedef struct ckpt_entry {

@@ -6,7 +6,7 @@
  */
 #include <errno.h>    /* errno */
 #include <inttypes.h> /* PRIu64 */
-#include <math.h>     /* isfinite, fabs, sqrt */
+#include <math.h>     /* floor, isfinite, fabs, sqrt */
 #include <stdarg.h>   /* va_list */
 #include <stdio.h>    /* FILE, fread, fseeko */
 #include <string.h>   /* memcmp, memcpy, memset, strerror */
@@ -33,7 +33,7 @@ static const char *section_name(uint32_t type)
 {
     static const char *const names[] = {"?",   "settings", "counters", "populations", "force",
                                         "tau", "ib-force", "ib-mask",  "solid",       "smoke",
-                                        "face-values"};
+                                        "face-values", "absorber"};
     return type >= 1 && type <= SEC_LAST ? names[type] : "unknown";
 }
 
@@ -44,7 +44,8 @@ typedef struct loader {
     ckpt_entry *table;
     uint32_t nsections;
     const ckpt_entry *settings, *counters, *pops, *force, *tau, *ib_force, *ib_mask;
-    const ckpt_entry *faces[ACM_FACE_COUNT]; /* face-values sections, by face */
+    const ckpt_entry *faces[ACM_FACE_COUNT];     /* face-values sections, by face */
+    const ckpt_entry *absorbers[ACM_FACE_COUNT]; /* absorber sections, by face */
     const ckpt_entry **solids, **smokes; /* by index */
     uint32_t nsmokes;
     char *msg;
@@ -70,7 +71,8 @@ static acm_status lfail(loader *l, acm_status st, const char *fmt, ...)
 
 static const char *entry_name(const ckpt_entry *e, char *buf, size_t n)
 {
-    if (e->type == SEC_SOLID || e->type == SEC_SMOKE || e->type == SEC_FACE_VALUES)
+    if (e->type == SEC_SOLID || e->type == SEC_SMOKE || e->type == SEC_FACE_VALUES ||
+        e->type == SEC_ABSORBER)
         acm__format(buf, n, "%s %u", section_name(e->type), e->index);
     else
         acm__format(buf, n, "%s", section_name(e->type));
@@ -277,14 +279,17 @@ static acm_status check_table(loader *l)
         case SEC_IB_MASK: slot = &l->ib_mask; break;
         case SEC_SMOKE: ++l->nsmokes; continue;
         case SEC_FACE_VALUES:
+        case SEC_ABSORBER: {
             if (e->index >= ACM_FACE_COUNT)
                 return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: no such face (entry %u)",
                              entry_name(e, name, sizeof name), i);
-            if (l->faces[e->index] != NULL)
+            const ckpt_entry **by_face = e->type == SEC_ABSORBER ? l->absorbers : l->faces;
+            if (by_face[e->index] != NULL)
                 return lfail(l, ACM_ERR_BAD_FORMAT, "section %s given twice (entry %u)",
                              entry_name(e, name, sizeof name), i);
-            l->faces[e->index] = e;
+            by_face[e->index] = e;
             continue;
+        }
         default: continue; /* solids: index_solids */
         }
         if (*slot != NULL || e->index != 0)
@@ -1063,6 +1068,31 @@ static acm_status load_faces(loader *l, acm_domain *d)
     return ACM_OK;
 }
 
+/* The faces' absorbing layers, through acm_domain_set_face_absorber (which
+ * checks the face's type and every value). */
+static acm_status load_absorbers(loader *l, acm_domain *d)
+{
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) {
+        const ckpt_entry *e = l->absorbers[f];
+        if (e == NULL)
+            continue;
+        char name[32];
+        double v[6];
+        if (e->size != sizeof v)
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: %" PRIu64 " bytes, not %zu",
+                         entry_name(e, name, sizeof name), e->size, sizeof v);
+        ACM_TRY(sec_whole(l, e, v, sizeof v));
+        if (!(v[0] >= 1.0 && v[0] <= (double)INT32_MAX && v[0] == floor(v[0])))
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: %g cells",
+                         entry_name(e, name, sizeof name), v[0]);
+        if (acm_domain_set_face_absorber(d, (acm_face)f, (int32_t)v[0], v[1], v[2], v + 3) !=
+            ACM_OK)
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section %s: %s", entry_name(e, name, sizeof name),
+                         d->error);
+    }
+    return ACM_OK;
+}
+
 static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
 {
     ckpt_settings s;
@@ -1079,6 +1109,8 @@ static acm_status load(loader *l, const acm_load_options *o, acm_domain **out)
     acm_domain *d = NULL;
     ACM_TRY(make_domain(l, &s, o, &d));
     acm_status st = load_faces(l, d);
+    if (st == ACM_OK)
+        st = load_absorbers(l, d);
     if (st == ACM_OK)
         st = load_state(l, d, &snap, nsolids, cells);
     if (st == ACM_OK)

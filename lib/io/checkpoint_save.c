@@ -215,16 +215,22 @@ static uint32_t section_count(const acm_domain *d, const acm_snapshot *snap)
     const acm_state *st = &snap->backend;
     uint32_t faces = 0;
     for (int f = 0; f < ACM_FACE_COUNT; ++f)
-        faces += d->face_values[f] != NULL;
+        faces += (d->face_values[f] != NULL) + (d->setup.absorber[f].cells > 0);
     return 3u + (st->force != NULL) + (st->tau != NULL) + 2u * has_ib(st) +
            (uint32_t)snap->nsolids + (uint32_t)d->nsmokes + faces;
 }
 
-/* A section per face with values (acm_domain_set_face_values), its index the face. */
+/* A section per face with values (acm_domain_set_face_values) and one per face
+ * with an absorbing layer, their index the face. */
 static void write_faces(writer *w, const acm_domain *d)
 {
     const int32_t n[3] = {d->nx, d->ny, d->nz};
     for (int f = 0; f < ACM_FACE_COUNT; ++f) {
+        const acm_absorber *a = &d->setup.absorber[f];
+        if (a->cells > 0) {
+            const double v[6] = {(double)a->cells, a->strength, a->rho, a->u[0], a->u[1], a->u[2]};
+            w_array(w, SEC_ABSORBER, (uint32_t)f, v, sizeof v);
+        }
         if (d->face_values[f] == NULL)
             continue;
         int lo, hi;

@@ -1,0 +1,107 @@
+/*
+ * libacmlbm -- what a face takes from the caller: the speed rule, values over a
+ * face (acm_domain_set_face_values) checked and handed to the backend, for the
+ * public call and the CUDA interop one alike.
+ * SPDX-License-Identifier: Apache-2.0
+ */
+#include "faces.h"
+
+#include <math.h>   /* isfinite, sqrt */
+#include <string.h> /* memcpy */
+
+#include "alloc.h"
+#include "backend.h"  /* acm_backend_ops */
+#include "boundary.h" /* acm_face_axes, acm_face_value_count, acm_face_is_layer */
+
+bool acm__speed_ok(const double u[3], double max_speed)
+{
+    if (!isfinite(u[0]) || !isfinite(u[1]) || !isfinite(u[2]))
+        return false;
+    return sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]) < max_speed;
+}
+
+/* The face's values replaced by v (NULL: the uniform rule), the backend told;
+ * on failure the old ones stay and v is freed. */
+acm_status acm__swap_face_values(acm_domain *domain, acm_face face, double *v)
+{
+    double *old = domain->face_values[face];
+    domain->face_values[face] = v;
+    const acm_status st = domain->ops->face_values != NULL && domain->impl != NULL
+                              ? domain->ops->face_values(domain, (int)face)
+                              : ACM_OK;
+    if (st != ACM_OK) { /* the old ones back where a part took the new (slabs) */
+        domain->face_values[face] = old;
+        acm__free(v);
+        char msg[ACM_ERROR_SIZE];
+        memcpy(msg, domain->error, sizeof msg);
+        (void)domain->ops->face_values(domain, (int)face);
+        memcpy(domain->error, msg, sizeof msg);
+        return st;
+    }
+    acm__free(old);
+    return ACM_OK;
+}
+
+/* The first bad value of an inlet's velocities (per = 3) or an outlet's
+ * densities (per = 1), or -1. */
+static int64_t bad_face_value(const double *v, size_t cells, int per, double max_speed)
+{
+    for (size_t k = 0; k < cells; ++k) {
+        const bool ok = per == 3 ? acm__speed_ok(v + 3 * k, max_speed)
+                                 : isfinite(v[k]) && v[k] > 0.0 && v[k] <= 10.0;
+        if (!ok)
+            return (int64_t)k;
+    }
+    return -1;
+}
+
+acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
+                                const void *values, size_t count)
+{
+    if ((unsigned)face >= ACM_FACE_COUNT)
+        return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
+    const acm_boundary type = domain->setup.face[face].type;
+    if (!acm_face_is_layer(type))
+        return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
+                        "face %s is %s: values vary over inlet and outlet faces only",
+                        acm__face_name(face), acm__boundary_name(type));
+    if (values == NULL) {
+        if (count != 0)
+            return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "values is NULL, count=%zu", count);
+        return acm__swap_face_values(domain, face, NULL);
+    }
+    if (dtype != ACM_DTYPE_FLOAT32 && dtype != ACM_DTYPE_FLOAT64)
+        return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown dtype %d", (int)dtype);
+    const int32_t n[3] = {domain->nx, domain->ny, domain->nz};
+    int lo, hi;
+    acm_face_axes((int)face, &lo, &hi);
+    const size_t cells = (size_t)n[lo] * (size_t)n[hi];
+    const int per = acm_face_value_count(type);
+    if (count != (size_t)per * cells)
+        return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
+                        "face %s (%s) takes %d value%s for each of its %d x %d cells: %zu, not "
+                        "%zu",
+                        acm__face_name(face), acm__boundary_name(type), per, per > 1 ? "s" : "",
+                        (int)n[lo], (int)n[hi], (size_t)per * cells, count);
+    double *v = acm__malloc(count * sizeof *v);
+    if (v == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate %zu face values", count);
+    for (size_t k = 0; k < count; ++k)
+        v[k] = acm__load(dtype, values, k);
+    const int64_t bad = bad_face_value(v, cells, per, domain->setup.max_speed);
+    if (bad < 0)
+        return acm__swap_face_values(domain, face, v);
+    const int32_t a = (int32_t)(bad % n[lo]), b = (int32_t)(bad / n[lo]);
+    double w[3];
+    memcpy(w, v + (size_t)per * (size_t)bad, (size_t)per * sizeof *w);
+    acm__free(v);
+    if (per == 3)
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
+                        "face %s, cell (%c=%d, %c=%d): velocity (%g, %g, %g) must be finite and "
+                        "slower than max_speed=%g",
+                        acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0], w[1],
+                        w[2], domain->setup.max_speed);
+    return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
+                    "face %s, cell (%c=%d, %c=%d): density %g must be finite and in (0, 10]",
+                    acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0]);
+}
