@@ -1022,8 +1022,22 @@ static void op_stats(prog *P, reader *r, acm_domain *d)
     (void)DCALL(d, acm_domain_get_info(d, (f & 0x40) && (f & 0x80) ? NULL : &info));
 }
 
-/* set_layout: the state must come through bitwise at the same precision and
- * streaming (and two arrays -> in place), and be untouched when it fails. */
+/* What d stores (ACM_STORAGE_*), 0 if it cannot say. */
+static int64_t storage_of(acm_domain *d)
+{
+    acm_layout *l = NULL;
+    int64_t v = 0;
+    if (d != NULL && acm_layout_create(&l) == ACM_OK && acm_domain_get_layout(d, l) == ACM_OK)
+        (void)acm_layout_get(l, ACM_LAYOUT_STORAGE, &v);
+    acm_layout_destroy(l);
+    return v;
+}
+
+/* set_layout: the state must come through bitwise at the same precision,
+ * storage and streaming (and two arrays -> in place), and be untouched when it
+ * fails. Across storages it need not: population storage going to moment
+ * storage keeps what 10 moments a cell hold of it, and an inlet's or outlet's
+ * layer cells hold other outward populations in each (lib/core/boundary.h). */
 static void op_set_layout(prog *P, reader *r, acm_domain *d)
 {
     const uint8_t f = u8(r);
@@ -1036,10 +1050,12 @@ static void op_set_layout(prog *P, reader *r, acm_domain *d)
     const int64_t cells = P->cells;
     if (d != NULL && !P->maybe_bad && DCALL(d, acm_domain_get_info(d, &before)) == ACM_OK)
         f0 = populations(P, d, cells);
+    const int64_t stored_before = storage_of(d);
     const acm_status st = DCALL(d, acm_domain_set_layout(d, l));
     acm_layout_destroy(l);
     if (f0 != NULL && st != ACM_ERR_BAD_STATE && DCALL(d, acm_domain_get_info(d, &after)) == ACM_OK) {
-        const bool same = st != ACM_OK || (before.precision == after.precision &&
+        const bool other_storage = stored_before != storage_of(d);
+        const bool same = st != ACM_OK || (before.precision == after.precision && !other_storage &&
                                            (before.streaming == after.streaming ||
                                             (before.streaming == ACM_STREAMING_TWO_ARRAYS &&
                                              after.streaming == ACM_STREAMING_IN_PLACE)));

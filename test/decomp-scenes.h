@@ -17,7 +17,7 @@ enum { NX = 7, NY = 6, NZ = 13, STEPS = 24 };
 enum scene {
     SCENE_PERIODIC,   /* all periodic, body force and a force field */
     SCENE_LID,        /* z walls (a moving lid above), y walls, x periodic */
-    SCENE_Z_THROUGH,  /* z inlet below, outlet above, x and y walls */
+    SCENE_Z_THROUGH,  /* z inlet below, outlet above, x slip walls, y walls */
     SCENE_X_THROUGH,  /* x inlet and outlet, y walls, z periodic */
     SCENE_COUNT
 };
@@ -44,8 +44,10 @@ static void set_faces(acm_domain *d, enum scene sc)
     case SCENE_Z_THROUGH:
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_INLET, in_z));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_OUTLET, NULL));
-        for (acm_face f = ACM_FACE_X_MIN; f <= ACM_FACE_Y_MAX; ++f)
-            ACM_CK_OK(d, acm_domain_set_face(d, f, ACM_BOUNDARY_WALL, NULL));
+        for (acm_face f = ACM_FACE_X_MIN; f <= ACM_FACE_Y_MAX; ++f) /* slip walls along x */
+            ACM_CK_OK(d, acm_domain_set_face(d, f, f <= ACM_FACE_X_MAX ? ACM_BOUNDARY_SLIP
+                                                                      : ACM_BOUNDARY_WALL,
+                                             NULL));
         break;
     case SCENE_X_THROUGH:
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, in_x));

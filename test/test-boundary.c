@@ -428,6 +428,96 @@ START_TEST(face_values_refuse_bad_input)
 }
 END_TEST
 
+/* ---- a face function (acm_domain_set_face_function) -------------------------------------- */
+
+/* A pulsatile inlet profile for step `step` (the same rule both ways). */
+static void pulse_values(int64_t step, double *v, size_t cells)
+{
+    for (size_t k = 0; k < cells; ++k) {
+        v[3 * k] = 0.03 + 0.01 * sin(2.0 * M_PI * (double)step / 50.0) + 0.001 * (double)(k % 5);
+        v[3 * k + 1] = 0.0;
+        v[3 * k + 2] = 0.002 * cos(0.3 * (double)k);
+    }
+}
+
+typedef struct face_fn_ctx {
+    int64_t first, last, calls; /* the steps it was asked for */
+    int64_t stop_at;            /* return nonzero at this step (0: never) */
+    int64_t nan_at;             /* write a NaN at this step (0: never) */
+    acm_status inner_step;      /* what acm_step inside the function got */
+    int64_t seen_step;          /* acm_domain_stats.step inside it */
+} face_fn_ctx;
+
+static int inlet_function(acm_domain *d, acm_face face, int64_t step, double *values,
+                          size_t count, void *user)
+{
+    face_fn_ctx *c = user;
+    ck_assert_int_eq(face, ACM_FACE_X_MIN);
+    if (c->calls++ == 0)
+        c->first = step;
+    c->last = step;
+    pulse_values(step, values, count / 3);
+    if (step == c->nan_at)
+        values[4] = NAN;
+    if (c->calls == 1) {
+        c->inner_step = acm_step(d, 1); /* refused: a function may not step */
+        acm_domain_stats st = acm_test_stats(d); /* queries are fine */
+        c->seen_step = st.step;
+    }
+    return step == c->stop_at ? 7 : 0;
+}
+
+/* A face function gives the inlet's values before every step: the same run as
+ * values set by hand between single steps, bitwise; it cannot step the domain;
+ * it can stop acm_step; a bad value stops it with the setting's message;
+ * set_face drops the function. */
+START_TEST(a_face_function_feeds_a_pulsatile_inlet)
+{
+    const int n[3] = {12, 6, 5};
+    const double U[3] = {0.03, 0, 0};
+    const size_t cells = face_cells(ACM_FACE_X_MIN, n);
+    acm_domain *d = inlet_box(0, n, U), *hand = inlet_box(0, n, U);
+    face_fn_ctx c = {0, 0, 0, 0, 0, ACM_OK, -1};
+    ACM_CK_OK(d, acm_domain_set_face_function(d, ACM_FACE_X_MIN, inlet_function, &c));
+    ACM_CK_OK(d, acm_step(d, 40));
+    double *v = acm_test_alloc(3 * cells * sizeof(double));
+    for (int64_t step = 1; step <= 40; ++step) {
+        pulse_values(step, v, cells);
+        ACM_CK_OK(hand, acm_domain_set_face_values(hand, ACM_FACE_X_MIN, ACM_DTYPE_FLOAT64, v,
+                                                   3 * cells));
+        ACM_CK_OK(hand, acm_step(hand, 1));
+    }
+    ck_assert(c.first == 1 && c.last == 40 && c.calls == 40);
+    ck_assert_int_eq(c.inner_step, ACM_ERR_BAD_STATE);
+    ck_assert_int_eq(c.seen_step, 0);
+    expect_same_populations(d, hand, (size_t)n[0] * n[1] * n[2], "function against hand");
+    /* stop at step 45: 4 of the 10 steps taken, ACM_ERR_CANCELLED */
+    c.stop_at = 45;
+    ACM_CK_FAIL(d, acm_step(d, 10), ACM_ERR_CANCELLED);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "step 45"));
+    ck_assert_int_eq(acm_test_stats(d).step, 44);
+    /* a NaN at step 47: the step refused with the setting's message, 2 more taken */
+    c.stop_at = 0;
+    c.nan_at = 47;
+    ACM_CK_FAIL(d, acm_step(d, 10), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "cell (y=1, z=0)"));
+    ck_assert_int_eq(acm_test_stats(d).step, 46);
+    /* bad calls; set_face drops the function (the values stay) */
+    ACM_CK_FAIL(d, acm_domain_set_face_function(d, ACM_FACE_Y_MIN, inlet_function, &c),
+                ACM_ERR_INVALID_ARG);
+    ACM_CK_FAIL(d, acm_domain_set_face_function(d, (acm_face)-1, inlet_function, &c),
+                ACM_ERR_BAD_ENUM);
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MIN, ACM_BOUNDARY_INLET, U));
+    const int64_t calls = c.calls;
+    c.nan_at = 0;
+    ACM_CK_OK(d, acm_step(d, 5));
+    ck_assert_int_eq(c.calls, calls);
+    free(v);
+    acm_domain_destroy(d);
+    acm_domain_destroy(hand);
+}
+END_TEST
+
 /* Steady plane Poiseuille flow of the given peak between walls normal to y
  * (H cells), fed at x = 0 by an inlet of that profile or (uniform) of its
  * mean; the relative L2 difference of u_x from the profile at plane x. */
@@ -635,6 +725,210 @@ START_TEST(closed_box_with_moving_lid_conserves_mass)
 }
 END_TEST
 
+/* ---- free-slip walls ------------------------------------------------------------------------- */
+
+static const acm_collision slip_models[] = {ACM_COLLISION_BGK, ACM_COLLISION_CM_MRT,
+                                            ACM_COLLISION_ACM_LI2018, ACM_COLLISION_ACM_LI2020};
+
+/* A slip wall is a mirror of the lattice: a channel of width H between a wall
+ * (moving, below) and a slip wall steps exactly as the lower half of the
+ * channel of width 2H between that wall and its mirror image, from a mirrored
+ * start with a force along the walls. Slip walls normal to axis _i % 3, model
+ * _i / 3 % 4; _i >= 12: in-place streaming (where the storage under test has it). */
+START_TEST(a_slip_wall_is_the_mirror_plane_of_a_channel)
+{
+    const int axis = _i % 3, flow = (axis + 1) % 3, side = (axis + 2) % 3;
+    const acm_collision model = slip_models[_i / 3 % 4];
+    enum { H = 6, L = 5, STEPS = 60 };
+    int half[3], whole[3];
+    half[axis] = H;
+    whole[axis] = 2 * H;
+    half[flow] = whole[flow] = L;
+    half[side] = whole[side] = 4;
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STREAMING,
+                                    _i >= 12 ? acm_test_in_place() : ACM_STREAMING_TWO_ARRAYS);
+    acm_domain *d[2];
+    const int *n[2] = {half, whole};
+    double wall[3] = {0, 0, 0}, F[3] = {0, 0, 0};
+    wall[flow] = 0.03;
+    wall[side] = -0.01;
+    F[flow] = 2e-5;
+    for (int k = 0; k < 2; ++k) {
+        acm_domain_options o = acm_test_options(n[k][0], n[k][1], n[k][2], 0.02, model,
+                                                ACM_PRECISION_FP64);
+        o.layout = l;
+        d[k] = acm_test_domain(&o);
+        ACM_CK_OK(d[k], acm_domain_set_face(d[k], (acm_face)(2 * axis), ACM_BOUNDARY_WALL, wall));
+        ACM_CK_OK(d[k], acm_domain_set_face(d[k], (acm_face)(2 * axis + 1),
+                                            k ? ACM_BOUNDARY_WALL : ACM_BOUNDARY_SLIP,
+                                            k ? wall : NULL));
+        ACM_CK_OK(d[k], acm_domain_set_body_force(d[k], F));
+        /* a start with structure along every axis, mirrored about the middle of the whole */
+        const size_t cells = (size_t)n[k][0] * n[k][1] * n[k][2];
+        double *u = acm_test_alloc(3 * cells * sizeof(double));
+        double *rho = acm_test_alloc(cells * sizeof(double));
+        for (size_t c = 0; c < cells; ++c) {
+            int x[3] = {(int)(c % (size_t)n[k][0]), (int)(c / (size_t)n[k][0] % (size_t)n[k][1]),
+                        (int)(c / ((size_t)n[k][0] * (size_t)n[k][1]))};
+            const int m = x[axis] < H ? x[axis] : 2 * H - 1 - x[axis]; /* mirrored distance */
+            const double sgn = x[axis] < H ? 1.0 : -1.0;
+            u[3 * c + (size_t)flow] = 0.02 * sin(0.7 * m + 1.3 * x[flow]) + 0.01 * cos(x[side]);
+            u[3 * c + (size_t)side] = 0.01 * cos(0.9 * m - 0.5 * x[flow]);
+            u[3 * c + (size_t)axis] = sgn * 0.015 * sin(0.6 * (m + 0.5)) * cos(1.1 * x[side]);
+            rho[c] = 1.0 + 1e-3 * cos(0.8 * m + x[flow]);
+        }
+        ACM_CK_OK(d[k], acm_domain_init_fields(d[k], ACM_DTYPE_FLOAT64, rho, u, cells));
+        free(u);
+        free(rho);
+        ACM_CK_OK(d[k], acm_step(d[k], STEPS));
+    }
+    acm_layout_destroy(l);
+    const size_t hc = (size_t)half[0] * half[1] * half[2], wc = (size_t)whole[0] * whole[1] * whole[2];
+    double *uh = acm_test_alloc(3 * hc * sizeof(double)), *uw = acm_test_alloc(3 * wc * sizeof(double));
+    ACM_CK_OK(d[0], acm_domain_get_field(d[0], ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, uh,
+                                         3 * hc * sizeof(double)));
+    ACM_CK_OK(d[1], acm_domain_get_field(d[1], ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, uw,
+                                         3 * wc * sizeof(double)));
+    double worst = 0.0, along = 0.0;
+    for (size_t c = 0; c < hc; ++c) {
+        const int x[3] = {(int)(c % (size_t)half[0]), (int)(c / (size_t)half[0] % (size_t)half[1]),
+                          (int)(c / ((size_t)half[0] * (size_t)half[1]))};
+        const size_t w = (size_t)x[0] + (size_t)whole[0] * ((size_t)x[1] + (size_t)whole[1] * x[2]);
+        for (int a = 0; a < 3; ++a)
+            worst = fmax(worst, fabs(uh[3 * c + (size_t)a] - uw[3 * w + (size_t)a]));
+        if (x[axis] == H - 1) /* next to the slip wall: flow along it, none through */
+            along = fmax(along, fabs(uh[3 * c + (size_t)flow]));
+    }
+    ck_assert_msg(worst < 1e-13, "axis %c, model %d%s: the half channel differs by %g", "xyz"[axis],
+                  (int)model, _i >= 12 ? ", in place" : "", worst);
+    ck_assert_msg(along > 1e-3, "no flow along the slip wall (%g): test too easy", along);
+    free(uh);
+    free(uw);
+    acm_domain_destroy(d[0]);
+    acm_domain_destroy(d[1]);
+}
+END_TEST
+
+/* Couette between a slip wall and a moving wall: no shear anywhere, the whole
+ * fluid ends up moving with the wall (the known answer); from rest it gets
+ * there at the rate of the slowest diffusive mode, nu (pi / 2H)^2. */
+START_TEST(couette_between_a_slip_wall_and_a_moving_wall_moves_with_the_wall)
+{
+    const int axis = _i, flow = (axis + 1) % 3;
+    int n[3] = {3, 3, 3};
+    n[axis] = 8;
+    double U[3] = {0, 0, 0};
+    U[flow] = 0.04;
+    acm_domain_options o = acm_test_options(n[0], n[1], n[2], 1.0 / 6.0, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis), ACM_BOUNDARY_SLIP, NULL));
+    ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(2 * axis + 1), ACM_BOUNDARY_WALL, U));
+    const acm_domain_stats s0 = acm_test_stats(d);
+    ACM_CK_OK(d, acm_step(d, 200));
+    double rho_dev, early = max_deviation(d, (size_t)n[0] * n[1] * n[2], U, &rho_dev);
+    ACM_CK_OK(d, acm_step(d, 3800));
+    double dev = max_deviation(d, (size_t)n[0] * n[1] * n[2], U, &rho_dev);
+    const acm_domain_stats s1 = acm_test_stats(d);
+    printf("slip wall and moving wall (%c): |u - U| <= %.2e after 200 steps, %.2e after 4000; "
+           "mass change %.1e\n",
+           "xyz"[axis], early, dev, fabs(s1.mass - s0.mass) / s0.mass);
+    ck_assert_msg(early > 0.2 * U[flow], "after 200 steps the fluid already moves (%g)", early);
+    ck_assert_msg(dev < 1e-7 && rho_dev < 1e-10, "axis %c: velocity off by %g, density by %g",
+                  "xyz"[axis], dev, rho_dev);
+    ck_assert_msg(fabs(s1.mass - s0.mass) / s0.mass < 1e-13, "mass changed");
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* The Taylor-Green vortex u = U (sin x cos y cos z, -cos x sin y cos z, 0) is
+ * mirror-symmetric about the planes x, y, z = 0 and pi: a box of N^3 cells with
+ * slip walls on all six faces holds one eighth of the periodic vortex of (2N)^3,
+ * corners where three slip walls meet included, at a viscosity where only the
+ * ACM rules keep it stable (nu = 1e-5, 400 steps). */
+START_TEST(a_slip_box_holds_an_eighth_of_the_taylor_green_vortex)
+{
+    enum { N = 10, STEPS = 400 };
+    acm_domain *d[2];
+    for (int k = 0; k < 2; ++k) {
+        const int n = k ? 2 * N : N;
+        acm_domain_options o = acm_test_options(n, n, n, 1e-5, ACM_COLLISION_DEFAULT,
+                                                ACM_PRECISION_FP64);
+        d[k] = acm_test_domain(&o);
+        const size_t cells = (size_t)n * n * n;
+        double *u = acm_test_alloc(3 * cells * sizeof(double));
+        for (size_t c = 0; c < cells; ++c) {
+            const double h = M_PI / N; /* the cell size of both: 2N cells span 2 pi */
+            const double x = h * ((double)(c % (size_t)n) + 0.5),
+                         y = h * ((double)(c / (size_t)n % (size_t)n) + 0.5),
+                         z = h * ((double)(c / ((size_t)n * n)) + 0.5);
+            u[3 * c] = 0.05 * sin(x) * cos(y) * cos(z);
+            u[3 * c + 1] = -0.05 * cos(x) * sin(y) * cos(z);
+        }
+        for (int f = 0; k == 0 && f < ACM_FACE_COUNT; ++f)
+            ACM_CK_OK(d[k], acm_domain_set_face(d[k], (acm_face)f, ACM_BOUNDARY_SLIP, NULL));
+        ACM_CK_OK(d[k], acm_domain_init_fields(d[k], ACM_DTYPE_FLOAT64, NULL, u, cells));
+        free(u);
+        ACM_CK_OK(d[k], acm_step(d[k], STEPS));
+    }
+    const size_t hc = (size_t)N * N * N, wc = 8 * hc;
+    double *uh = acm_test_alloc(3 * hc * sizeof(double)), *uw = acm_test_alloc(3 * wc * sizeof(double));
+    ACM_CK_OK(d[0], acm_domain_get_field(d[0], ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, uh,
+                                         3 * hc * sizeof(double)));
+    ACM_CK_OK(d[1], acm_domain_get_field(d[1], ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, uw,
+                                         3 * wc * sizeof(double)));
+    double worst = 0.0, peak = 0.0;
+    for (size_t c = 0; c < hc; ++c) {
+        const size_t x = c % N, y = c / N % N, z = c / (N * N);
+        const size_t w = x + 2 * N * (y + 2 * N * z);
+        for (int a = 0; a < 3; ++a) {
+            worst = fmax(worst, fabs(uh[3 * c + (size_t)a] - uw[3 * w + (size_t)a]));
+            peak = fmax(peak, fabs(uh[3 * c + (size_t)a]));
+        }
+    }
+    const acm_domain_stats s0 = acm_test_stats(d[0]), s1 = acm_test_stats(d[1]);
+    printf("slip box of %d^3 vs periodic TGV of %d^3, nu = 1e-5, %d steps: velocity differs by "
+           "%.1e (peak %.3f), kinetic energy x 8 %.6e vs %.6e\n",
+           N, 2 * N, STEPS, worst, peak, 8 * s0.kinetic_energy, s1.kinetic_energy);
+    ck_assert_msg(peak > 0.02, "the vortex is gone (%g)", peak);
+    ck_assert_msg(worst < 1e-12, "the slip box differs from the vortex by %g", worst);
+    free(uh);
+    free(uw);
+    acm_domain_destroy(d[0]);
+    acm_domain_destroy(d[1]);
+}
+END_TEST
+
+/* A uniform flow along slip walls (normal to y and z) from an inlet to an
+ * outlet stays uniform, edges where the slip walls meet the inlet and the
+ * outlet included; a slip wall refuses a velocity. */
+START_TEST(uniform_flow_along_slip_walls_stays_uniform)
+{
+    const int n[3] = {16, 5, 6};
+    const double U[3] = {0.05, 0, 0};
+    acm_domain *d = inlet_box(0, n, U);
+    for (int f = ACM_FACE_Y_MIN; f <= ACM_FACE_Z_MAX; ++f)
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_SLIP, NULL));
+    ACM_CK_OK(d, acm_domain_init_uniform(d, 1.0, U));
+    const double along[3] = {0.01, 0, 0}, through[3] = {0, 0.01, 0};
+    ACM_CK_FAIL(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_SLIP, along),
+                ACM_ERR_OUT_OF_RANGE);
+    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "slip wall takes no velocity"));
+    ACM_CK_FAIL(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_SLIP, through),
+                ACM_ERR_OUT_OF_RANGE);
+    ACM_CK_FAIL(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, (acm_boundary)5, NULL),
+                ACM_ERR_BAD_ENUM);
+    acm_boundary type;
+    ACM_CK_OK(d, acm_domain_get_face(d, ACM_FACE_Y_MIN, &type, NULL));
+    ck_assert_int_eq(type, ACM_BOUNDARY_SLIP);
+    ACM_CK_OK(d, acm_step(d, 400));
+    double rho_dev, dev = max_deviation(d, (size_t)n[0] * n[1] * n[2], U, &rho_dev);
+    ck_assert_msg(dev < 1e-12 && rho_dev < 1e-12, "velocity off by %g, density by %g", dev,
+                  rho_dev);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 /* ---- the absorbing layer (acm_domain_set_face_absorber) ----------------------------------- */
 
 /* The acoustic energy c_s^2 (rho - 1)^2 / 2 + u^2 / 2 of cells x in [x0, x1) of
@@ -788,6 +1082,10 @@ TEST_SUITE(boundary_suite)
     tcase_add_loop_test(tc, poiseuille_matches_discrete_solution, 0, 7);
     tcase_add_test(tc, poiseuille_on_other_axes_and_acm);
     tcase_add_loop_test(tc, closed_box_with_moving_lid_conserves_mass, 0, 3);
+    tcase_add_loop_test(tc, a_slip_wall_is_the_mirror_plane_of_a_channel, 0, 24);
+    tcase_add_loop_test(tc, couette_between_a_slip_wall_and_a_moving_wall_moves_with_the_wall, 0, 3);
+    tcase_add_test(tc, uniform_flow_along_slip_walls_stays_uniform);
+    tcase_add_test(tc, a_slip_box_holds_an_eighth_of_the_taylor_green_vortex);
     suite_add_tcase(s, tc);
     tc = acm_tcase("inlet_outlet", 300);
     tcase_add_loop_test(tc, uniform_flow_through_inlet_and_outlet_stays_uniform, 0, 6);
@@ -797,6 +1095,7 @@ TEST_SUITE(boundary_suite)
     tcase_add_test(tc, a_parabolic_inlet_profile_is_carried_down_a_channel);
     tcase_add_test(tc, a_pressure_driven_duct_matches_the_series_solution);
     tcase_add_test(tc, a_pulsatile_inlet_carries_the_womersley_profile);
+    tcase_add_test(tc, a_face_function_feeds_a_pulsatile_inlet);
     tcase_add_test(tc, an_absorbing_layer_swallows_a_sound_pulse);
     tcase_add_test(tc, absorbers_refuse_bad_input);
     suite_add_tcase(s, tc);

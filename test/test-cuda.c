@@ -50,8 +50,8 @@ typedef enum scene {
     SCENE_INFLOW_FORCE = SCENE_COUNT
 } scene;
 static const char *const scene_names[SCENE_COUNT + 1] = {
-    "periodic TGV", "channel + force", "inlet/outlet + absorbers", "closed lid box",
-    "inflow + absorbers + force"};
+    "periodic TGV", "slip/lid channel + force", "inlet/outlet + absorbers, slip wall",
+    "closed lid box", "inflow + absorbers + force"};
 
 /* A domain on `backend` with `storage` set up as `sc`, stepped nsteps times. */
 static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
@@ -81,8 +81,8 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
     const double lid[3] = {0.05, 0, 0.02}, inflow[3] = {0.03, 0.005, 0}, g[3] = {2e-5, 0, 1e-5};
     switch (sc) {
     case SCENE_PERIODIC: break;
-    case SCENE_CHANNEL:
-        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL));
+    case SCENE_CHANNEL: /* a slip floor, a moving lid */
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_SLIP, NULL));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
         ACM_CK_OK(d, acm_domain_set_body_force(d, g));
         break;
@@ -95,7 +95,7 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
         ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MIN, 3, 0.4, 1.0, inflow));
         ACM_CK_OK(d, acm_domain_set_face_absorber(d, ACM_FACE_X_MAX, 5, 0.6, 1.002, inflow));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_WALL, NULL));
-        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_SLIP, NULL));
         break;
     default:
         for (int f = 0; f < ACM_FACE_COUNT; ++f)

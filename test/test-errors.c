@@ -691,7 +691,7 @@ START_TEST(domain_enums)
     take(d, &before);
     const double v[3] = {0.01, 0.0, 0.0};
     const int bad_face[] = {-1, 6, 1000};
-    const int bad_type[] = {-1, 4, 1000};
+    const int bad_type[] = {-1, 5, 1000};
     const int bad_field[] = {-1, 0, 5};
     const int bad_dtype[] = {-1, 0, 3};
     const int bad_param[] = {-1, 0, ACM_PARAM_HALO_OVERLAP + 1};

@@ -178,8 +178,10 @@ __global__ void acm_absorber_kernel(const acm_gpu_grid g, T *f, const acm_gate g
     }
 }
 
-/* Wall fix-up after plain (wrapping) streaming: the populations that came
- * across this face are replaced by their bounce-back values. */
+/* Face fix-up after plain (wrapping) streaming: the populations that came
+ * across this face are replaced by what the face rules pull (acm_pull's edge
+ * path): bounce-back across a wall, inlet or outlet (with any other face
+ * crossed), the mirrored population across slip faces alone. */
 template <typename T>
 __global__ void acm_wall_face_kernel(const acm_gpu_grid g, const T *post, T *tmp, int face)
 {
@@ -198,8 +200,12 @@ __global__ void acm_wall_face_kernel(const acm_gpu_grid g, const T *post, T *tmp
         if (acm_c(i, axis) != from)
             continue;
         const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
+        const bool slip_only = fx[a] < 0 && fy[b] < 0 && fz[c] < 0;
         acm_io<T>::st(tmp, acm_idx(g, own, i),
-                      acm_bounced(g, post, own, i, acm_opp(i), fx[a], fy[b], fz[c]));
+                      slip_only ? acm_io<T>::ld(post, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]),
+                                                               acm_mirror(i, acm_slip_mask(
+                                                                                 fx[a], fy[b], fz[c]))))
+                                : acm_bounced(g, post, own, i, acm_opp(i), fx[a], fy[b], fz[c]));
     }
 }
 

@@ -162,6 +162,8 @@ struct acm_gpu_grid {
     int32_t state;              /* what the population array holds (acm_array_state) */
     int32_t inner_lo[3], inner_hi[3]; /* per axis, the coordinates whose pull crosses no
                                          non-periodic face (acm_inner_bounds) */
+    int32_t rule_lo[3], rule_hi[3];   /* per axis, those whose pull crosses no face that
+                                         takes the face rule (acm_face_takes_rule) */
 };
 
 /* The inner coordinate range of every axis: 1 in from a non-periodic face. */
@@ -171,6 +173,8 @@ static inline void acm_inner_bounds(acm_gpu_grid &g)
     for (int a = 0; a < 3; ++a) {
         g.inner_lo[a] = g.face[2 * a].type == ACM_BOUNDARY_PERIODIC ? 0 : 1;
         g.inner_hi[a] = n[a] - 1 - (g.face[2 * a + 1].type == ACM_BOUNDARY_PERIODIC ? 0 : 1);
+        g.rule_lo[a] = acm_face_takes_rule(g.face[2 * a].type) ? 1 : 0;
+        g.rule_hi[a] = n[a] - 1 - (acm_face_takes_rule(g.face[2 * a + 1].type) ? 1 : 0);
     }
 }
 
@@ -257,9 +261,12 @@ __device__ __forceinline__ uint64_t acm_idx(const acm_gpu_grid &g, uint32_t k, i
 
 /* ---- pull streaming (boundary.h rules) ----------------------------------------- */
 
+/* face[] of acm_axis_sources for a pull across a slip face. */
+#define ACM_SLIP_CROSSED (-2)
+
 /* Sources along one axis for c = -1, 0, +1 (slot c + 1): wrapped across
- * periodic faces; across a non-periodic face the face index is recorded in
- * face[] (else -1) and the coordinate left in place. */
+ * periodic faces; across another face the coordinate is left at x and face[]
+ * records the face's index, or ACM_SLIP_CROSSED for a slip face (else -1). */
 __device__ __forceinline__ void acm_axis_sources(const acm_gpu_grid &g, int axis, int32_t x,
                                                  int32_t n, int dir, int32_t s[3], int face[3])
 {
@@ -272,7 +279,7 @@ __device__ __forceinline__ void acm_axis_sources(const acm_gpu_grid &g, int axis
             if (g.face[f].type == ACM_BOUNDARY_PERIODIC)
                 v = v < 0 ? v + n : v - n;
             else {
-                fc = f;
+                fc = g.face[f].type == ACM_BOUNDARY_SLIP ? ACM_SLIP_CROSSED : f;
                 v = x;
             }
         }
@@ -281,8 +288,15 @@ __device__ __forceinline__ void acm_axis_sources(const acm_gpu_grid &g, int axis
     }
 }
 
-/* The crossing of the non-periodic faces f0, f1, f2 (-1 where an axis is
- * not crossed). */
+/* The axes a pull crossed through slip faces (boundary.h acm_crossing.slip). */
+__device__ __forceinline__ int acm_slip_mask(int f0, int f1, int f2)
+{
+    return (f0 == ACM_SLIP_CROSSED ? 1 : 0) | (f1 == ACM_SLIP_CROSSED ? 2 : 0) |
+           (f2 == ACM_SLIP_CROSSED ? 4 : 0);
+}
+
+/* The crossing of the wall, inlet and outlet faces f0, f1, f2 (negative where
+ * an axis crosses none of them). */
 __device__ __forceinline__ acm_crossing acm_crossing_of(const acm_gpu_grid &g, int f0, int f1,
                                                         int f2)
 {
@@ -340,8 +354,11 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
     for (int i = 0; i < 27; ++i) {
         const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
         const int pulled = swap ? acm_opp(i) : i, bounced = swap ? i : acm_opp(i);
-        if (!edge || (fx[a] < 0 && fy[b] < 0 && fz[c] < 0))
+        if (!edge)
             f[i] = acm_io<T>::ld(src, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]), pulled));
+        else if (fx[a] < 0 && fy[b] < 0 && fz[c] < 0) /* wrapped, or mirrored across slip faces */
+            f[i] = acm_io<T>::ld(src, acm_idx(g, acm_lin(g, sx[a], sy[b], sz[c]),
+                                              acm_mirror(pulled, acm_slip_mask(fx[a], fy[b], fz[c]))));
         else
             f[i] = acm_bounced(g, src, own, i, bounced, fx[a], fy[b], fz[c]);
     }
@@ -544,10 +561,10 @@ __device__ __forceinline__ void acm_mom_pull(const acm_gpu_grid &g, const T *__r
 #pragma unroll
     for (int i = 0; i < 27; ++i) {
         const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
-        if (fx[a] < 0 && fy[b] < 0 && fz[c] < 0) {
+        if (fx[a] < 0 && fy[b] < 0 && fz[c] < 0) { /* wrapped, or mirrored across slip faces */
             R m[ACM_MOMENTS];
             acm_mom_load<T>(g, src, acm_lin(g, sx[a], sy[b], sz[c]), m);
-            f[i] = acm_mom_math<R>::population(m, i);
+            f[i] = acm_mom_math<R>::population(m, acm_mirror(i, acm_slip_mask(fx[a], fy[b], fz[c])));
         } else { /* bounce-back, or a layer cell's own equilibrium (acm_layer_pull) */
             const acm_crossing cr = acm_crossing_of(g, fx[a], fy[b], fz[c]);
             f[i] = acm_layer_pull(&cr, true)
@@ -695,12 +712,21 @@ __device__ __forceinline__ acm_sources acm_source_offsets(const acm_gpu_grid &g,
     return s;
 }
 
-/* Whether cell k lies next to a non-periodic face (its pull crosses one). */
+/* Whether cell (x, y, z) collides with the face parameters: next to a face
+ * that takes the face rule (acm_face_takes_rule). */
+__device__ __forceinline__ bool acm_rule_at(const acm_gpu_grid &g, int32_t x, int32_t y,
+                                            int32_t z)
+{
+    return x < g.rule_lo[0] || x > g.rule_hi[0] || y < g.rule_lo[1] || y > g.rule_hi[1] ||
+           z < g.rule_lo[2] || z > g.rule_hi[2];
+}
+
+/* acm_rule_at for cell k. */
 __device__ __forceinline__ bool acm_at_face(const acm_gpu_grid &g, uint32_t k)
 {
     int32_t x, y, z;
     acm_coords(g, k, x, y, z);
-    return acm_source_offsets<1>(g, x, y, z).edge;
+    return acm_rule_at(g, x, y, z);
 }
 
 /* Pull of a cell whose sources are all inside or across periodic faces:

@@ -60,7 +60,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
             int32_t x, y, z;
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
-            at_face = s.edge;
+            at_face = s.edge && acm_rule_at(a.g, x, y, z);
             if (s.edge) { /* next to a wall, inlet or outlet: the face rules (f - w, scaled here) */
                 acm_pull<T, 1, STATE>(a.g, (const T *)a.src, x, y, z, f);
 #pragma unroll

@@ -38,7 +38,7 @@ __device__ __forceinline__ void acm_mom_gather_edge(const acm_gpu_grid &g, const
  * applies the full limiter (acm_launch_mom_redo): the return value. *u2max
  * and the plane sums take the cell's part. */
 template <typename T, int MODEL>
-__device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t k, bool edge,
+__device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t k, bool at_face,
                                                uint32_t ib_word,
                                                const typename acm_io<T>::R sums[ACM_MOMENTS],
                                                typename acm_io<T>::R &u2max, double &rho_sum,
@@ -49,7 +49,7 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     R m[ACM_MOMENTS], F[3];
     acm_cell_force(a, k, ib_word, F);
-    acm_collide_params p = acm_cell_params(a, acm, edge);
+    acm_collide_params p = acm_cell_params(a, acm, at_face);
     R tau_unused = 0;
     R *tau = acm_cell_tau(a, MODEL, k, tau_unused);
     typename acm_mom_math<R>::diag d;
@@ -161,8 +161,8 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                 const uint32_t ib_word = acm_ib_word(a, k);
                 if (edge) /* next to a wall, inlet or outlet: the face rules */
                     acm_mom_gather_edge<T>(g, src, x, y, z, acc[0]);
-                redo = acm_mom_finish<T, MODEL>(a, k, edge, ib_word, acc[0], u2max, rho_sum,
-                                                j_sum, pi_sum);
+                redo = acm_mom_finish<T, MODEL>(a, k, edge && acm_rule_at(g, x, y, z), ib_word,
+                                                acc[0], u2max, rho_sum, j_sum, pi_sum);
             }
             if (acm) {
                 if (redo) /* the mask was cleared before the step */

@@ -73,7 +73,7 @@ __global__ void acm_mom_redo_kernel(const acm_step_args a)
         acm_mom_math<R>::sums(f, s);
         acm_cell_force(a, k, acm_ib_word(a, k), F);
         const acm_collide_params p =
-            acm_cell_params(a, true, acm_source_offsets<1>(a.g, x, y, z).edge);
+            acm_cell_params(a, true, acm_rule_at(a.g, x, y, z));
         R tau_unused = 0;
         R *tau = acm_cell_tau(a, a.p.model, k, tau_unused);
         R tau_before = *tau;

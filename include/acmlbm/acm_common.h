@@ -162,7 +162,10 @@ typedef enum acm_boundary {
     ACM_BOUNDARY_INLET = 2,
     /** Outflow: the face layer holds equilibrium cells with density 1 and the
      *  velocity of the adjacent fluid cell. */
-    ACM_BOUNDARY_OUTLET = 3
+    ACM_BOUNDARY_OUTLET = 3,
+    /** Free-slip (specular) wall half a cell outside the face: no flow through it,
+     *  no shear along it; a symmetry plane. Takes no velocity. @since 1.9 */
+    ACM_BOUNDARY_SLIP = 4
 } acm_boundary;
 
 /** Element type of caller buffers exchanged with the library. */

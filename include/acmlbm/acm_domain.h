@@ -415,9 +415,11 @@ ACM_API acm_status acm_domain_get_divergence_policy(acm_domain *domain,
  * @param type     condition
  * @param velocity wall velocity (WALL; must be tangential to the face) or inlet
  *                 velocity (INLET); NULL means zero; ignored for PERIODIC and
- *                 OUTLET. Speeds must stay below acm_domain_options::max_speed.
+ *                 OUTLET; NULL or zero for SLIP. Speeds must stay below
+ *                 acm_domain_options::max_speed.
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_ENUM,
- *         ::ACM_ERR_OUT_OF_RANGE (non-finite or too fast; normal wall velocity)
+ *         ::ACM_ERR_OUT_OF_RANGE (non-finite or too fast; normal wall velocity;
+ *         any velocity on a slip wall)
  * @note Opposite faces must both be periodic or both not; this is checked by
  *       acm_step(), so the faces can be changed one at a time.
  * @since 1.0
@@ -449,6 +451,37 @@ ACM_API acm_status acm_domain_set_face(acm_domain *domain, acm_face face, acm_bo
  */
 ACM_API acm_status acm_domain_set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
                                               const void *values, size_t count);
+
+/**
+ * Gives an inlet's or outlet's values for one step (acm_domain_set_face_function): fill
+ * @p values, @p count of them in the order and units of acm_domain_set_face_values(), for
+ * step @p step (the step about to be taken: acm_domain_stats::step + 1). Called on the thread
+ * inside acm_step() before every step, with the domain marked as in a callback: it may query
+ * the domain, not step, re-initialise or re-lay it (::ACM_ERR_BAD_STATE). Return 0, or
+ * nonzero to stop acm_step() with ::ACM_ERR_CANCELLED before that step.
+ */
+typedef int (*acm_face_values_fn)(acm_domain *domain, acm_face face, int64_t step,
+                                  double *values, size_t count, void *user_data);
+
+/**
+ * Values of an ::ACM_BOUNDARY_INLET or ::ACM_BOUNDARY_OUTLET face that change every step: a
+ * pulsatile inflow, a gusting wind. Before every step acm_step() asks @p fn for the face's
+ * values and sets them as acm_domain_set_face_values() does (checked the same way: a bad value
+ * stops the step with that call's status and message, the state left after the last good
+ * step). The values stay after the function is removed. A domain with a face function steps
+ * one step at a time (on the GPU: no CUDA graphs). Over MPI each rank calls its own. Not kept
+ * by checkpoints (the values last set are); acm_domain_set_face() drops it.
+ *
+ * @param domain    the domain
+ * @param face      which face (its type set first: INLET or OUTLET)
+ * @param fn        the function, or NULL to remove it
+ * @param user_data passed to @p fn
+ * @return ::ACM_OK, ::ACM_ERR_BAD_ENUM, ::ACM_ERR_INVALID_ARG (a face of another type),
+ *         ::ACM_ERR_NO_MEMORY. On failure nothing changes.
+ * @since 1.9
+ */
+ACM_API acm_status acm_domain_set_face_function(acm_domain *domain, acm_face face,
+                                                acm_face_values_fn fn, void *user_data);
 
 /**
  * An absorbing layer in front of an ::ACM_BOUNDARY_INLET or ::ACM_BOUNDARY_OUTLET face: the

@@ -316,8 +316,10 @@ static void destroy_now(acm_domain *domain)
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
     acm__decomp_free(domain);
-    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) {
         acm__free(domain->face_values[f]);
+        acm__face_function_drop(domain, f);
+    }
     acm__free(domain);
 }
 
@@ -381,8 +383,14 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
 {
     if (!face_ok(face))
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
-    if ((unsigned)type > ACM_BOUNDARY_OUTLET)
+    if ((unsigned)type > ACM_BOUNDARY_SLIP)
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown boundary type %d", (int)type);
+    if (type == ACM_BOUNDARY_SLIP && velocity != NULL &&
+        (velocity[0] != 0.0 || velocity[1] != 0.0 || velocity[2] != 0.0))
+        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
+                        "face %s: a slip wall takes no velocity (%g, %g, %g given): nothing "
+                        "crosses it and it drags nothing along",
+                        acm__face_name(face), velocity[0], velocity[1], velocity[2]);
     double u[3] = {0.0, 0.0, 0.0};
     if (velocity != NULL && (type == ACM_BOUNDARY_WALL || type == ACM_BOUNDARY_INLET)) {
         memcpy(u, velocity, sizeof u);
@@ -398,8 +406,9 @@ static acm_status domain_set_face_unguarded(acm_domain *domain, acm_face face, a
     }
     if (domain->face_values[face] != NULL) /* the face's values go with its old rule */
         ACM_TRY(acm__swap_face_values(domain, face, NULL));
-    memset(&domain->setup.absorber[face], 0, sizeof domain->setup.absorber[face]); /* so does */
-    domain->setup.face[face].type = type;                                         /* its layer */
+    memset(&domain->setup.absorber[face], 0, sizeof domain->setup.absorber[face]); /* so do */
+    acm__face_function_drop(domain, (int)face); /* its layer and its function */
+    domain->setup.face[face].type = type;
     memcpy(domain->setup.face[face].u, u, sizeof u);
     return ACM_OK;
 }
@@ -956,6 +965,12 @@ ACM_API acm_status acm_domain_set_face_values(acm_domain *domain, acm_face face,
                                               const void *values, size_t count)
 {
     ACM_GUARDED(domain, acm__set_face_values(domain, face, dtype, values, count));
+}
+
+ACM_API acm_status acm_domain_set_face_function(acm_domain *domain, acm_face face,
+                                                acm_face_values_fn fn, void *user_data)
+{
+    ACM_GUARDED(domain, acm__set_face_function(domain, face, fn, user_data));
 }
 
 ACM_API acm_status acm_domain_set_face_absorber(acm_domain *domain, acm_face face, int32_t cells,

@@ -103,6 +103,12 @@ struct acm_domain {
      * velocity components, an outlet's density), or NULL for the uniform rule; a
      * slab holds its own planes' (lib/multi/decomp.c) */
     double *face_values[ACM_FACE_COUNT];
+    /* per face, the function that gives its values before every step
+     * (acm_domain_set_face_function; lib/engine/faces.c), its user data and the
+     * buffer it fills; NULL without one. The whole domain's, never a slab's */
+    acm_face_values_fn face_fn[ACM_FACE_COUNT];
+    void *face_fn_user[ACM_FACE_COUNT];
+    double *face_fn_values[ACM_FACE_COUNT];
 
     /* state */
     int64_t step;

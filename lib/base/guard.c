@@ -43,6 +43,11 @@ _Static_assert(sizeof(_Atomic uintptr_t) == sizeof(uintptr_t) &&
     "settings, not step, re-initialise or re-lay it (this call did nothing; see "          \
     "\"Callbacks\" in docs/api.md)"
 
+#define ACM_FACE_MESSAGE                                                                   \
+    "refused inside a face function: it may query the domain and change its settings, "   \
+    "not step, re-initialise or re-lay it (this call did nothing; see \"Callbacks\" in "   \
+    "docs/api.md)"
+
 /* The domain whose last call from this thread the guard refused, and why:
  * that thread's acm_domain_last_error() gives the refusal, not the domain's
  * own buffer, which belongs to the thread inside the domain (or holds the
@@ -67,6 +72,8 @@ acm_status acm__callback_check(const acm_domain *d, acm_call kind)
         return refuse(d, ACM_TUNE_MESSAGE);
     if (d->in_callback == ACM_CALLBACK_DIVERGENCE && kind == ACM_CALL_STATE)
         return refuse(d, ACM_DIVERGENCE_MESSAGE);
+    if (d->in_callback == ACM_CALLBACK_FACE && kind == ACM_CALL_STATE)
+        return refuse(d, ACM_FACE_MESSAGE);
     return ACM_OK;
 }
 

@@ -15,7 +15,8 @@ ACM_BEGIN_DECLS
 typedef enum acm_callback {
     ACM_CALLBACK_NONE = 0,
     ACM_CALLBACK_DIVERGENCE = 1, /* queries and settings, no change of the state */
-    ACM_CALLBACK_TUNE = 2        /* nothing: the domain holds a trial layout and state */
+    ACM_CALLBACK_TUNE = 2,       /* nothing: the domain holds a trial layout and state */
+    ACM_CALLBACK_FACE = 3        /* as DIVERGENCE: a face function before a step */
 } acm_callback;
 
 /* What a public call does to a domain: reads it or changes a setting

@@ -57,6 +57,7 @@ const char *acm__boundary_name(acm_boundary type)
     case ACM_BOUNDARY_WALL: return "wall";
     case ACM_BOUNDARY_INLET: return "inlet";
     case ACM_BOUNDARY_OUTLET: return "outlet";
+    case ACM_BOUNDARY_SLIP: return "slip wall";
     default: return "unknown";
     }
 }

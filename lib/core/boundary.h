@@ -9,6 +9,12 @@
  *         f_i(x) = f*_opp(i)(x) + 6 w_i (c_i . u_w)        (rho_w = 1)
  *     If the source lies across several non-periodic faces at once (an edge
  *     or corner), u_w is the mean velocity of those faces;
+ *   - across a SLIP face (free-slip, specular reflection half a cell outside
+ *     the face): the population that left the same plane the other way,
+ *         f_i(x) = f*_i'(x - c_i with that axis's component taken back to x's)
+ *     with i' = c_i mirrored in the face (acm_mirror). A pull across a slip face
+ *     and a WALL, INLET or OUTLET face at once (an edge or corner) bounces
+ *     back as across the others alone;
  *   - across an INLET or OUTLET face: only the face's own layer of
  *     equilibrium cells pulls from there; those cells are overwritten after
  *     the collision, so their pull just bounces back like a resting wall
@@ -47,14 +53,15 @@ typedef struct acm_face_bc {
 
 /* Non-periodic faces crossed by one pull. */
 typedef struct acm_crossing {
-    int n;       /* number of non-periodic faces crossed */
+    int n;       /* number of WALL, INLET and OUTLET faces crossed */
     int layers;  /* how many of them are INLET or OUTLET faces */
+    int slip;    /* the axes (bit a: axis a) crossed through a SLIP face */
     double u[3]; /* sum of their wall velocities (0 for inlet/outlet faces) */
 } acm_crossing;
 
 ACM_HD acm_crossing acm_no_crossing(void)
 {
-    acm_crossing cr = {0, 0, {0.0, 0.0, 0.0}};
+    acm_crossing cr = {0, 0, 0, {0.0, 0.0, 0.0}};
     return cr;
 }
 
@@ -70,8 +77,10 @@ ACM_HD void acm_cross_face(const acm_face_bc *f, acm_crossing *cr)
     }
 }
 
-/* Resolve coordinate *coord on an axis of size n: wrap it across a periodic
- * face or record the non-periodic face in *cr (coord is then unchanged). */
+/* Resolve coordinate *coord (one step outside at most) on an axis of size n:
+ * wrap it across a periodic face, take it back into the face's plane across a
+ * slip face (the axis recorded in cr->slip), or record any other face in *cr
+ * (coord is then unchanged). */
 ACM_HD void acm_cross_axis(const acm_face_bc *faces, int axis, int32_t n, int32_t *coord,
                            acm_crossing *cr)
 {
@@ -80,6 +89,11 @@ ACM_HD void acm_cross_axis(const acm_face_bc *faces, int axis, int32_t n, int32_
     const acm_face_bc *f = &faces[2 * axis + (*coord < 0 ? 0 : 1)];
     if (f->type == ACM_BOUNDARY_PERIODIC) {
         *coord = *coord < 0 ? *coord + n : *coord - n;
+        return;
+    }
+    if (f->type == ACM_BOUNDARY_SLIP) {
+        *coord = *coord < 0 ? 0 : n - 1;
+        cr->slip |= 1 << axis;
         return;
     }
     acm_cross_face(f, cr);
@@ -106,6 +120,15 @@ ACM_HD double acm_bounce_term(int i, const acm_crossing *cr)
 ACM_HD int acm_layer_slot(int i, int axis, int inward)
 {
     return acm_c(i, axis) * inward >= 0 ? i : acm_opp(i);
+}
+
+/* Whether the cells next to a face of this type collide with the face
+ * parameters of the safety net (lib/engine/pipeline.c acm__face_collide_params):
+ * walls, inlets and outlets; not a slip wall, a mirror plane of the flow,
+ * whose cells are interior cells of the mirrored problem. */
+ACM_HD bool acm_face_takes_rule(acm_boundary type)
+{
+    return type != ACM_BOUNDARY_PERIODIC && type != ACM_BOUNDARY_SLIP;
 }
 
 ACM_HD bool acm_face_is_layer(acm_boundary type)
@@ -197,8 +220,9 @@ ACM_HD int acm_state_after(int s)
 /* Where f*_i of cell c goes when a step leaves the array (n[0] x n[1] x n[2]
  * cells) in state `after`: the cell t (c itself or its neighbour) and the
  * slot returned. The in-place odd step pushes f*_i to x + c_i; across a
- * non-periodic face it bounces in advance, into slot opp(i) of c with the wall
- * term of opp(i) in *term (0 otherwise). */
+ * wall, inlet or outlet face it bounces in advance, into slot opp(i) of c with
+ * the wall term of opp(i) in *term (0 otherwise); across slip faces alone it
+ * goes to the mirrored slot of the cell in the face's plane. */
 ACM_HD int acm_post_target(const acm_face_bc *faces, const int32_t n[3], int after,
                            const int32_t c[3], int i, int32_t t[3], double *term)
 {
@@ -221,7 +245,7 @@ ACM_HD int acm_post_target(const acm_face_bc *faces, const int32_t n[3], int aft
     t[0] = s[0];
     t[1] = s[1];
     t[2] = s[2];
-    return i;
+    return acm_mirror(i, cr.slip); /* across slip faces: the mirrored slot of the same plane */
 }
 
 #endif /* ACMLBM_BOUNDARY_H */

@@ -48,6 +48,25 @@ ACM_HD int acm_abc(int i)
     return 9 * (acm_cx(i) + 1) + 3 * (acm_cy(i) + 1) + (acm_cz(i) + 1);
 }
 
+/* The population of velocity (cx, cy, cz), each in {-1, 0, 1}: abc order's
+ * public indices, 5 bits each, a constant per cx. */
+ACM_HD int acm_index_of(int cx, int cy, int cz)
+{
+    const uint64_t pack = cx < 0 ? UINT64_C(0x197620255914)
+                                 : (cx == 0 ? UINT64_C(0xb1c4a03488c) : UINT64_C(0x133d5217ddba));
+    return (int)((pack >> (5 * (3 * (cy + 1) + (cz + 1)))) & 31u);
+}
+
+/* Population i with the components of the axes in `mask` (bit a: axis a)
+ * reversed: its mirror image in planes normal to those axes. */
+ACM_HD int acm_mirror(int i, int mask)
+{
+    if (mask == 0)
+        return i;
+    return acm_index_of((mask & 1) ? -acm_cx(i) : acm_cx(i), (mask & 2) ? -acm_cy(i) : acm_cy(i),
+                        (mask & 4) ? -acm_cz(i) : acm_cz(i));
+}
+
 /* Lattice weight w_i: 8/27, 2/27, 1/54, 1/216 for |c|^2 = 0, 1, 2, 3. */
 ACM_HD double acm_weight(int i)
 {

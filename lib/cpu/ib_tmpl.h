@@ -82,7 +82,7 @@ static void S(pull_cell)(const acm_domain *d, const cpu_impl *m, int32_t x, int3
             continue;
         }
         const uint64_t k = (uint64_t)s[0] + (uint64_t)n[0] * ((uint64_t)s[1] + (uint64_t)n[1] * (uint64_t)s[2]);
-        f[i] = src[acm_csoa_index(d->layout.csoa, k, (uint32_t)pulled)];
+        f[i] = src[acm_csoa_index(d->layout.csoa, k, (uint32_t)acm_mirror(pulled, cr.slip))];
     }
 }
 

@@ -102,18 +102,20 @@ static void S(stream_row)(const acm_domain *d, const R *src, int32_t y, int32_t 
             continue;
         }
         const int64_t srow = (int64_t)nx * (ys + (int64_t)ny * zs);
+        const int from = acm_mirror(pulled, cr.slip); /* mirrored across y or z slip faces */
         if (cx == 0) {
-            S(load_range)(src, d->layout.csoa, srow, nx, pulled, o);
+            S(load_range)(src, d->layout.csoa, srow, nx, from, o);
             continue;
         }
         int32_t x = cx > 0 ? 0 : nx - 1, xs = x - cx; /* the end cell */
         if (cx > 0)
-            S(load_range)(src, d->layout.csoa, srow, nx - 1, pulled, o + 1);
+            S(load_range)(src, d->layout.csoa, srow, nx - 1, from, o + 1);
         else
-            S(load_range)(src, d->layout.csoa, srow + 1, nx - 1, pulled, o);
+            S(load_range)(src, d->layout.csoa, srow + 1, nx - 1, from, o);
         acm_cross_axis(d->setup.face, 0, nx, &xs, &cr);
         if (cr.n == 0)
-            o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(srow + xs), (uint32_t)pulled)];
+            o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(srow + xs),
+                                      (uint32_t)acm_mirror(pulled, cr.slip))];
         else if (acm_layer_pull(&cr, moments))
             o[x] = src[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)pulled)];
         else
@@ -148,18 +150,20 @@ static void S(push_row)(const acm_domain *d, R *dst, int32_t y, int32_t z, const
             continue;
         }
         const int64_t trow = (int64_t)nx * (yt + (int64_t)ny * zt);
+        const int to = acm_mirror(i, cr.slip); /* mirrored across y or z slip faces */
         if (cx == 0) {
-            S(store_range)(dst, d->layout.csoa, trow, nx, i, o);
+            S(store_range)(dst, d->layout.csoa, trow, nx, to, o);
             continue;
         }
         int32_t x = cx > 0 ? nx - 1 : 0, xt = x + cx; /* the end cell */
         if (cx > 0)
-            S(store_range)(dst, d->layout.csoa, trow + 1, nx - 1, i, o);
+            S(store_range)(dst, d->layout.csoa, trow + 1, nx - 1, to, o);
         else
-            S(store_range)(dst, d->layout.csoa, trow, nx - 1, i, o + 1);
+            S(store_range)(dst, d->layout.csoa, trow, nx - 1, to, o + 1);
         acm_cross_axis(d->setup.face, 0, nx, &xt, &cr);
         if (cr.n == 0)
-            dst[acm_csoa_index(d->layout.csoa, (uint64_t)(trow + xt), (uint32_t)i)] = o[x];
+            dst[acm_csoa_index(d->layout.csoa, (uint64_t)(trow + xt),
+                               (uint32_t)acm_mirror(i, cr.slip))] = o[x];
         else
             dst[acm_csoa_index(d->layout.csoa, (uint64_t)(row + x), (uint32_t)back)] =
                 o[x] + (R)acm_bounce_term(back, &cr);
@@ -501,17 +505,17 @@ static void S(collide_row)(const acm_domain *d, const cpu_impl *m, const S(row_j
     const int32_t nx = d->nx;
     const int64_t row = ((int64_t)z * d->ny + y) * nx;
     const acm_face_bc *f = d->setup.face;
-    const bool at_face = (y == 0 && f[ACM_FACE_Y_MIN].type != ACM_BOUNDARY_PERIODIC) ||
-                         (y == d->ny - 1 && f[ACM_FACE_Y_MAX].type != ACM_BOUNDARY_PERIODIC) ||
-                         (z == 0 && f[ACM_FACE_Z_MIN].type != ACM_BOUNDARY_PERIODIC) ||
-                         (z == d->nz - 1 && f[ACM_FACE_Z_MAX].type != ACM_BOUNDARY_PERIODIC);
+    const bool at_face = (y == 0 && acm_face_takes_rule(f[ACM_FACE_Y_MIN].type)) ||
+                         (y == d->ny - 1 && acm_face_takes_rule(f[ACM_FACE_Y_MAX].type)) ||
+                         (z == 0 && acm_face_takes_rule(f[ACM_FACE_Z_MIN].type)) ||
+                         (z == d->nz - 1 && acm_face_takes_rule(f[ACM_FACE_Z_MAX].type));
     const acm_collide_params *face = job->faces ? &job->face_params : &job->params;
     if (at_face || !job->faces) {
         S(collide_part)(d, m, job, at_face ? face : &job->params, row, 0, nx, fin, fout, acc);
         return;
     }
-    const int32_t lo = f[ACM_FACE_X_MIN].type != ACM_BOUNDARY_PERIODIC ? 1 : 0;
-    const int32_t hi = f[ACM_FACE_X_MAX].type != ACM_BOUNDARY_PERIODIC && nx - lo > 0 ? 1 : 0;
+    const int32_t lo = acm_face_takes_rule(f[ACM_FACE_X_MIN].type) ? 1 : 0;
+    const int32_t hi = acm_face_takes_rule(f[ACM_FACE_X_MAX].type) && nx - lo > 0 ? 1 : 0;
     S(collide_part)(d, m, job, face, row, 0, lo, fin, fout, acc);
     S(collide_part)(d, m, job, &job->params, row, lo, nx - lo - hi, fin, fout, acc);
     S(collide_part)(d, m, job, face, row, nx - hi, hi, fin, fout, acc);

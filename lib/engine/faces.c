@@ -12,6 +12,7 @@
 #include "alloc.h"
 #include "backend.h"  /* acm_backend_ops */
 #include "boundary.h" /* acm_face_axes, acm_face_value_count, acm_face_is_layer */
+#include "guard.h"    /* acm__callback_begin */
 
 bool acm__speed_ok(const double u[3], double max_speed)
 {
@@ -55,8 +56,8 @@ static int64_t bad_face_value(const double *v, size_t cells, int per, double max
     return -1;
 }
 
-acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
-                                const void *values, size_t count)
+/* ACM_OK when face is an inlet or an outlet of domain, else the error. */
+static acm_status layer_face(acm_domain *domain, acm_face face)
 {
     if ((unsigned)face >= ACM_FACE_COUNT)
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown face %d", (int)face);
@@ -65,6 +66,14 @@ acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dty
         return ACM_FAIL(domain, ACM_ERR_INVALID_ARG,
                         "face %s is %s: values vary over inlet and outlet faces only",
                         acm__face_name(face), acm__boundary_name(type));
+    return ACM_OK;
+}
+
+acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
+                                const void *values, size_t count)
+{
+    ACM_TRY(layer_face(domain, face));
+    const acm_boundary type = domain->setup.face[face].type;
     if (values == NULL) {
         if (count != 0)
             return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "values is NULL, count=%zu", count);
@@ -104,4 +113,76 @@ acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dty
     return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                     "face %s, cell (%c=%d, %c=%d): density %g must be finite and in (0, 10]",
                     acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0]);
+}
+
+/* ---- face functions (acm_domain_set_face_function) --------------------------------- */
+
+/* The values face f of d takes: 3 or 1 per face cell. */
+static size_t face_value_count(const acm_domain *d, int f)
+{
+    const int32_t n[3] = {d->nx, d->ny, d->nz};
+    int lo, hi;
+    acm_face_axes(f, &lo, &hi);
+    return (size_t)acm_face_value_count(d->setup.face[f].type) * (size_t)n[lo] * (size_t)n[hi];
+}
+
+void acm__face_function_drop(acm_domain *d, int face)
+{
+    acm__free(d->face_fn_values[face]);
+    d->face_fn_values[face] = NULL;
+    d->face_fn[face] = NULL;
+    d->face_fn_user[face] = NULL;
+}
+
+acm_status acm__set_face_function(acm_domain *domain, acm_face face, acm_face_values_fn fn,
+                                  void *user_data)
+{
+    ACM_TRY(layer_face(domain, face));
+    if (fn == NULL) {
+        acm__face_function_drop(domain, (int)face);
+        return ACM_OK;
+    }
+    const size_t count = face_value_count(domain, (int)face);
+    double *buf = acm__malloc(count * sizeof *buf);
+    if (buf == NULL)
+        return ACM_FAIL(domain, ACM_ERR_NO_MEMORY, "cannot allocate %zu face values", count);
+    acm__face_function_drop(domain, (int)face);
+    domain->face_fn_values[face] = buf;
+    domain->face_fn[face] = fn;
+    domain->face_fn_user[face] = user_data;
+    return ACM_OK;
+}
+
+bool acm__faces_timed(const acm_domain *d)
+{
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        if (d->face_fn[f] != NULL)
+            return true;
+    return false;
+}
+
+/* Face f's function asked for step's values, which are set. */
+static acm_status face_update(acm_domain *d, int f, int64_t step)
+{
+    const size_t count = face_value_count(d, f);
+    acm_face_values_fn fn = d->face_fn[f];
+    const acm_callback outer = acm__callback_begin(d, ACM_CALLBACK_FACE);
+    const int rc = fn(d, (acm_face)f, step, d->face_fn_values[f], count, d->face_fn_user[f]);
+    acm__callback_end(d, outer);
+    if (rc != 0)
+        return ACM_FAIL(d, ACM_ERR_CANCELLED,
+                        "face %s: its function returned %d for step %lld: stopped before it",
+                        acm__face_name((acm_face)f), rc, (long long)step);
+    if (d->face_fn[f] != fn || d->face_fn_values[f] == NULL) /* it changed the face: the */
+        return ACM_OK;                                        /* caller checks the faces */
+    return acm__set_face_values(d, (acm_face)f, ACM_DTYPE_FLOAT64, d->face_fn_values[f], count);
+}
+
+acm_status acm__faces_update(acm_domain *d)
+{
+    const int64_t step = d->step + 1;
+    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+        if (d->face_fn[f] != NULL)
+            ACM_TRY(face_update(d, f, step));
+    return ACM_OK;
 }

@@ -24,6 +24,21 @@ acm_status acm__swap_face_values(acm_domain *domain, acm_face face, double *v);
 acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
                                 const void *values, size_t count);
 
+/* acm_domain_set_face_function() without the call guard. */
+acm_status acm__set_face_function(acm_domain *domain, acm_face face, acm_face_values_fn fn,
+                                  void *user_data);
+
+/* Whether a face of d has a function (the steps then go one at a time). */
+bool acm__faces_timed(const acm_domain *d);
+
+/* Before a step: each face function asked for its values, which are set;
+ * ACM_ERR_CANCELLED when one says stop, the setting's error when a value is
+ * bad. A function may change the faces (a setting): check them after. */
+acm_status acm__faces_update(acm_domain *d);
+
+/* A face's function removed, its buffer freed. */
+void acm__face_function_drop(acm_domain *d, int face);
+
 ACM_END_DECLS
 
 #endif /* ACMLBM_FACES_H */

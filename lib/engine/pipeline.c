@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "collide.h" /* acm_collide_params */
+#include "faces.h"   /* acm__faces_timed, acm__faces_update */
 #include "pipeline.h"
 #include "smoke.h"   /* the tracer particles of the step */
 #include "solid.h"   /* the immersed solids of the step */
@@ -34,7 +35,8 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
     d->ib_dirty = false;
     if (d->nsmokes > 0)
         ACM_TRY(acm__smokes_prepare(d));
-    if (d->nsolids == 0 && d->nsmokes == 0 && d->ops->advance_many != NULL) {
+    const bool timed = acm__faces_timed(d); /* values asked for before every step */
+    if (d->nsolids == 0 && d->nsmokes == 0 && !timed && d->ops->advance_many != NULL) {
         /* the fluid alone: step 2 only, checked once at the end (a backend with
          * advance_many keeps the state before a diverged step however many
          * steps later it looks) */
@@ -46,6 +48,10 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
     for (int64_t s = 0; s < nsteps; ++s) {
         const acm_check check = !checks ? ACM_CHECK_NONE
                                         : (s + 1 == nsteps ? ACM_CHECK_NOW : ACM_CHECK_DUE);
+        if (timed) { /* the faces' values for this step, which may change the faces */
+            ACM_TRY(acm__faces_update(d));
+            ACM_TRY(acm__domain_check_faces(d));
+        }
         if (d->nsolids > 0)
             ACM_TRY(d->ops->ib_forces(d));
         if (d->nsmokes > 0)
@@ -94,7 +100,7 @@ acm_status acm__domain_check_faces(acm_domain *d)
                             acm__face_name((acm_face)(2 * axis)), acm__boundary_name(lo->type),
                             acm__face_name((acm_face)(2 * axis + 1)),
                             acm__boundary_name(hi->type));
-        bool layer = lo->type >= ACM_BOUNDARY_INLET || hi->type >= ACM_BOUNDARY_INLET;
+        bool layer = acm_face_is_layer(lo->type) || acm_face_is_layer(hi->type);
         if (layer && size[axis] < 3)
             return ACM_FAIL(d, ACM_ERR_INVALID_ARG,
                             "axis %c has %d cells; inlet/outlet faces need at least 3",
