@@ -1022,6 +1022,21 @@ static void op_stats(prog *P, reader *r, acm_domain *d)
     (void)DCALL(d, acm_domain_get_info(d, (f & 0x40) && (f & 0x80) ? NULL : &info));
 }
 
+/* Whether d's faces can step: opposite faces both periodic or both not (a pull
+ * that wraps one way and bounces the other is no permutation, so no re-layout
+ * can carry its state bitwise; acm_step refuses such faces). */
+static bool faces_step(acm_domain *d)
+{
+    for (int a = 0; a < 3; ++a) {
+        acm_boundary lo, hi;
+        if (acm_domain_get_face(d, (acm_face)(2 * a), &lo, NULL) != ACM_OK ||
+            acm_domain_get_face(d, (acm_face)(2 * a + 1), &hi, NULL) != ACM_OK ||
+            (lo == ACM_BOUNDARY_PERIODIC) != (hi == ACM_BOUNDARY_PERIODIC))
+            return false;
+    }
+    return true;
+}
+
 /* What d stores (ACM_STORAGE_*), 0 if it cannot say. */
 static int64_t storage_of(acm_domain *d)
 {
@@ -1033,9 +1048,9 @@ static int64_t storage_of(acm_domain *d)
     return v;
 }
 
-/* set_layout: the state must come through bitwise at the same precision,
- * storage and streaming (and two arrays -> in place), and be untouched when it
- * fails. Across storages it need not: population storage going to moment
+/* set_layout: the state of a domain whose faces can step must come through
+ * bitwise at the same precision, storage and streaming (and two arrays -> in
+ * place), and be untouched when it fails. Across storages it need not: population storage going to moment
  * storage keeps what 10 moments a cell hold of it, and an inlet's or outlet's
  * layer cells hold other outward populations in each (lib/core/boundary.h). */
 static void op_set_layout(prog *P, reader *r, acm_domain *d)
@@ -1048,7 +1063,8 @@ static void op_set_layout(prog *P, reader *r, acm_domain *d)
     before.version = after.version = ACM_DOMAIN_INFO_VERSION;
     double *f0 = NULL;
     const int64_t cells = P->cells;
-    if (d != NULL && !P->maybe_bad && DCALL(d, acm_domain_get_info(d, &before)) == ACM_OK)
+    if (d != NULL && !P->maybe_bad && faces_step(d) &&
+        DCALL(d, acm_domain_get_info(d, &before)) == ACM_OK)
         f0 = populations(P, d, cells);
     const int64_t stored_before = storage_of(d);
     const acm_status st = DCALL(d, acm_domain_set_layout(d, l));
