@@ -4,7 +4,7 @@
  * whether its energy ever grows; the runs behind that section's tables.
  * SPDX-License-Identifier: Apache-2.0
  *
- *   acm-bench-lowvisc [--scene cavity|channel|jet|tgv] [--size N] [--steps S]
+ *   acm-bench-lowvisc [--scene cavity|channel|jet|tgv|open] [--size N] [--steps S]
  *                     [--every K] [--nu NU] [--speed U] [--backend cpu|cuda]
  *                     [--model acm|acm-li2020|cm|rm|bgk] [--precision fp32|fp64|fp16]
  *                     [--max-rate R] (ACM: the safety net's clamp of the adaptive rates)
@@ -18,7 +18,10 @@
  *   jet     periodic on every axis, a round jet u_x = U (1 + tanh((R - r)/d))/2
  *           of radius R = N/4, d = N/32, with a 1 % wavy perturbation, no force;
  *   tgv     periodic, the 3-D Taylor-Green vortex of physics-spec 11.8 (there:
- *           --size 32 --nu 1e-5 --speed 0.05 --steps 2000).
+ *           --size 32 --nu 1e-5 --speed 0.05 --steps 2000);
+ *   open    the jet, fed through an inlet of its profile at x-min, leaving through
+ *           an outlet behind N/8 absorbing cells (reference state: the inflow's mean
+ *           velocity) at x-max, slip walls on y and z.
  * Every K steps a line: step, the kinetic energy and the mechanical energy
  * (kinetic + acoustic, c_s^2/2 sum (rho - <rho>)^2/<rho>) in units of N^3 U^2/2,
  * the largest rise of the mechanical energy over one interval so far, max |u| / U,

@@ -925,6 +925,22 @@ START_TEST(uniform_flow_along_slip_walls_stays_uniform)
     double rho_dev, dev = max_deviation(d, (size_t)n[0] * n[1] * n[2], U, &rho_dev);
     ck_assert_msg(dev < 1e-12 && rho_dev < 1e-12, "velocity off by %g, density by %g", dev,
                   rho_dev);
+    /* a checkpoint keeps the slip walls */
+    char path[] = "/tmp/acm-test-slip-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ACM_CK_OK(d, acm_domain_save(d, path));
+    acm_domain *back = NULL;
+    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
+    remove(path);
+    ACM_CK_OK(back, acm_domain_get_face(back, ACM_FACE_Z_MAX, &type, NULL));
+    ck_assert_int_eq(type, ACM_BOUNDARY_SLIP);
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
+    expect_close_populations(d, back, (size_t)n[0] * n[1] * n[2], restart_tolerance(),
+                             "loaded from a checkpoint");
+    acm_domain_destroy(back);
     acm_domain_destroy(d);
 }
 END_TEST
