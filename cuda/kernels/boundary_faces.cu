@@ -124,21 +124,26 @@ static acm_absorber_box absorber_box(const acm_gpu_grid &g, int face, int32_t z0
     return b;
 }
 
+/* How the absorber kernel reaches a cell's post-collision populations: two
+ * arrays (each at its own slot of the cell), in place (acm_post_slot: a slot
+ * of the cell or of a neighbour), moment storage (decoded and encoded again). */
+enum { ACM_ABSORB_TWO_ARRAYS, ACM_ABSORB_IN_PLACE, ACM_ABSORB_MOMENTS };
+
 /* A cell of the absorber of `face` relaxed towards its equilibrium (the CPU's
- * apply_absorber): post-collision populations through their slots, or moment
- * storage's cell decoded, relaxed and encoded again. */
-template <typename T>
+ * apply_absorber). One thread a cell of the box, x fastest: whole warps on any
+ * face. */
+template <typename T, int ACCESS>
 __global__ void acm_absorber_kernel(const acm_gpu_grid g, T *f, const acm_gate gate, int face,
                                     const acm_absorber_box box)
 {
     typedef typename acm_io<T>::R R;
-    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x; /* x fastest: whole */
-    const uint64_t row = t / (uint64_t)box.size[0];                      /* warps on any face */
-    if (acm_gate_shut(gate) || row >= (uint64_t)box.size[1] * (uint64_t)box.size[2])
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint32_t sx = (uint32_t)box.size[0], sy = (uint32_t)box.size[1];
+    if (acm_gate_shut(gate) || t >= (uint64_t)sx * sy * (uint32_t)box.size[2])
         return;
-    const int32_t c[3] = {box.lo[0] + (int32_t)(t - row * (uint64_t)box.size[0]),
-                          box.lo[1] + (int32_t)(row % (uint64_t)box.size[1]),
-                          box.lo[2] + (int32_t)(row / (uint64_t)box.size[1])};
+    const uint32_t t32 = (uint32_t)t, row = t32 / sx; /* the box has fewer than 2^32 cells */
+    const int32_t c[3] = {box.lo[0] + (int32_t)(t32 - row * sx), box.lo[1] + (int32_t)(row % sy),
+                          box.lo[2] + (int32_t)(row / sy)};
     const acm_absorber &a = g.absorber[face];
     const int axis = face / 2;
     const int32_t whole[3] = {g.nx, g.ny, g.whole_nz};
@@ -147,9 +152,9 @@ __global__ void acm_absorber_kernel(const acm_gpu_grid g, T *f, const acm_gate g
     R e[27], v[27];
     const R u[3] = {(R)a.u[0], (R)a.u[1], (R)a.u[2]};
     acm_equilibrium_public<R>((R)a.rho, u, e);
-    const bool moments = g.state == ACM_STATE_MOMENTS;
     const uint32_t k = acm_lin(g, c[0], c[1], c[2]);
-    if (moments) {
+    const uint64_t base = acm_idx(g, k, 0); /* two arrays: slot i at base + i alpha */
+    if (ACCESS == ACM_ABSORB_MOMENTS) {
         R m[ACM_MOMENTS];
         acm_mom_load<T>(g, f, k, m);
 #pragma unroll
@@ -158,23 +163,27 @@ __global__ void acm_absorber_kernel(const acm_gpu_grid g, T *f, const acm_gate g
     } else {
 #pragma unroll
         for (int i = 0; i < 27; ++i) {
-            double term;
-            const uint64_t at = acm_post_slot(g, g.state, c[0], c[1], c[2], i, &term);
+            double term = 0.0;
+            const uint64_t at = ACCESS == ACM_ABSORB_TWO_ARRAYS
+                                    ? base + (uint64_t)i * g.l.alpha
+                                    : acm_post_slot(g, g.state, c[0], c[1], c[2], i, &term);
             v[i] = acm_io<T>::ld(f, at) - (R)term;
         }
     }
 #pragma unroll
     for (int i = 0; i < 27; ++i)
         v[i] = v[i] + sigma * (e[i] - v[i]);
-    if (moments) {
+    if (ACCESS == ACM_ABSORB_MOMENTS) {
         acm_mom_store_populations<T>(g, f, k, v);
-        return;
-    }
+    } else {
 #pragma unroll
-    for (int i = 0; i < 27; ++i) {
-        double term;
-        const uint64_t at = acm_post_slot(g, g.state, c[0], c[1], c[2], i, &term);
-        acm_io<T>::st(f, at, v[i] + (R)term);
+        for (int i = 0; i < 27; ++i) {
+            double term = 0.0;
+            const uint64_t at = ACCESS == ACM_ABSORB_TWO_ARRAYS
+                                    ? base + (uint64_t)i * g.l.alpha
+                                    : acm_post_slot(g, g.state, c[0], c[1], c[2], i, &term);
+            acm_io<T>::st(f, at, v[i] + (R)term);
+        }
     }
 }
 
@@ -249,7 +258,15 @@ cudaError_t acm_launch_absorber(const acm_gpu_grid &g, void *f, const acm_gate &
         acm_blocks((uint64_t)box.size[0] * (uint64_t)box.size[1] * (uint64_t)box.size[2], 128);
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_absorber_kernel<T><<<grid, 128, 0, s>>>(g, (T *)f, gate, face, box);
+        if (g.state == ACM_STATE_MOMENTS)
+            acm_absorber_kernel<T, ACM_ABSORB_MOMENTS><<<grid, 128, 0, s>>>(g, (T *)f, gate,
+                                                                            face, box);
+        else if (g.state == ACM_STATE_POST)
+            acm_absorber_kernel<T, ACM_ABSORB_TWO_ARRAYS><<<grid, 128, 0, s>>>(g, (T *)f, gate,
+                                                                               face, box);
+        else
+            acm_absorber_kernel<T, ACM_ABSORB_IN_PLACE><<<grid, 128, 0, s>>>(g, (T *)f, gate,
+                                                                             face, box);
     });
     return cudaGetLastError();
 }
