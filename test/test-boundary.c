@@ -311,6 +311,30 @@ static double restart_tolerance(void)
     return acm_test_backend() == ACM_BACKEND_CUDA && acm_test_moments() ? 1e-15 : 0.0;
 }
 
+/* d saved to a checkpoint and loaded again: a new domain. */
+static acm_domain *reloaded(acm_domain *d)
+{
+    char path[] = "/tmp/acm-test-boundary-XXXXXX";
+    const int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    ACM_CK_OK(d, acm_domain_save(d, path));
+    acm_domain *back = NULL;
+    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
+    remove(path);
+    return back;
+}
+
+/* d and the domain loaded from its checkpoint step on alike for 20 steps;
+ * back is destroyed. */
+static void expect_restart_steps_alike(acm_domain *d, acm_domain *back, size_t cells)
+{
+    for (int k = 0; k < 2; ++k)
+        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
+    expect_close_populations(d, back, cells, restart_tolerance(), "loaded from a checkpoint");
+    acm_domain_destroy(back);
+}
+
 /* The uniform rule given cell by cell (the inlet's velocity at every cell,
  * density 1 at every outlet cell) steps bitwise as the uniform rule, on every
  * axis; acm_domain_set_face drops the values. */
@@ -408,19 +432,8 @@ START_TEST(face_values_refuse_bad_input)
     expect_same_populations(d, twin, (size_t)n[0] * n[1] * n[2], "after the refused values");
     /* a checkpoint carries the values (a section of their own): loaded, it
      * steps on as the domain does */
-    char path[] = "/tmp/acm-test-face-values-XXXXXX";
-    const int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ACM_CK_OK(d, acm_domain_save(d, path));
-    acm_domain *back = NULL;
-    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
-    remove(path);
-    for (int k = 0; k < 2; ++k)
-        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
-    expect_close_populations(d, back, (size_t)n[0] * n[1] * n[2], restart_tolerance(),
-                             "loaded from a checkpoint");
-    acm_domain_destroy(back);
+    acm_domain *back = reloaded(d);
+    expect_restart_steps_alike(d, back, (size_t)n[0] * n[1] * n[2]);
     free(bad);
     free(u);
     acm_domain_destroy(d);
@@ -926,21 +939,10 @@ START_TEST(uniform_flow_along_slip_walls_stays_uniform)
     ck_assert_msg(dev < 1e-12 && rho_dev < 1e-12, "velocity off by %g, density by %g", dev,
                   rho_dev);
     /* a checkpoint keeps the slip walls */
-    char path[] = "/tmp/acm-test-slip-XXXXXX";
-    const int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ACM_CK_OK(d, acm_domain_save(d, path));
-    acm_domain *back = NULL;
-    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
-    remove(path);
+    acm_domain *back = reloaded(d);
     ACM_CK_OK(back, acm_domain_get_face(back, ACM_FACE_Z_MAX, &type, NULL));
     ck_assert_int_eq(type, ACM_BOUNDARY_SLIP);
-    for (int k = 0; k < 2; ++k)
-        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
-    expect_close_populations(d, back, (size_t)n[0] * n[1] * n[2], restart_tolerance(),
-                             "loaded from a checkpoint");
-    acm_domain_destroy(back);
+    expect_restart_steps_alike(d, back, (size_t)n[0] * n[1] * n[2]);
     acm_domain_destroy(d);
 }
 END_TEST
@@ -1062,22 +1064,11 @@ START_TEST(absorbers_refuse_bad_input)
         ACM_CK_OK(k ? twin : d, acm_step(k ? twin : d, 30));
     expect_same_populations(d, twin, (size_t)n[0] * n[1] * n[2], "after the refused absorbers");
     /* a checkpoint carries them (a section each): loaded, it steps on as the domain */
-    char path[] = "/tmp/acm-test-absorber-XXXXXX";
-    const int fd = mkstemp(path);
-    ck_assert_int_ge(fd, 0);
-    close(fd);
-    ACM_CK_OK(d, acm_domain_save(d, path));
-    acm_domain *back = NULL;
-    ck_assert_int_eq(acm_domain_load(&back, path, NULL), ACM_OK);
-    remove(path);
+    acm_domain *back = reloaded(d);
     ACM_CK_OK(back, acm_domain_get_face_absorber(back, ACM_FACE_X_MIN, &cells, &strength,
                                                  &density, v));
     ck_assert(cells == 4 && strength == 0.3 && density == 1.0 && v[0] == U[0]);
-    for (int k = 0; k < 2; ++k)
-        ACM_CK_OK(k ? back : d, acm_step(k ? back : d, 20));
-    expect_close_populations(d, back, (size_t)n[0] * n[1] * n[2], restart_tolerance(),
-                             "loaded from a checkpoint");
-    acm_domain_destroy(back);
+    expect_restart_steps_alike(d, back, (size_t)n[0] * n[1] * n[2]);
     /* set_face drops the face's absorber; 0 cells removes one */
     ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_X_MAX, ACM_BOUNDARY_OUTLET, NULL));
     ACM_CK_OK(d, acm_domain_get_face_absorber(d, ACM_FACE_X_MAX, &cells, NULL, NULL, NULL));
