@@ -27,25 +27,12 @@ if ! command -v "$PKG_CONFIG" >/dev/null 2>&1; then
     echo "SKIP: $PKG_CONFIG not found"
     exit 77
 fi
-if [ -z "$meson_cmd" ] || ! command -v "$meson_cmd" >/dev/null 2>&1; then
-    echo "SKIP: meson not found, cannot stage an install"
-    exit 77
-fi
-
-fail() {
-    echo "FAIL: $*"
-    exit 1
-}
-
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+# shellcheck source=test/stage-install.sh
+. "$(dirname "$0")/stage-install.sh" # fail, $tmp, stage_install
 stage=$tmp/stage
 
 # ---- stage the install --------------------------------------------------------
-if ! "$meson_cmd" install -C "$build" --no-rebuild --destdir "$stage" > "$tmp/install.log" 2>&1; then
-    cat "$tmp/install.log"
-    fail "meson install --destdir failed"
-fi
+stage_install "$meson_cmd" "$build" "$stage"
 
 pcs=$(find "$stage" -name acmlbm.pc)
 [ -n "$pcs" ] || fail "no acmlbm.pc was installed"

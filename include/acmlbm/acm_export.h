@@ -83,9 +83,18 @@ ACM_API acm_status acm_smoke_export_density(acm_smoke *smoke, const char *path,
 /**
  * Whether this build of the library writes OpenVDB files: it was configured
  * with OpenVDB (meson option `openvdb`, docs/smoke.md) and its OpenVDB writer
- * module (`<libdir>/acmlbm/acmlbm-vdb.so`, or the build tree's) loads; the
- * call loads it, and OpenVDB with it. Otherwise acm_smoke_export_vdb() and
- * acm_domain_export_vdb() exist but answer ::ACM_ERR_NOT_BUILT.
+ * module (`acmlbm-vdb.so`) loads; the call loads it, and OpenVDB with it.
+ * Otherwise acm_smoke_export_vdb() and acm_domain_export_vdb() exist but
+ * answer ::ACM_ERR_NOT_BUILT.
+ *
+ * The module is the first of these that loads and is of the library's
+ * version (since 1.10): the file the environment variable `ACMLBM_VDB_MODULE`
+ * names, if set and not empty; beside the libacmlbm file the process loaded,
+ * `acmlbm/acmlbm-vdb.so` (as installed, `<libdir>/acmlbm/`) and then
+ * `acmlbm-vdb.so` (both in one folder: a Python wheel, a game's folder), so
+ * that a moved install uses its own; the path meson install gave it
+ * (`<prefix>/<libdir>/acmlbm/acmlbm-vdb.so`); the build tree's. When none
+ * loads, the exports' message names each path tried and why it failed.
  *
  * The library does not link OpenVDB: it loads the module when a .vdb file is
  * written, so programs that write none never load OpenVDB. Once it is loaded,

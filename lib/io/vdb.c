@@ -7,12 +7,16 @@
  * Without OpenVDB every entry point answers ACM_ERR_NOT_BUILT.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <dlfcn.h>  /* dlopen, dlsym, dlclose */
+/* dladdr (where libacmlbm's own file is) is a GNU extension: glibc declares it
+ * only with _GNU_SOURCE, which also keeps the POSIX 2008 interfaces that the
+ * build asks for (-D_POSIX_C_SOURCE). */
+#define _GNU_SOURCE
+#include <dlfcn.h>  /* dlopen, dlsym, dlclose, dladdr */
 #include <errno.h>  /* errno */
-#include <stdio.h>  /* remove */
-#include <stdlib.h> /* malloc, free */
-#include <string.h> /* memcpy, strcmp, strlen */
-#include <unistd.h> /* fsync, close */
+#include <stdio.h>  /* remove, snprintf */
+#include <stdlib.h> /* malloc, free, getenv */
+#include <string.h> /* memcpy, strchr, strcmp, strlen, strncmp, strrchr */
+#include <unistd.h> /* fsync, close, access */
 
 #include "alloc.h"
 #include "guard.h"
@@ -20,7 +24,7 @@
 #include "file.h" /* acm__temp_create, acm__temp_finish */
 #include "export_vdb.h"
 #include "smoke.h"
-#include "vdb_config.h" /* ACM_VDB_BUILT, ACM_VDB_MODULE_INSTALLED, ACM_VDB_MODULE_BUILD */
+#include "vdb_config.h" /* ACM_VDB_BUILT, ACM_VDB_MODULE_*: its name and baked-in places */
 
 /* Smoke densities at most this (particles per cell volume) stay inactive
  * (acm_export.h). */
@@ -39,15 +43,39 @@ typedef struct vdb_module {
     const acm_vdb_writer *w;
 } vdb_module;
 
-/* The module at path, if it loads and is of this library's version; else
- * false, with why appended to msg. */
-static bool module_try(vdb_module *m, const char *path, char *msg, size_t size)
+/* "path: why" appended to msg, after a "; " where msg holds reasons already;
+ * from says where the path came from (the environment), or is "". */
+static void note(char *msg, size_t size, const char *from, const char *path, const char *why)
 {
     const size_t used = strlen(msg);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+    acm__format(msg + used, size - used, "%s%s%s: %s", used ? "; " : "", from, path, why);
+}
+
+/* The loader's reason without the "path: " it usually starts with (note names the path). */
+static const char *loader_reason(const char *why, const char *path)
+{
+    if (why == NULL)
+        return "cannot be loaded";
+    const size_t n = strlen(path);
+    return strncmp(why, path, n) == 0 && strncmp(why + n, ": ", 2) == 0 ? why + n + 2 : why;
+}
+
+/* Whether path names a file that is not there: said briefly, so that every
+ * place fits the message (the loader's words for it are long). A name without
+ * '/' is the loader's to search for. */
+static bool absent(const char *path)
+{
+    return strchr(path, '/') != NULL && access(path, F_OK) != 0 && errno == ENOENT;
+}
+
+/* The module at path, if it loads and is of this library's version; else
+ * false, with why appended to msg. */
+static bool module_try(vdb_module *m, const char *path, const char *from, char *msg, size_t size)
+{
+    const bool gone = absent(path);
+    void *h = gone ? NULL : dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (h == NULL) {
-        const char *why = dlerror();
-        acm__format(msg + used, size - used, "%s%s", used ? "; " : "", why ? why : path);
+        note(msg, size, from, path, gone ? "no such file" : loader_reason(dlerror(), path));
         return false;
     }
     void *sym = dlsym(h, ACM_VDB_WRITER_ENTRY);
@@ -56,8 +84,8 @@ static bool module_try(vdb_module *m, const char *path, char *msg, size_t size)
         memcpy(&entry, &sym, sizeof entry); /* object to function pointer, as POSIX allows */
     const acm_vdb_writer *w = entry != NULL ? entry() : NULL;
     if (w == NULL || strcmp(w->version, ACM_VERSION_STRING) != 0) {
-        acm__format(msg + used, size - used, "%s%s: %s", used ? "; " : "", path,
-                    w == NULL ? "no " ACM_VDB_WRITER_ENTRY : "of another version of libacmlbm");
+        note(msg, size, from, path,
+             w == NULL ? "no " ACM_VDB_WRITER_ENTRY : "of another version of libacmlbm");
         dlclose(h);
         return false;
     }
@@ -66,8 +94,70 @@ static bool module_try(vdb_module *m, const char *path, char *msg, size_t size)
     return true;
 }
 
-/* The OpenVDB writer module: where meson install puts it (<libdir>/acmlbm), else in
- * the build tree; NOT_BUILT, saying why, when neither loads. */
+/* The variable that names the module's file, looked at first. */
+#define VDB_MODULE_ENV "ACMLBM_VDB_MODULE"
+
+/* Where the module is looked for, in order (acm_export.h), each path once:
+ * the file ACMLBM_VDB_MODULE names; beside libacmlbm's own file, as installed
+ * (<libdir>/acmlbm/) and side by side (a Python wheel's or a game's folder), so
+ * that a moved tree finds its own; where meson install put it; the build tree. */
+enum { VDB_PLACES = 5, VDB_PATH_SIZE = 4096 };
+typedef struct vdb_places {
+    const char *path[VDB_PLACES];
+    const char *from[VDB_PLACES]; /* for messages: VDB_MODULE_ENV "=" or "" */
+    size_t count;
+    char near[2][VDB_PATH_SIZE]; /* the paths beside libacmlbm */
+} vdb_places;
+
+static void places_add(vdb_places *p, const char *path, const char *from)
+{
+    for (size_t k = 0; k < p->count; ++k)
+        if (strcmp(p->path[k], path) == 0)
+            return; /* a moved tree's path can be the baked one: tried once */
+    p->path[p->count] = path;
+    p->from[p->count] = from;
+    p->count++;
+}
+
+/* The folder of libacmlbm's own file, with its final '/', as *dir and its length;
+ * 0 where the loader does not say. dladdr is asked about an object of the
+ * library: a function's address would need a function-to-object pointer
+ * conversion, which ISO C does not have. */
+static size_t self_dir(const char **dir)
+{
+    Dl_info info;
+    if (dladdr(not_built_msg, &info) == 0 || info.dli_fname == NULL)
+        return 0;
+    const char *slash = strrchr(info.dli_fname, '/');
+    *dir = info.dli_fname;
+    return slash != NULL ? (size_t)(slash - info.dli_fname) + 1 : 0;
+}
+
+/* The two places beside libacmlbm; a path too long for VDB_PATH_SIZE is refused
+ * and said in msg. */
+static void places_near(vdb_places *p, char *msg, size_t size)
+{
+    const char *dir = NULL;
+    const size_t n = self_dir(&dir);
+    if (n == 0) {
+        note(msg, size, "", "libacmlbm's own file", "its folder is unknown (dladdr)");
+        return;
+    }
+    const char *const names[2] = {ACM_VDB_MODULE_SUBDIR "/" ACM_VDB_MODULE_NAME,
+                                  ACM_VDB_MODULE_NAME};
+    for (size_t k = 0; k < 2; ++k) {
+        const int len = n < VDB_PATH_SIZE
+            ? snprintf(p->near[k], VDB_PATH_SIZE, "%.*s%s", (int)n, dir, names[k])
+            : VDB_PATH_SIZE;
+        if (len > 0 && len < VDB_PATH_SIZE)
+            places_add(p, p->near[k], "");
+        else
+            note(msg, size, "beside libacmlbm, ", names[k], "path too long");
+    }
+}
+
+/* The OpenVDB writer module, from the first of its places that loads
+ * (vdb_places); NOT_BUILT, with each place and why, when none does. */
 static acm_status module_load(vdb_module *m, char *msg, size_t size)
 {
     msg[0] = '\0';
@@ -75,11 +165,19 @@ static acm_status module_load(vdb_module *m, char *msg, size_t size)
         acm__format(msg, size, "%s", not_built_msg);
         return ACM_ERR_NOT_BUILT;
     }
-    if (module_try(m, ACM_VDB_MODULE_INSTALLED, msg, size) ||
-        module_try(m, ACM_VDB_MODULE_BUILD, msg, size)) {
-        msg[0] = '\0';
-        return ACM_OK;
-    }
+    vdb_places p;
+    p.count = 0;
+    const char *env = getenv(VDB_MODULE_ENV);
+    if (env != NULL && env[0] != '\0')
+        places_add(&p, env, VDB_MODULE_ENV "=");
+    places_near(&p, msg, size);
+    places_add(&p, ACM_VDB_MODULE_INSTALLED, "");
+    places_add(&p, ACM_VDB_MODULE_BUILD, "");
+    for (size_t k = 0; k < p.count; ++k)
+        if (module_try(m, p.path[k], p.from[k], msg, size)) {
+            msg[0] = '\0';
+            return ACM_OK;
+        }
     char why[ACM_ERROR_SIZE];
     acm__format(why, sizeof why, "%s", msg);
     acm__format(msg, size, "cannot load the OpenVDB writer module: %s", why);
