@@ -111,6 +111,48 @@ START_TEST(divergence_on_one_rank)
 }
 END_TEST
 
+/* An inlet's values for each step: uniform along z, except that rank 1's
+ * function refuses step 3 (nonzero: cancel). */
+static int inflow_until_3_on_rank_1(acm_domain *d, acm_face face, int64_t step, double *v,
+                                    size_t count, void *user)
+{
+    (void)d, (void)face, (void)user;
+    if (rank_of() == 1 && step == 3)
+        return 1;
+    for (size_t k = 0; k < count; k += 3) {
+        v[k] = v[k + 1] = 0.0;
+        v[k + 2] = 0.01;
+    }
+    return 0;
+}
+
+/* A face function that stops the step on one rank only (a caller's function,
+ * run by every rank for its domain): every rank's call fails with rank 1's
+ * status and message before that step, nobody waits for anybody, and every
+ * rank then steps on together with the function removed. */
+START_TEST(face_function_cancelled_on_one_rank)
+{
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    acm_domain_options o = acm_test_options(16, 16, 8 * ranks, 0.05, ACM_COLLISION_BGK,
+                                            ACM_PRECISION_FP32);
+    acm_domain *d = create_mpi(&o, NULL);
+    const double in[3] = {0.0, 0.0, 0.01};
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_INLET, in));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_OUTLET, NULL));
+    ACM_CK_OK(d, acm_domain_set_face_function(d, ACM_FACE_Z_MIN, inflow_until_3_on_rank_1,
+                                              NULL));
+    ACM_CK_FAIL(d, acm_step(d, 5), ACM_ERR_CANCELLED);
+    ck_assert_msg(strstr(acm_domain_last_error(d), "rank 1") != NULL, "rank %d's message: %s",
+                  rank_of(), acm_domain_last_error(d));
+    ck_assert_int_eq(acm_test_stats(d).step, 2);
+    ACM_CK_OK(d, acm_domain_set_face_function(d, ACM_FACE_Z_MIN, NULL, NULL));
+    ACM_CK_OK(d, acm_step(d, 3));
+    ck_assert_int_eq(acm_test_stats(d).step, 5);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 /* Every rank has loaded the file: rank 0 removes it. */
 static void remove_after_all(const char *path)
 {
@@ -278,6 +320,7 @@ int main(int argc, char **argv)
     tcase_add_test(tc, checkpoint_loads_undivided);
     tcase_add_test(tc, allocation_failure_on_one_rank);
     tcase_add_test(tc, recut_failure_on_one_rank);
+    tcase_add_test(tc, face_function_cancelled_on_one_rank);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* no fork under MPI */

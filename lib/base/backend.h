@@ -142,6 +142,13 @@ struct acm_backend_ops {
      * that keeps a copy of them takes it, or fails and keeps its old one. */
     acm_status (*face_values)(acm_domain *d, int face);
 
+    /* Optional: the outcome of host-side work that only this process did (a face
+     * function's answer) agreed across the processes of a domain over MPI ranks:
+     * the first failing rank's status and message on every rank, so that all go
+     * on, or stop, together and no process waits in a collective that another
+     * left. Without it, local is the outcome. */
+    acm_status (*agree)(acm_domain *d, acm_status local);
+
     /* Copy a field to a host array of ncells * components elements. */
     acm_status (*get_field)(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
 

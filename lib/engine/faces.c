@@ -69,16 +69,12 @@ static acm_status layer_face(acm_domain *domain, acm_face face)
     return ACM_OK;
 }
 
-acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
-                                const void *values, size_t count)
+/* The checked copy of count values of an inlet's or outlet's face in *out (the
+ * library's, freed with the face), or the error. */
+static acm_status face_values_made(acm_domain *domain, acm_face face, acm_dtype dtype,
+                                   const void *values, size_t count, double **out)
 {
-    ACM_TRY(layer_face(domain, face));
     const acm_boundary type = domain->setup.face[face].type;
-    if (values == NULL) {
-        if (count != 0)
-            return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "values is NULL, count=%zu", count);
-        return acm__swap_face_values(domain, face, NULL);
-    }
     if (dtype != ACM_DTYPE_FLOAT32 && dtype != ACM_DTYPE_FLOAT64)
         return ACM_FAIL(domain, ACM_ERR_BAD_ENUM, "unknown dtype %d", (int)dtype);
     const int32_t n[3] = {domain->nx, domain->ny, domain->nz};
@@ -98,8 +94,10 @@ acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dty
     for (size_t k = 0; k < count; ++k)
         v[k] = acm__load(dtype, values, k);
     const int64_t bad = bad_face_value(v, cells, per, domain->setup.max_speed);
-    if (bad < 0)
-        return acm__swap_face_values(domain, face, v);
+    if (bad < 0) {
+        *out = v;
+        return ACM_OK;
+    }
     const int32_t a = (int32_t)(bad % n[lo]), b = (int32_t)(bad / n[lo]);
     double w[3];
     memcpy(w, v + (size_t)per * (size_t)bad, (size_t)per * sizeof *w);
@@ -113,6 +111,20 @@ acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dty
     return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE,
                     "face %s, cell (%c=%d, %c=%d): density %g must be finite and in (0, 10]",
                     acm__face_name(face), "xyz"[lo], (int)a, "xyz"[hi], (int)b, w[0]);
+}
+
+acm_status acm__set_face_values(acm_domain *domain, acm_face face, acm_dtype dtype,
+                                const void *values, size_t count)
+{
+    ACM_TRY(layer_face(domain, face));
+    if (values == NULL) {
+        if (count != 0)
+            return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "values is NULL, count=%zu", count);
+        return acm__swap_face_values(domain, face, NULL);
+    }
+    double *v = NULL;
+    ACM_TRY(face_values_made(domain, face, dtype, values, count, &v));
+    return acm__swap_face_values(domain, face, v);
 }
 
 /* ---- face functions (acm_domain_set_face_function) --------------------------------- */
@@ -161,8 +173,9 @@ bool acm__faces_timed(const acm_domain *d)
     return false;
 }
 
-/* Face f's function asked for step's values, which are set. */
-static acm_status face_update(acm_domain *d, int f, int64_t step)
+/* Face f's function asked for step's values: their checked copy in *made, or
+ * NULL where the function changed the face (the caller checks the faces). */
+static acm_status face_ask(acm_domain *d, int f, int64_t step, double **made)
 {
     const size_t count = face_value_count(d, f);
     acm_face_values_fn fn = d->face_fn[f];
@@ -173,16 +186,31 @@ static acm_status face_update(acm_domain *d, int f, int64_t step)
         return ACM_FAIL(d, ACM_ERR_CANCELLED,
                         "face %s: its function returned %d for step %lld: stopped before it",
                         acm__face_name((acm_face)f), rc, (long long)step);
-    if (d->face_fn[f] != fn || d->face_fn_values[f] == NULL) /* it changed the face: the */
-        return ACM_OK;                                        /* caller checks the faces */
-    return acm__set_face_values(d, (acm_face)f, ACM_DTYPE_FLOAT64, d->face_fn_values[f], count);
+    if (d->face_fn[f] != fn || d->face_fn_values[f] == NULL)
+        return ACM_OK;
+    return face_values_made(d, (acm_face)f, ACM_DTYPE_FLOAT64, d->face_fn_values[f], count,
+                            made);
 }
 
 acm_status acm__faces_update(acm_domain *d)
 {
     const int64_t step = d->step + 1;
-    for (int f = 0; f < ACM_FACE_COUNT; ++f)
+    double *made[ACM_FACE_COUNT] = {NULL};
+    acm_status st = ACM_OK;
+    for (int f = 0; f < ACM_FACE_COUNT && st == ACM_OK; ++f)
         if (d->face_fn[f] != NULL)
-            ACM_TRY(face_update(d, f, step));
-    return ACM_OK;
+            st = face_ask(d, f, step, &made[f]);
+    /* the functions ran in this process only; setting the values is collective
+     * over MPI ranks: every process goes on, or stops, with the same outcome */
+    if (d->ops->agree != NULL)
+        st = d->ops->agree(d, st);
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) {
+        if (made[f] == NULL)
+            continue;
+        if (st == ACM_OK)
+            st = acm__swap_face_values(d, (acm_face)f, made[f]); /* it frees them on failure */
+        else
+            acm__free(made[f]);
+    }
+    return st;
 }

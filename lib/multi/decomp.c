@@ -1514,6 +1514,7 @@ static const struct acm_backend_ops acm_backend_decomp = {
     .get_field = decomp_get_field,
     .set_field = decomp_set_field,
     .face_values = decomp_face_values,
+    .agree = acm__halo_agree,
     .probe_cell = decomp_probe_cell,
     .stats = decomp_stats,
     .state_save = decomp_state_save,
