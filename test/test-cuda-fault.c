@@ -1,7 +1,6 @@
 /*
  * libacmlbm tests -- a device fault that kills the CUDA context (docs/reliability.md,
- * "Device faults"). A kernel of the test's own, given as PTX to the driver
- * (loaded with dlopen, so nothing links against libcuda), writes to an
+ * "Device faults"). A kernel of the test's own (cuda-poison.h) writes to an
  * invalid address while a domain lives on the device: the library's next
  * call must report the fault with CUDA's message, mark the domain unusable,
  * refuse every later call the same way, and destroy it without a hang or a
@@ -9,63 +8,8 @@
  * Needs a GPU (exit 77 otherwise), run with CK_FORK=no.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <dlfcn.h>
-
-#include <cuda.h> /* driver API types; the functions come from dlsym */
-
+#include "cuda-poison.h"
 #include "test-common.h"
-
-/* One thread storing to address p. */
-static const char poison_ptx[] = ".version 7.0\n"
-                                 ".target sm_52\n"
-                                 ".address_size 64\n"
-                                 ".visible .entry poison(.param .u64 p)\n"
-                                 "{\n"
-                                 "  .reg .u64 %rd<2>;\n"
-                                 "  ld.param.u64 %rd1, [p];\n"
-                                 "  st.global.u32 [%rd1], 1;\n"
-                                 "  ret;\n"
-                                 "}\n";
-
-typedef CUresult (*load_fn)(CUmodule *, const void *);
-typedef CUresult (*get_fn)(CUfunction *, CUmodule, const char *);
-typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                              unsigned, unsigned, CUstream, void **, void **);
-typedef CUresult (*sync_fn)(void);
-
-/* The driver's function `name` into *fn (a function pointer of the right
- * type): copied from dlsym's object pointer, as POSIX allows. */
-static void driver_symbol(void *lib, const char *name, void *fn, size_t fn_size)
-{
-    void *f = dlsym(lib, name);
-    ck_assert_msg(f != NULL, "libcuda.so.1 has no %s", name);
-    ck_assert_uint_eq(fn_size, sizeof f);
-    memcpy(fn, &f, sizeof f);
-}
-
-/* Run the faulting kernel in the current (the runtime's primary) context;
- * returns what the driver said when it finished. */
-static CUresult run_poison(void)
-{
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(lib != NULL, "dlopen libcuda.so.1: %s", dlerror());
-    load_fn load;
-    get_fn get;
-    launch_fn launch;
-    sync_fn sync;
-    driver_symbol(lib, "cuModuleLoadData", &load, sizeof load);
-    driver_symbol(lib, "cuModuleGetFunction", &get, sizeof get);
-    driver_symbol(lib, "cuLaunchKernel", &launch, sizeof launch);
-    driver_symbol(lib, "cuCtxSynchronize", &sync, sizeof sync);
-    CUmodule mod;
-    CUfunction fn;
-    ck_assert_int_eq(load(&mod, poison_ptx), CUDA_SUCCESS);
-    ck_assert_int_eq(get(&fn, mod, "poison"), CUDA_SUCCESS);
-    unsigned long long where = 16; /* no allocation starts there */
-    void *args[] = {&where};
-    ck_assert_int_eq(launch(fn, 1, 1, 1, 1, 1, 1, 0, NULL, args, NULL), CUDA_SUCCESS);
-    return sync(); /* the library of the process stays loaded: no dlclose */
-}
 
 START_TEST(context_fault_marks_the_domain_unusable)
 {
@@ -74,9 +18,9 @@ START_TEST(context_fault_marks_the_domain_unusable)
     o.backend = ACM_BACKEND_CUDA;
     acm_domain *d = acm_test_domain(&o);
     ACM_CK_OK(d, acm_step(d, 3));
-    const CUresult r = run_poison();
-    ck_assert_msg(r == CUDA_ERROR_ILLEGAL_ADDRESS, "the poison kernel gave %d, not an illegal "
-                  "address", (int)r);
+    const int r = poison_context();
+    ck_assert_msg(r == POISON_ILLEGAL_ADDRESS, "the poison kernel gave %d, not an illegal "
+                  "address", r);
 
     const acm_status st = acm_step(d, 1);
     const char *msg = acm_domain_last_error(d);

@@ -13,6 +13,7 @@
 #include <unistd.h>       /* getpid */
 
 #include "acmlbm/acm_mpi.h"
+#include "cuda-poison.h"
 #include "decomp-scenes.h"
 
 static int rank_of(void)
@@ -149,6 +150,35 @@ START_TEST(face_function_cancelled_on_one_rank)
     ACM_CK_OK(d, acm_domain_set_face_function(d, ACM_FACE_Z_MIN, NULL, NULL));
     ACM_CK_OK(d, acm_step(d, 3));
     ck_assert_int_eq(acm_test_stats(d).step, 5);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* GPU slabs over the ranks (NCCL between them where built): rank 1's CUDA
+ * context dies (a kernel of the test's own stores to an invalid address)
+ * between two calls. The next step fails on every rank with ACM_ERR_DEVICE
+ * naming rank 1, within seconds: no rank waits out the exchange's time limit
+ * for planes that rank 1 cannot send. The last test of the program: rank 1's
+ * process has no context left. */
+START_TEST(device_fault_on_one_rank)
+{
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    acm_domain_options o = acm_test_options(32, 32, 16 * ranks, 0.05, ACM_COLLISION_BGK,
+                                            ACM_PRECISION_FP32);
+    acm_domain *d = create_mpi(&o, NULL);
+    ACM_CK_OK(d, acm_step(d, 2));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank_of() == 1)
+        ck_assert_int_eq(poison_context(), POISON_ILLEGAL_ADDRESS);
+    const double start = MPI_Wtime();
+    const acm_status st = acm_step(d, 3);
+    const double took = MPI_Wtime() - start;
+    printf("rank %d: %s after %.2f s: %s\n", rank_of(), acm_status_string(st), took,
+           acm_domain_last_error(d));
+    ck_assert_msg(st == ACM_ERR_DEVICE && strstr(acm_domain_last_error(d), "rank 1") != NULL,
+                  "rank %d: %s: %s", rank_of(), acm_status_string(st), acm_domain_last_error(d));
+    ck_assert_msg(took < 30.0, "rank %d's step took %.0f s", rank_of(), took);
     acm_domain_destroy(d);
 }
 END_TEST
@@ -321,6 +351,8 @@ int main(int argc, char **argv)
     tcase_add_test(tc, allocation_failure_on_one_rank);
     tcase_add_test(tc, recut_failure_on_one_rank);
     tcase_add_test(tc, face_function_cancelled_on_one_rank);
+    if (acm_test_backend() == ACM_BACKEND_CUDA) /* last: it ends rank 1's CUDA context */
+        tcase_add_test(tc, device_fault_on_one_rank);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_set_fork_status(sr, CK_NOFORK); /* no fork under MPI */
