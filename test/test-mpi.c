@@ -112,6 +112,16 @@ START_TEST(divergence_on_one_rank)
 }
 END_TEST
 
+/* A BGK domain (FP32) of nx x ny x nz_per_rank * ranks cells over the ranks. */
+static acm_domain *bgk_over_ranks(int nx, int ny, int nz_per_rank)
+{
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    acm_domain_options o = acm_test_options(nx, ny, nz_per_rank * ranks, 0.05,
+                                            ACM_COLLISION_BGK, ACM_PRECISION_FP32);
+    return create_mpi(&o, NULL);
+}
+
 /* An inlet's values for each step: uniform along z, except that rank 1's
  * function refuses step 3 (nonzero: cancel). */
 static int inflow_until_3_on_rank_1(acm_domain *d, acm_face face, int64_t step, double *v,
@@ -133,11 +143,7 @@ static int inflow_until_3_on_rank_1(acm_domain *d, acm_face face, int64_t step, 
  * rank then steps on together with the function removed. */
 START_TEST(face_function_cancelled_on_one_rank)
 {
-    int ranks = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    acm_domain_options o = acm_test_options(16, 16, 8 * ranks, 0.05, ACM_COLLISION_BGK,
-                                            ACM_PRECISION_FP32);
-    acm_domain *d = create_mpi(&o, NULL);
+    acm_domain *d = bgk_over_ranks(16, 16, 8);
     const double in[3] = {0.0, 0.0, 0.01};
     ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MIN, ACM_BOUNDARY_INLET, in));
     ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Z_MAX, ACM_BOUNDARY_OUTLET, NULL));
@@ -162,11 +168,7 @@ END_TEST
  * process has no context left. */
 START_TEST(device_fault_on_one_rank)
 {
-    int ranks = 1;
-    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-    acm_domain_options o = acm_test_options(32, 32, 16 * ranks, 0.05, ACM_COLLISION_BGK,
-                                            ACM_PRECISION_FP32);
-    acm_domain *d = create_mpi(&o, NULL);
+    acm_domain *d = bgk_over_ranks(32, 32, 16);
     ACM_CK_OK(d, acm_step(d, 2));
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank_of() == 1)
