@@ -122,3 +122,22 @@ def test_smoke_density_into_a_cupy_array():
 
 def test_python_version_is_supported():
     assert sys.version_info >= (3, 9)
+
+
+@cuda
+def test_async_steps_on_the_callers_stream():
+    torch = pytest.importorskip("torch")
+    s = torch.cuda.Stream()
+    with _gpu_domain() as d, acmlbm.Domain((32, 24, 16), viscosity=0.02, backend="cuda") as e:
+        e.set_face("y_max", "wall", velocity=(0.05, 0, 0))
+        e.set_face("y_min", "wall")
+        e.stream = s.cuda_stream
+        assert e.stream == s.cuda_stream
+        e.step_async(50)
+        e.synchronize()
+        assert e.stats().step == 50
+        vel = e.device_fields()[1]
+        assert vel.__cuda_array_interface__["stream"] == s.cuda_stream
+        with torch.cuda.stream(s):
+            t = torch.from_dlpack(vel)  # on the domain's own stream: no wait asked
+            assert np.array_equal(t.cpu().numpy(), d.velocity())  # the same 50 steps

@@ -208,3 +208,49 @@ def test_autotune_reports_progress_and_can_be_cancelled(tmp_path):
         with pytest.raises(RuntimeError, match="fell over"):
             d.autotune(window_steps=2, progress=broken)
         d.autotune(window_steps=2, time_budget=1.0, apply=True)
+
+
+def test_free_body_loads_and_motion_switches(sphere):
+    with acmlbm.Domain((16, 16, 24), viscosity=0.1, backend="cpu") as d:
+        s = acmlbm.Solid(d, sphere, position=(8, 8, 12), motion="prescribed", density=2.0)
+        assert s.motion == acmlbm.Motion.PRESCRIBED
+        s.set_state(velocity=(0, 0, 0.01))
+        d.step(5)
+        assert s.state.position[2] == pytest.approx(12.05)
+        s.motion = "free"
+        s.set_load(force=(0, 0, 1.0))  # a push along +z (mass about 226)
+        d.step(10)
+        assert s.motion == acmlbm.Motion.FREE and s.state.velocity[2] > 0.01
+        s.motion = acmlbm.Motion.STATIC
+        assert s.state.velocity == (0.0, 0.0, 0.0)
+        with pytest.raises(acmlbm.OutOfRangeError):
+            s.set_load(force=(float("nan"), 0, 0))
+
+
+def test_smoke_vdb_export(tmp_path):
+    with acmlbm.Domain((12, 12, 12), viscosity=0.05, backend="cpu") as d:
+        k = acmlbm.Smoke(d, capacity=100)
+        k.add_emitter("points", points=[[6, 6, 6], [3, 3, 3]], rate=2)
+        d.step(3)
+        assert k.info().alive == 6
+        if acmlbm.vdb_available():
+            k.export_vdb(tmp_path / "s.vdb", 2, velocity=True)
+            assert (tmp_path / "s.vdb").stat().st_size > 0
+        else:
+            with pytest.raises(acmlbm.NotBuiltError):
+                k.export_vdb(tmp_path / "s.vdb")
+
+
+def test_slabs_in_one_process_step_as_one_domain():
+    kw = dict(viscosity=0.05, backend="cpu", velocity=(0.01, 0.02, 0.03))
+    with acmlbm.Domain((8, 8, 16), **kw) as one, \
+            acmlbm.Domain((8, 8, 16), subdomains=2, **kw) as two:
+        two.halo_overlap = 2
+        assert two.halo_overlap == 2
+        two.divergence_interval = 5
+        assert two.divergence_interval == 5
+        one.set_body_force((1e-5, 0, 0))
+        two.set_body_force((1e-5, 0, 0))
+        one.step(6)
+        two.step(6)
+        assert np.array_equal(one.populations(), two.populations())
