@@ -77,6 +77,8 @@ class DivergenceEvent:
     message: str
 
 
+_acm_step = fn.acm_step
+
 _COLLISION_FIELDS = ("high_order_rate", "bulk_rate", "bulk_follows_high_order", "safety_net",
                      "max_high_order_rate", "li2018_nu0", "li2020_theta", "li2020_tau0")
 
@@ -157,8 +159,13 @@ class Domain(Handle):
     def _run(self, f: Callable[..., int], *args: Any) -> None:
         """A call that may run Python callbacks: an exception raised in one stops the
         call (the callback answered 'cancel') and is raised here in its place."""
-        self._pending.clear()
         status = f(self._ptr(), *args)
+        if status or self._pending:
+            self._settle(status)
+
+    def _settle(self, status: int) -> None:
+        """After a call that failed or whose callbacks raised: the callback's exception
+        first (the call's status follows from it), else the status's."""
         if self._pending:
             exc = self._pending[0]
             self._pending.clear()
@@ -181,8 +188,13 @@ class Domain(Handle):
         each; a true return value stops early (the steps done so far stay). The GIL is
         released while the library steps."""
         n = int(n)
-        if progress is None:
-            self._run(fn.acm_step, n)
+        if progress is None:  # the frame loop's call: as few Python steps as it takes
+            h = self._h
+            if not h.value:
+                self._ptr()  # raises: closed
+            status = _acm_step(h, n)
+            if status or self._pending:
+                self._settle(status)
             return n
         every = max(1, int(every) if every else n // 100)
         done = 0
