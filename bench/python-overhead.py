@@ -6,7 +6,9 @@ step) against the raw ctypes call of acm_step(d, 0). Per step loop: n calls of
 Domain.step(1) against one Domain.step(n), whose loop runs in C inside the
 library, on an N^3 domain of the backend asked for; on CUDA also n calls of
 step_async(1) and one synchronize (acm_step waits for the GPU at its end, so a
-loop of step(1) measures that wait as much as Python). Prints the figures and
+loop of step(1) measures that wait as much as Python); and n bare ctypes calls of
+acm_step(d, 1), what a C loop of single steps pays (a call of the library, its
+OpenMP team woken per call) plus the bare call's 0.4 us. Prints the figures and
 the machine's CPU count; takes the median of --repeat runs.
 
     python3 bench/python-overhead.py --size 64 --steps 200 --backend cpu
@@ -48,7 +50,8 @@ def main():
     with acmlbm.Domain((a.size,) * 3, viscosity=0.01, backend=a.backend) as d:
         d.init_uniform(1.0, (0.02, 0.01, 0.0))
         d.step(10)  # warm up: threads, caches
-        loops, ones = [], []
+        loops, ones, raws = [], [], []
+        h = d._h
         for _ in range(a.repeat):
             t = time.perf_counter()
             d.step(a.steps)
@@ -57,14 +60,21 @@ def main():
             for _ in range(a.steps):
                 d.step(1)
             loops.append(time.perf_counter() - t)
+            t = time.perf_counter()
+            for _ in range(a.steps):
+                fn.acm_step(h, 1)
+            raws.append(time.perf_counter() - t)
         one, loop = statistics.median(ones), statistics.median(loops)
+        raw = statistics.median(raws)
         cells = a.size ** 3 * a.steps
         print(f"step({a.steps}) once: {one / a.steps * 1e3:.3f} ms/step "
               f"({cells / one / 1e6:.1f} MLUPS)")
         print(f"step(1) x {a.steps} from Python: {loop / a.steps * 1e3:.3f} ms/step "
               f"({cells / loop / 1e6:.1f} MLUPS)")
-        print(f"overhead of the Python loop: {(loop / one - 1) * 100:+.2f} % "
-              f"({(loop - one) / a.steps * 1e6:+.1f} us per step)")
+        print(f"bare ctypes acm_step(d, 1) x {a.steps}: {raw / a.steps * 1e3:.3f} ms/step "
+              f"(what a C loop of single steps costs, plus 0.4 us a call)")
+        print(f"overhead of the Python loop: {(loop / one - 1) * 100:+.2f} % against "
+              f"step({a.steps}), {(loop / raw - 1) * 100:+.2f} % against the bare calls")
         if d.info().backend == acmlbm.Backend.CUDA:
             # acm_step() waits for the GPU at its end, from C as from Python; what the
             # Python calls themselves cost shows when they only enqueue
