@@ -7,7 +7,7 @@ import dataclasses
 import os
 from typing import Any, Callable, Optional
 
-from . import _capi, enums
+from . import _capi
 from ._capi import fn
 from ._handle import record, versioned
 from .errors import check
@@ -109,4 +109,4 @@ def autotune(domain, time_budget: float, window_steps: int, flags: int,
     return TuneResult(best, summary, entries)
 
 
-__all__ = ["TuneProgress", "TuneEntry", "TuneSummary", "TuneResult", "enums"]
+__all__ = ["TuneProgress", "TuneEntry", "TuneSummary", "TuneResult"]

@@ -2,7 +2,6 @@
 (NumPy consumes it), and on a GPU the fields read by PyTorch and CuPy without a
 copy (pointer identity), when the library has CUDA and a device is present."""
 import gc
-import sys
 import weakref
 
 import numpy as np
@@ -118,10 +117,6 @@ def test_smoke_density_into_a_cupy_array():
         k.device_density(2, out)
         assert float(out.sum()) / 8 == pytest.approx(k.info().alive, rel=1e-4)
         assert np.allclose(cupy.asnumpy(out), k.density(2), atol=1e-5)
-
-
-def test_python_version_is_supported():
-    assert sys.version_info >= (3, 9)
 
 
 @cuda
