@@ -17,9 +17,13 @@ acm_status acm_cuda_domain_init(acm_domain *d);
 void acm_cuda_domain_fini(acm_domain *d);
 acm_status acm_cuda_init_equilibrium(acm_domain *d, const acm_init_source *src);
 acm_status acm_cuda_advance(acm_domain *d, acm_check when);
+/* The ops table's advance: acm_cuda_advance, or a step of a run (run_begin). */
+acm_status acm_cuda_advance_step(acm_domain *d, acm_check when);
 acm_status acm_cuda_advance_edges(acm_domain *d);
 acm_status acm_cuda_advance_rest(acm_domain *d, acm_check when);
 acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps);
+acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, int64_t *run);
+acm_status acm_cuda_run_end(acm_domain *d, acm_status st, bool *again);
 acm_status acm_cuda_get_field(acm_domain *d, acm_field field, acm_dtype dtype, void *dst);
 acm_status acm_cuda_set_field(acm_domain *d, acm_field field, acm_dtype dtype, const void *src);
 acm_status acm_cuda_face_values(acm_domain *d, int face);

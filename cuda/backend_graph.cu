@@ -19,6 +19,7 @@
 #include <string.h> /* memcmp, memcpy, memset */
 
 #include "backend_impl.cuh"
+#include "solid.h" /* acm__solids_plan, struct acm_solid */
 
 /* Steps of the domain's configuration that a graph can hold: the fluid of
  * one undivided domain, its smoke velocity not asked for, on a stream that
@@ -50,6 +51,22 @@ static cu_graph *find(cuda_impl *m, const cu_graph_key &k)
         if (m->graphs[g].exec != NULL && memcmp(&m->graphs[g].key, &k, sizeof k) == 0)
             return &m->graphs[g];
     return NULL;
+}
+
+/* A graph kept under its key in a free (or the oldest) slot. */
+static cu_graph *keep(cuda_impl *m, cudaGraphExec_t exec, const cu_graph_key &k)
+{
+    int slot = -1;
+    for (int g = 0; g < ACM_GRAPHS && slot < 0; ++g)
+        slot = m->graphs[g].exec == NULL ? g : -1;
+    if (slot < 0) { /* an in-flight replay of the one it replaces still completes */
+        slot = m->graph_next;
+        m->graph_next = (m->graph_next + 1) % ACM_GRAPHS;
+        cudaGraphExecDestroy(m->graphs[slot].exec);
+    }
+    m->graphs[slot].exec = exec;
+    m->graphs[slot].key = k;
+    return &m->graphs[slot];
 }
 
 /* Capture `steps` steps from the current state into a free (or the oldest)
@@ -92,17 +109,7 @@ static acm_status capture(acm_domain *d, const cu_graph_key &k, cu_graph **out)
     if (graph != NULL)
         cudaGraphDestroy(graph);
     ACM_TRY(st);
-    int slot = -1;
-    for (int g = 0; g < ACM_GRAPHS && slot < 0; ++g)
-        slot = m->graphs[g].exec == NULL ? g : -1;
-    if (slot < 0) { /* an in-flight replay of the one it replaces still completes */
-        slot = m->graph_next;
-        m->graph_next = (m->graph_next + 1) % ACM_GRAPHS;
-        cudaGraphExecDestroy(m->graphs[slot].exec);
-    }
-    m->graphs[slot].exec = exec;
-    m->graphs[slot].key = k;
-    *out = &m->graphs[slot];
+    *out = keep(m, exec, k);
     return ACM_OK;
 }
 
@@ -142,6 +149,277 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
         left -= k.steps;
     }
     m->posted = true; /* by the last replay's step count */
+    return ACM_OK;
+}
+
+/* ---- runs of steps with solids (backend.h run_begin) -------------------------------------
+ * The pipeline makes a run's steps as always; the IB and fluid kernels they
+ * launch go into a capture (RECORD), which is instantiated into a graph,
+ * the host's state put back, and the pipeline makes the steps again: now a
+ * replay (REPLAY), in which the steps do their host part only (the bodies'
+ * moves, the counts) and run_end launches the graph. A graph is replayed only
+ * when its key matches: the fluid's as for advance_many, the IB's arrays,
+ * each solid's samples, motion and whether it is placed, and whether the band
+ * holds the samples' support (moot when a solid is placed in the run's first
+ * step: that marks it anew). What changes from run to run comes from device
+ * memory, written before each replay by one launch (acm_launch_run_inputs):
+ * solid i's pose of step j at slot j * nsolids + i (slot steps * nsolids + i:
+ * after the run), and the re-sorts the host's plan makes after each step
+ * (acm__solids_plan). Each step of a run with a solid that may be re-sorted
+ * holds, per such solid, a conditional node whose body re-sorts it, opened
+ * by that solid's flag of the step: the re-sorts change no graph, so a run's
+ * graph is recorded once for as long as the configuration stays. Every step
+ * of such a run places every solid, as the step after a re-sort does. Free
+ * bodies (their coupling waits for the host), moving solids that gather
+ * their forces (regions on the host) and more than ACM_RUN_SOLIDS solids are
+ * stepped kernel by kernel. */
+
+static_assert(ACM_RUN_STEPS <= ACM_RUN_INPUT_FLAGS, "a run's re-sort flags in one launch");
+static_assert(ACM_RUN_SOLIDS <= 32, "a solid a bit of a re-sort flag");
+
+static bool runnable(const acm_domain *d)
+{
+    const cuda_impl *m = IMPL(d);
+    if (!graphable(d) || m->graphs_refused || m->ib.poses == NULL || d->nsolids == 0 ||
+        d->nsolids > ACM_RUN_SOLIDS || d->nsolids != m->ib.nsolids)
+        return false;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_body *b = &d->solids[i]->body;
+        if (b->motion == ACM_MOTION_FREE ||
+            (b->motion != ACM_MOTION_STATIC && d->layout.ib.spread == ACM_IB_SPREAD_GATHER))
+            return false;
+    }
+    return true;
+}
+
+static void run_key(const acm_domain *d, int steps, cu_graph_key *k)
+{
+    const cuda_impl *m = IMPL(d);
+    make_key(d, steps, k);
+    const acm_ib_args a = cu_ib_args(d);
+    memcpy(&k->ib, &a, sizeof a);
+    const cuda_ib &ib = m->ib;
+    const void *more[5] = {ib.poses, ib.resort_flags, ib.sort_scratch, ib.origin, ib.scratch};
+    memcpy(k->ib_more, more, sizeof more);
+    k->sort_bytes = ib.sort_bytes;
+    k->scratch_bytes = ib.scratch_bytes;
+    k->nsolids = d->nsolids;
+    bool placed = false; /* a solid placed in the first step marks the band anew */
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        k->solid[i].offset = s->offset;
+        k->solid[i].count = s->count;
+        k->solid[i].motion = (int32_t)s->body.motion;
+        k->solid[i].placed = s->moved || s->body.motion != ACM_MOTION_STATIC || m->run.place_all;
+        placed |= k->solid[i].placed != 0;
+    }
+    k->band_valid = placed || m->ib.band_valid;
+}
+
+/* The run's poses into their slots, its re-sort flags (the solids the
+ * device may re-sort), the device's step count set from the host's (the
+ * replayed steps count on from it). */
+static acm_status send_inputs(acm_domain *d, const acm_body *poses, const uint32_t *resort,
+                              int steps)
+{
+    cuda_impl *m = IMPL(d);
+    uint32_t sortable = 0;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+    const int n = (steps + 1) * (int)d->nsolids;
+    for (int first = 0; first < n || first == 0; first += ACM_RUN_INPUT_POSES) {
+        acm_run_inputs in;
+        memset(&in, 0, sizeof in);
+        const int count = n - first < ACM_RUN_INPUT_POSES ? n - first : ACM_RUN_INPUT_POSES;
+        for (int i = 0; i < count; ++i) {
+            const acm_body *b = &poses[first + i];
+            memcpy(in.pose[i].x, b->x, sizeof b->x);
+            memcpy(in.pose[i].q, b->q, sizeof b->q);
+            memcpy(in.pose[i].v, b->v, sizeof b->v);
+            memcpy(in.pose[i].w, b->w, sizeof b->w);
+        }
+        for (int j = 0; j < steps; ++j)
+            in.flag[j] = resort[j] & sortable;
+        const bool head = first == 0;
+        CU_TRY(d, acm_launch_run_inputs(in, m->ib.poses + first, count, m->ib.resort_flags,
+                                        head ? steps : 0, head ? m->counters + 2 : NULL,
+                                        (unsigned long long)m->batch_step, m->stream));
+    }
+    return ACM_OK;
+}
+
+/* The host's state a recorded run changes, kept (save) or put back. */
+static void keep_state(acm_domain *d, bool save)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    const size_t centres = 3 * (size_t)d->nsolids * sizeof(double);
+    if (save) {
+        r.cur = m->cur;
+        r.parity = m->parity;
+        r.ring = m->ring;
+        r.batch_step = m->batch_step;
+        r.domain_step = d->step;
+        r.batch_mixed = m->batch_mixed;
+        r.posted = m->posted;
+        r.forces_stale = d->forces_stale;
+        r.band_valid = m->ib.band_valid;
+        memcpy(r.centre, m->ib.centre, centres);
+        for (int32_t i = 0; i < d->nsolids; ++i)
+            m->ib.saved[i] = *d->solids[i];
+        return;
+    }
+    m->cur = r.cur;
+    m->parity = r.parity;
+    m->ring = r.ring;
+    m->batch_step = r.batch_step;
+    d->step = r.domain_step;
+    m->batch_mixed = r.batch_mixed;
+    m->posted = r.posted;
+    d->forces_stale = r.forces_stale;
+    m->ib.band_valid = r.band_valid;
+    memcpy(m->ib.centre, r.centre, centres);
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        *d->solids[i] = m->ib.saved[i];
+}
+
+extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, int64_t *run)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    *run = 1;
+    r.mode = CU_RUN_NONE;
+    if (!runnable(d))
+        return ACM_OK;
+    const int steps = left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : (int)left;
+    ACM_TRY(acm_cuda_prepare(d)); /* what a step allocates, outside any capture */
+    ACM_TRY(cu_ib_ready(d));
+    ACM_TRY(cu_bound_batch(d, steps));
+    r.place_all = false;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        r.place_all |= cu_ib_sortable(d, i);
+    run_key(d, steps, &r.key);
+    r.graph = find(m, r.key);
+    r.steps = steps;
+    r.step = 0;
+    if (r.graph != NULL) {
+        acm_body poses[(ACM_RUN_STEPS + 1) * ACM_RUN_SOLIDS];
+        uint32_t resort[ACM_RUN_STEPS];
+        acm__solids_plan(d, steps, poses, resort);
+        ACM_TRY(send_inputs(d, poses, resort, steps));
+        r.mode = CU_RUN_REPLAY;
+    } else {
+        keep_state(d, true);
+        CU_TRY(d, cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
+        m->capturing = true;
+        r.mode = CU_RUN_RECORD;
+    }
+    *run = steps;
+    return ACM_OK;
+}
+
+/* Into the run being recorded, after its step j: solid i's re-sort as the
+ * body of a conditional node, opened by its flag of step j (the pose after
+ * the step: slot j + 1). The body is captured on the side stream. */
+static acm_status record_resort(acm_domain *d, int32_t i, int j)
+{
+    cuda_impl *m = IMPL(d);
+    cudaStreamCaptureStatus status;
+    cudaGraph_t graph = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, NULL, NULL, NULL));
+    cudaGraphConditionalHandle handle;
+    /* no default value: the flag kernel sets it at every launch */
+    CU_TRY(d, cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
+    CU_TRY(d, acm_launch_ib_resort_flag(handle, m->ib.resort_flags + j, i, m->stream));
+    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges, &ndeps));
+    cudaGraphNodeParams p{}; /* zero */
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = handle;
+    p.conditional.type = cudaGraphCondTypeIf;
+    p.conditional.size = 1;
+    cudaGraphNode_t node;
+    CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
+    CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
+                                                  cudaStreamSetCaptureDependencies));
+    CU_TRY(d, cudaStreamBeginCaptureToGraph(m->side, p.conditional.phGraph_out[0], NULL, NULL, 0,
+                                            cudaStreamCaptureModeThreadLocal));
+    const acm_status st = cu_ib_resort_one(d, i, j + 1, m->side);
+    cudaGraph_t body = NULL;
+    const cudaError_t e = cudaStreamEndCapture(m->side, &body); /* ends on every path */
+    ACM_TRY(st);
+    CU_TRY(d, e);
+    return ACM_OK;
+}
+
+/* The fluid part of a step of a run: enqueued into its capture, or the
+ * host's part of a replayed one; never checked. */
+static acm_status run_step(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    const int j = r.step++;
+    if (r.mode == CU_RUN_REPLAY) {
+        cu_replayed_step(d);
+        return ACM_OK;
+    }
+    ACM_TRY(cu_step(d));
+    /* each recorded step counts on the device; the run's last posts the key */
+    CU_TRY(d, acm_launch_step_count(m->counters + 2, false, 0, m->counters,
+                                    r.step == r.steps ? m->seen_dev : NULL, m->stream));
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (cu_ib_sortable(d, i))
+            ACM_TRY(record_resort(d, i, j));
+    return ACM_OK;
+}
+
+/* A recorded run: its capture ended, the host's state put back, the graph kept. */
+static acm_status end_record(acm_domain *d, acm_status st)
+{
+    cuda_impl *m = IMPL(d);
+    m->capturing = false; /* the capture ends on every path */
+    cudaGraph_t graph = NULL;
+    const cudaError_t e = cudaStreamEndCapture(m->stream, &graph);
+    keep_state(d, false);
+    cudaGraphExec_t exec = NULL;
+    cudaError_t ie = cudaSuccess;
+    if (st == ACM_OK && e == cudaSuccess)
+        ie = cudaGraphInstantiate(&exec, graph, 0);
+    if (graph != NULL)
+        cudaGraphDestroy(graph);
+    if (m->broken) /* a device fault: it is the steps' error */
+        return st != ACM_OK ? st : cu_fail(d, e != cudaSuccess ? e : ie, "recording a run of steps");
+    if (st != ACM_OK || e != cudaSuccess || ie != cudaSuccess || exec == NULL) {
+        (void)cudaGetLastError(); /* a capture the stream or driver refused: */
+        m->graphs_refused = true; /* the steps go kernel by kernel, now and later */
+        return ACM_OK;
+    }
+    (void)keep(m, exec, m->run.key);
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_advance_step(acm_domain *d, acm_check when)
+{
+    return IMPL(d)->run.mode != CU_RUN_NONE ? run_step(d) : acm_cuda_advance(d, when);
+}
+
+extern "C" acm_status acm_cuda_run_end(acm_domain *d, acm_status st, bool *again)
+{
+    cuda_impl *m = IMPL(d);
+    const cu_run_mode mode = m->run.mode;
+    m->run.mode = CU_RUN_NONE;
+    *again = false;
+    if (mode == CU_RUN_RECORD) {
+        ACM_TRY(end_record(d, st));
+        *again = true; /* the same steps, replayed or (refused) kernel by kernel */
+        return ACM_OK;
+    }
+    if (mode == CU_RUN_NONE || st != ACM_OK)
+        return st;
+    CU_TRY(d, cudaGraphLaunch(m->run.graph->exec, m->stream));
+    m->posted = true; /* by the run's last step */
     return ACM_OK;
 }
 

@@ -12,10 +12,12 @@
 
 /* ---- immersed boundary (the CPU's twin: lib/cpu/backend.c, lib/cpu/ib_tmpl.h) ------------ */
 
-static acm_ib_args ib_args(const acm_domain *d)
+/* The IB kernels' arguments (zeroed first: a run's graph key compares their bytes). */
+acm_ib_args cu_ib_args(const acm_domain *d)
 {
     cuda_ib *ib = &IMPL(d)->ib;
     acm_ib_args a;
+    memset(&a, 0, sizeof a);
     a.ig = acm__ib_grid(d);
     a.n = ib->n;
     a.X = ib->X;
@@ -57,6 +59,11 @@ void cu_ib_release(acm_domain *d, bool cells)
     cu_dev_free(d, (void **)&ib->ft, ib->ft_bytes);
     cu_dev_free(d, &ib->scratch, ib->scratch_bytes);
     cu_dev_free(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t));
+    cu_dev_free(d, (void **)&ib->poses,
+                (ACM_RUN_STEPS + 1) * (size_t)ib->nsolids * sizeof(acm_ib_pose));
+    cu_dev_free(d, (void **)&ib->resort_flags, ACM_RUN_STEPS * sizeof(uint32_t));
+    acm__free(ib->saved);
+    ib->saved = NULL;
     if (ib->host_ft != NULL)
         cudaFreeHost(ib->host_ft);
     ib->host_ft = NULL;
@@ -111,15 +118,30 @@ static acm_status ib_upload(acm_domain *d)
     return st;
 }
 
-static acm_status ib_place(acm_domain *d, acm_solid *s)
+/* Where a step being recorded finds solid i's pose (its run's slot of this
+ * step: step `slot` of the run; slot steps: after it), else NULL (the pose is
+ * an argument). */
+static const acm_ib_pose *run_pose(const acm_domain *d, int32_t i, int slot)
+{
+    const cuda_impl *m = IMPL(d);
+    return m->run.mode == CU_RUN_RECORD ? m->ib.poses + (size_t)slot * (size_t)d->nsolids + i
+                                        : NULL;
+}
+
+/* Solid i placed at its pose (in a replayed step: counted as placed). */
+static acm_status ib_place(acm_domain *d, int32_t i)
 {
     cuda_impl *m = IMPL(d);
-    acm_ib_pose pose;
-    memcpy(pose.x, s->body.x, sizeof pose.x);
-    memcpy(pose.q, s->body.q, sizeof pose.q);
-    memcpy(pose.v, s->body.v, sizeof pose.v);
-    memcpy(pose.w, s->body.w, sizeof pose.w);
-    CU_TRY(d, acm_launch_ib_place(ib_args(d), m->elem, s->offset, s->count, pose, m->stream));
+    acm_solid *s = d->solids[i];
+    if (m->run.mode != CU_RUN_REPLAY) {
+        acm_ib_pose pose;
+        memcpy(pose.x, s->body.x, sizeof pose.x);
+        memcpy(pose.q, s->body.q, sizeof pose.q);
+        memcpy(pose.v, s->body.v, sizeof pose.v);
+        memcpy(pose.w, s->body.w, sizeof pose.w);
+        CU_TRY(d, acm_launch_ib_place(cu_ib_args(d), m->elem, s->offset, s->count, pose,
+                                      run_pose(d, i, m->run.step), m->stream));
+    }
     s->moved = false;
     return ACM_OK;
 }
@@ -163,6 +185,16 @@ static acm_status ib_allocate(acm_domain *d)
     ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
     ACM_TRY(cu_dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
     CU_TRY(d, cudaMallocHost((void **)&ib->host_ft, ib->ft_bytes));
+    if (d->nsolids <= ACM_RUN_SOLIDS) { /* what a run of recorded steps needs */
+        ACM_TRY(cu_dev_alloc(d, (void **)&ib->poses,
+                             (ACM_RUN_STEPS + 1) * (size_t)d->nsolids * sizeof(acm_ib_pose),
+                             "recorded poses"));
+        ACM_TRY(cu_dev_alloc(d, (void **)&ib->resort_flags, ACM_RUN_STEPS * sizeof(uint32_t),
+                             "recorded re-sorts"));
+        ib->saved = (acm_solid *)acm__malloc((size_t)d->nsolids * sizeof(acm_solid));
+        if (ib->saved == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d solids", (int)d->nsolids);
+    }
     if (d->layout.ib.spread == ACM_IB_SPREAD_GATHER) {
         ib->scratch_bytes = acm_ib_gather_scratch_bytes(ib->region, ib->most);
         ACM_TRY(cu_dev_alloc(d, &ib->scratch, ib->scratch_bytes, "gather cell lists"));
@@ -213,7 +245,7 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(ib->ft, 0, ib->ft_bytes, m->stream));
     acm_status st = m->real == sizeof(double) ? ib_upload<double>(d) : ib_upload<float>(d);
     for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
-        st = ib_place(d, d->solids[i]);
+        st = ib_place(d, i);
     return st;
 }
 
@@ -248,7 +280,7 @@ static void unpack_coupling(const acm_gpu_sums *p, acm_coupling *c)
 static acm_status ib_sums(acm_domain *d, bool coupling)
 {
     cuda_impl *m = IMPL(d);
-    const acm_ib_args a = ib_args(d);
+    const acm_ib_args a = cu_ib_args(d);
     acm_gpu_sums *ft = m->ib.ft + (coupling ? 2 * d->nsolids : 0);
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
@@ -306,23 +338,28 @@ static acm_status ib_spread(acm_domain *d, const acm_ib_args &a)
     return ACM_OK;
 }
 
-/* The IB phase up to the first interpolation (spread with it when `fused`). */
+/* The IB phase up to the first interpolation (spread with it when `fused`);
+ * in a replayed step its host part only. */
 static acm_status ib_first(acm_domain *d, bool fused)
 {
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
+    const bool all = m->run.mode != CU_RUN_NONE && m->run.place_all;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
-        if (s->moved || s->body.motion != ACM_MOTION_STATIC) {
-            ACM_TRY(ib_place(d, s));
+        if (s->moved || s->body.motion != ACM_MOTION_STATIC || all) {
+            ACM_TRY(ib_place(d, i));
             m->ib.band_valid = false;
         }
         memcpy(m->ib.centre + 3 * i, s->body.x, 3 * sizeof(double));
     }
-    const acm_ib_args a = ib_args(d);
-    if (!m->ib.band_valid) /* static samples keep their support */
-        CU_TRY(d, acm_launch_ib_mark(a, (uint32_t)d->ncells, m->stream));
+    const bool mark = !m->ib.band_valid; /* static samples keep their support */
     m->ib.band_valid = true;
+    if (m->run.mode == CU_RUN_REPLAY)
+        return ACM_OK;
+    const acm_ib_args a = cu_ib_args(d);
+    if (mark)
+        CU_TRY(d, acm_launch_ib_mark(a, (uint32_t)d->ncells, m->stream));
     CU_TRY(d, acm_launch_ib_band(cu_step_args(d), a, m->elem, m->stream));
     CU_TRY(d, acm_launch_ib_penalty(a, m->elem, (uint64_t)d->ncells, true, fused, m->stream));
     return ACM_OK;
@@ -332,7 +369,7 @@ static acm_status ib_first(acm_domain *d, bool fused)
 static acm_status ib_rest(acm_domain *d, bool fused)
 {
     cuda_impl *m = IMPL(d);
-    const acm_ib_args a = ib_args(d);
+    const acm_ib_args a = cu_ib_args(d);
     if (!fused)
         ACM_TRY(ib_spread(d, a));
     for (int it = 1; it < d->layout.ib.iterations; ++it) {
@@ -351,7 +388,11 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
         free_bodies |= d->solids[i]->body.motion == ACM_MOTION_FREE;
     const bool fused = !free_bodies && d->layout.ib.spread != ACM_IB_SPREAD_GATHER;
     ACM_TRY(ib_first(d, fused));
-    ACM_TRY(ib_couple(d, ib_args(d)));
+    if (IMPL(d)->run.mode == CU_RUN_REPLAY) { /* a run has no free body */
+        d->forces_stale = true;
+        return ACM_OK;
+    }
+    ACM_TRY(ib_couple(d, cu_ib_args(d)));
     return ib_rest(d, fused);
 }
 
@@ -389,7 +430,7 @@ extern "C" acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw)
 {
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
-    const acm_ib_args a = ib_args(d);
+    const acm_ib_args a = cu_ib_args(d);
     for (int32_t i = 0; dvdw != NULL && i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
         if (s->body.motion == ACM_MOTION_FREE)
@@ -434,10 +475,13 @@ static int key_bits(const acm_domain *d)
 /* The samples of s in the Morton-block order at its pose, on the device
  * (ib_sort.cu); the scratch is made at the first re-sort, for the largest
  * solid, and kept. */
-static acm_status resort(acm_domain *d, const acm_solid *s)
+/* The re-sorts' scratch, made once for the largest solid (cu_ib_release frees
+ * it when the sample set changes size). */
+static acm_status sort_scratch(acm_domain *d)
 {
-    cuda_impl *m = IMPL(d);
-    cuda_ib *ib = &m->ib;
+    cuda_ib *ib = &IMPL(d)->ib;
+    if (ib->sort_scratch != NULL) /* no query of CUB's size for every run */
+        return ACM_OK;
     size_t bytes = 0;
     CU_TRY(d, acm_ib_resort_scratch_bytes(ib->most, &bytes));
     if (ib->sort_bytes < bytes) {
@@ -446,24 +490,51 @@ static acm_status resort(acm_domain *d, const acm_solid *s)
         ACM_TRY(cu_dev_alloc(d, &ib->sort_scratch, bytes, "sample re-sort"));
         ib->sort_bytes = bytes;
     }
+    return ACM_OK;
+}
+
+bool cu_ib_sortable(const acm_domain *d, int32_t i)
+{
+    const acm_solid *s = d->solids[i];
+    return s->body.motion != ACM_MOTION_STATIC && s->count > 1 &&
+           d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
+}
+
+acm_status cu_ib_ready(acm_domain *d)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (cu_ib_sortable(d, i))
+            return sort_scratch(d);
+    return ACM_OK;
+}
+
+acm_status cu_ib_resort_one(acm_domain *d, int32_t i, int slot, cudaStream_t stream)
+{
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    const acm_solid *s = d->solids[i];
+    ACM_TRY(sort_scratch(d));
     acm_ib_pose pose;
     memset(&pose, 0, sizeof pose);
     memcpy(pose.x, s->body.x, sizeof pose.x);
     memcpy(pose.q, s->body.q, sizeof pose.q);
-    CU_TRY(d, acm_launch_ib_resort(ib_args(d), m->elem, s->offset, s->count, pose,
-                                   d->layout.ib.sample_block, key_bits(d), ib->origin,
-                                   ib->sort_scratch, m->stream));
+    CU_TRY(d, acm_launch_ib_resort(cu_ib_args(d), m->elem, s->offset, s->count, pose,
+                                   run_pose(d, i, slot), d->layout.ib.sample_block, key_bits(d),
+                                   ib->origin, ib->sort_scratch, stream));
     return ACM_OK;
 }
 
 /* The solids due for a re-sort re-sorted (their positions, those of the
- * last step, move with them: acm_cuda_ib_fetch's torques use them). */
+ * last step, move with them: acm_cuda_ib_fetch's torques use them); in a
+ * run of steps its graph's conditional re-sorts do it (backend_graph.cu). */
 extern "C" acm_status acm_cuda_ib_resort(acm_domain *d)
 {
     ACM_TRY(cu_enter(d));
+    if (IMPL(d)->run.mode != CU_RUN_NONE)
+        return ACM_OK;
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (d->solids[i]->resort_due)
-            ACM_TRY(resort(d, d->solids[i]));
+            ACM_TRY(cu_ib_resort_one(d, i, 0, IMPL(d)->stream));
     return ACM_OK;
 }
 

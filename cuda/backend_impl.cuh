@@ -37,20 +37,58 @@ struct cuda_ib {
     size_t sort_bytes;
     int32_t nsolids, spread;  /* what the storage was sized for, with n ... */
     uint64_t region, most;    /* ... and ib_extents */
+    acm_ib_pose *poses;   /* a recorded run's poses (ACM_RUN_STEPS + 1 per solid), or NULL */
+    uint32_t *resort_flags; /* a run's re-sorts: after step j, solid i (bit i of word j) */
+    struct acm_solid *saved; /* the solids as before a run being recorded (host, nsolids) */
 };
+
+/* Runs of steps with solids recorded into a graph (backend_graph.cu; backend.h
+ * run_begin): at most this many steps a run and solids a domain. */
+#define ACM_RUN_STEPS 4
+#define ACM_RUN_SOLIDS 16
 
 /* A captured run of 1 or 2 steps (backend_graph.cu) and what it was captured
  * from: replayed only when the steps would launch the same kernels with the
  * same arguments. */
-#define ACM_GRAPHS 4
+#define ACM_GRAPHS 16
+struct cu_solid_key {          /* what a solid's kernels in a run depend on */
+    uint64_t offset, count;
+    int32_t motion, placed;
+};
 struct cu_graph_key {
     acm_step_args args;         /* of the first step (step_key 0: the device counts) */
     acm_resolved_layout layout; /* the kernel structure, block size, precision, storage */
     int steps;
+    /* a run with solids (zero without): their arrays, whether the band holds
+     * their support, each solid's samples, motion and placement */
+    acm_ib_args ib;
+    const void *ib_more[5]; /* the other arrays its kernels read: poses, re-sort flags and
+                               scratch, sampling indices, gather lists */
+    size_t sort_bytes, scratch_bytes;
+    int32_t nsolids, band_valid;
+    cu_solid_key solid[ACM_RUN_SOLIDS];
 };
 struct cu_graph {
     cudaGraphExec_t exec; /* NULL: a free slot */
     cu_graph_key key;
+};
+
+/* The run between run_begin and run_end: its steps launched one by one
+ * (NONE), enqueued into a capture (RECORD: the host's state is put back at its
+ * end) or made by a graph's replay (REPLAY: the host's part only, then the graph). */
+enum cu_run_mode { CU_RUN_NONE, CU_RUN_RECORD, CU_RUN_REPLAY };
+struct cu_run {
+    cu_run_mode mode;
+    int steps, step;   /* the run's steps; the one being made (its pose slot) */
+    bool place_all;    /* a solid of the run may be re-sorted: every step places every
+                          solid (as after a re-sort; the same positions for a static one) */
+    cu_graph_key key;
+    cu_graph *graph;   /* REPLAY */
+    /* RECORD: the host's state before the run */
+    int cur, parity, ring;
+    int64_t batch_step, domain_step;
+    bool batch_mixed, posted, forces_stale, band_valid;
+    double centre[3 * ACM_RUN_SOLIDS];
 };
 
 struct cuda_impl {
@@ -112,6 +150,8 @@ struct cuda_impl {
                              of the state kernels does not hold back) */
     cuda_ib ib;
     bool capturing;       /* the steps enqueued now go into a graph (backend_graph.cu) */
+    bool graphs_refused;  /* a run's capture failed: runs go kernel by kernel */
+    cu_run run;
     cu_graph graphs[ACM_GRAPHS];
     int graph_next;       /* the slot the next capture replaces when none is free */
 };
@@ -196,9 +236,19 @@ void cu_replayed_step(acm_domain *d);
 
 void cu_graphs_release(acm_domain *d);
 
+
 /* ---- decomposition (backend_slab.cu) and immersed boundary (backend_ib.cu) --- */
 
 void cu_share_release(acm_domain *d);
 void cu_ib_release(acm_domain *d, bool cells);
+acm_ib_args cu_ib_args(const acm_domain *d);
+/* What a run's re-sorts need, made before it is recorded: the sort's scratch. */
+acm_status cu_ib_ready(acm_domain *d);
+/* Whether the device may re-sort solid i's samples (a moving solid of more
+ * than one sample in the Morton-block order). */
+bool cu_ib_sortable(const acm_domain *d, int32_t i);
+/* Solid i's samples re-sorted on stream s, at its pose (a recorded run's:
+ * slot `slot` of its poses). */
+acm_status cu_ib_resort_one(acm_domain *d, int32_t i, int slot, cudaStream_t s);
 
 #endif /* ACMLBM_CUDA_BACKEND_IMPL_CUH */

@@ -11,6 +11,7 @@
 #include "test-solid-common.h"
 
 #include <cuda_runtime.h>
+#include <time.h>   /* clock_gettime */
 #include <unistd.h> /* close, unlink */
 
 #include <acmlbm/acm_cuda.h>
@@ -970,6 +971,139 @@ START_TEST(gpu_resorts_samples_like_the_cpu)
 }
 END_TEST
 
+/* Seconds of a monotonic clock. */
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The scene of run_steps_match_launched_steps on the GPU: a sphere of 2000
+ * samples moving at 0.03 a step and spinning (or, `still`, static) beside a
+ * static one, stepped 150 times in calls of 1 to 7 by acm_step (runs false:
+ * kernel by kernel, checked) or acm_cuda_step_async (runs). *host: seconds
+ * the calls took. */
+static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host)
+{
+    static const int calls[] = {5, 1, 7, 2, 3, 4, 6, 1, 1, 2};
+    const acm_precision prec = c == 0 || c == 4 ? ACM_PRECISION_FP64 : ACM_PRECISION_FP32;
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, c == 2 ? ACM_KERNEL_SPLIT : ACM_KERNEL_FUSED);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE,
+                                    c == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS),
+                     ACM_OK);
+    if (c >= 4)
+        ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_IB_SPREAD, ACM_IB_SPREAD_GATHER), ACM_OK);
+    acm_domain_options o = acm_test_options(32, 16, 16, 0.05, ACM_COLLISION_DEFAULT, prec);
+    o.backend = ACM_BACKEND_CUDA;
+    o.layout = l;
+    o.initial_velocity[0] = 0.02;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    double *pts, *areas;
+    const double at[3] = {8.0, 8.0, 8.0}, still[3] = {24.0, 8.0, 8.0};
+    acm_solid_options so = acm_test_moving_sphere(2000, 3.0, at, &pts, &areas);
+    if (c >= 4) {
+        so.motion = ACM_MOTION_STATIC;
+        so.velocity[0] = so.angular_velocity[2] = 0.0;
+    }
+    ACM_CK_OK(d, acm_solid_create(moving, d, &so));
+    free(pts);
+    free(areas);
+    so = acm_test_moving_sphere(300, 2.0, still, &pts, &areas);
+    so.motion = ACM_MOTION_STATIC;
+    so.velocity[0] = so.angular_velocity[2] = 0.0;
+    acm_solid *fixed = NULL;
+    ACM_CK_OK(d, acm_solid_create(&fixed, d, &so));
+    free(pts);
+    free(areas);
+    *host = 0.0;
+    int64_t left = 150;
+    for (int k = 0; left > 0; k = (k + 1) % (int)(sizeof calls / sizeof calls[0])) {
+        const int64_t n = calls[k] < left ? calls[k] : left;
+        const double t0 = now_s();
+        ACM_CK_OK(d, runs ? acm_cuda_step_async(d, n) : acm_step(d, n));
+        *host += now_s() - t0;
+        left -= n;
+    }
+    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    ck_assert_int_eq(acm_test_stats(d).step, 150);
+    return d;
+}
+
+/* Largest difference of two arrays of n doubles, and how many differ in any bit. */
+static double most_apart(const double *a, const double *b, size_t n, size_t *differ)
+{
+    double m = 0.0;
+    *differ = 0;
+    for (size_t k = 0; k < n; ++k) {
+        m = fmax(m, fabs(a[k] - b[k]));
+        *differ += memcmp(&a[k], &b[k], sizeof(double)) != 0;
+    }
+    return m;
+}
+
+/* acm_cuda_step_async on a domain with solids (static and prescribed, no
+ * smoke) records runs of up to four steps into CUDA graphs and replays them
+ * (cuda/backend_graph.cu, "runs"). The moving sphere of runs_scene drifts by
+ * 4.5 cells over 150 steps, so its samples are re-sorted on the device inside
+ * replayed runs and between them. Against the same steps launched kernel by
+ * kernel (acm_step): the same sample positions and re-sorts, bitwise, and
+ * the populations as close as two launched runs are to each other (the
+ * scatter spreads forces with atomics, whose order changes run to run: cases
+ * 0-3, 0 fused FP64, 1 fused FP32, 2 split FP32, 3 FP32 moment storage), or
+ * bitwise equal where two launched runs are (both spheres static and the
+ * forces gathered: 4 FP64, 5 FP32, which has no atomics). */
+START_TEST(run_steps_match_launched_steps)
+{
+    const size_t n = 27 * 32 * 16 * 16;
+    acm_domain *d[3];
+    acm_solid *s[3];
+    double host[3], *f[3], *X[3], F[3][3], T[3][3];
+    int64_t resorts[3];
+    for (int r = 0; r < 3; ++r) { /* launched, launched again, runs */
+        d[r] = runs_scene(_i, r == 2, &s[r], &host[r]);
+        f[r] = field_n(d[r], ACM_FIELD_POPULATIONS, 27, n / 27);
+        X[r] = malloc(3 * 2000 * sizeof(double));
+        ck_assert_ptr_nonnull(X[r]);
+        ck_assert_int_eq(acm_solid_get_samples(s[r], X[r], 2000), ACM_OK);
+        ck_assert_int_eq(acm_solid_get_force(s[r], F[r], T[r]), ACM_OK);
+        acm_solid_info info = {.version = ACM_SOLID_INFO_VERSION};
+        ck_assert_int_eq(acm_solid_get_info(s[r], &info), ACM_OK);
+        resorts[r] = info.resorts;
+    }
+    size_t twins = 0, runs = 0, samples = 0;
+    const double noise = most_apart(f[0], f[1], n, &twins), apart = most_apart(f[0], f[2], n, &runs);
+    const bool bitwise = twins == 0; /* the launched steps repeat themselves bitwise */
+    (void)most_apart(X[0], X[2], 3 * 2000, &samples);
+    const double dF = fabs(F[2][0] - F[0][0]) / fabs(F[0][0]);
+    printf("runs with solids, case %d: populations launched twice %zu differ (at most %.2e), "
+           "launched and in runs %zu differ (at most %.2e); sample coordinates %zu differ; "
+           "force x %.8e, in runs %.2e apart; re-sorts %lld and %lld; the calls' host time "
+           "%.1f us a step launched and checked, %.1f us a step in runs\n",
+           _i, twins, noise, runs, apart, samples, F[0][0], dF, (long long)resorts[0],
+           (long long)resorts[2], 1e6 * host[0] / 150.0, 1e6 * host[2] / 150.0);
+    ck_assert_msg(samples == 0, "%zu sample coordinates differ", samples);
+    ck_assert_msg(resorts[2] == resorts[0] && (_i >= 4 || resorts[0] >= 2), "re-sorts %lld and %lld",
+                  (long long)resorts[0], (long long)resorts[2]);
+    if (bitwise) {
+        ck_assert_msg(runs == 0 && memcmp(F[0], F[2], sizeof F[0]) == 0 &&
+                          memcmp(T[0], T[2], sizeof T[0]) == 0,
+                      "%zu populations differ (at most %g), or the force", runs, apart);
+    } else { /* a misplaced solid moves populations by ~1e-4 */
+        const double floor = _i == 0 ? 1e-13 : 1e-6;
+        ck_assert_msg(apart <= 10.0 * noise + floor,
+                      "runs %g apart, launched twins %g apart", apart, noise);
+        ck_assert_msg(dF <= (_i == 0 ? 1e-12 : 1e-5), "force %g apart", dF);
+    }
+    for (int r = 0; r < 3; ++r) {
+        free(f[r]);
+        free(X[r]);
+        acm_domain_destroy(d[r]);
+    }
+}
+END_TEST
+
 /* A smoke shed from a cube solid and absorbed by it (FP64 flow past it),
  * on the GPU (each kernel structure: _i 0 fused, 1 split, 2 baseline) and
  * on the CPU: the same counters, the same particles, and the density
@@ -1283,6 +1417,7 @@ TEST_SUITE(cuda_suite)
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);
     tcase_add_test(tc, gpu_resorts_samples_like_the_cpu);
+    tcase_add_loop_test(tc, run_steps_match_launched_steps, 0, 6);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);
     tcase_add_test(tc, fp16_taylor_green_accuracy);

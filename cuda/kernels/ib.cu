@@ -19,12 +19,13 @@ static_assert(sizeof(acm_coupling) == 16 * sizeof(double), "acm_coupling is read
 
 template <typename R>
 __global__ void acm_ib_place_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                    const acm_ib_pose pose)
+                                    const acm_ib_pose given, const acm_ib_pose *from)
 {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
     const uint64_t l = first + t;
+    const acm_ib_pose pose = from != NULL ? *from : given;
     double ub[3];
     acm_rigid_place(pose.x, pose.q, pose.v, pose.w, ib.r + 3 * l, ib.X + 3 * l, ub);
     R *u = (R *)ib.ub + 3 * l;
@@ -447,15 +448,42 @@ __global__ void acm_ib_couple_kernel(const acm_ib_args ib, uint64_t first, uint6
 /* ---- launchers ------------------------------------------------------------------------------ */
 
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                uint64_t count, const acm_ib_pose &pose, cudaStream_t s)
+                                uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
+                                cudaStream_t s)
 {
     if (count == 0)
         return cudaSuccess; /* a grid of no blocks is an error */
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
         acm_ib_place_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
-            ib, first, count, pose);
+            ib, first, count, pose, from);
     });
+    return cudaGetLastError();
+}
+
+static_assert(ACM_RUN_INPUT_FLAGS <= ACM_RUN_INPUT_POSES, "a thread a pose, and a flag");
+
+__global__ void acm_run_inputs_kernel(const acm_run_inputs in, acm_ib_pose *pose_dst, int npose,
+                                      uint32_t *flag_dst, int nflag, unsigned long long *count,
+                                      unsigned long long value)
+{
+    const int i = (int)threadIdx.x;
+    if (i < npose)
+        pose_dst[i] = in.pose[i];
+    if (i < nflag)
+        flag_dst[i] = in.flag[i];
+    if (i == 0 && count != NULL)
+        *count = value;
+}
+
+cudaError_t acm_launch_run_inputs(const acm_run_inputs &in, acm_ib_pose *pose_dst, int npose,
+                                  uint32_t *flag_dst, int nflag, unsigned long long *count,
+                                  unsigned long long value, cudaStream_t s)
+{
+    if (npose < 0 || npose > ACM_RUN_INPUT_POSES || nflag < 0 || nflag > ACM_RUN_INPUT_FLAGS)
+        return cudaErrorInvalidValue;
+    acm_run_inputs_kernel<<<1, ACM_RUN_INPUT_POSES, 0, s>>>(in, pose_dst, npose, flag_dst, nflag,
+                                                          count, value);
     return cudaGetLastError();
 }
 

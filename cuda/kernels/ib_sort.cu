@@ -17,12 +17,13 @@
 #define ACM_SORT_BLOCK 256u
 
 __global__ void acm_ib_keys_kernel(const acm_ib_args ib, uint64_t first, uint32_t count,
-                                   const acm_ib_pose pose, int32_t block, uint64_t *keys,
-                                   uint32_t *index)
+                                   const acm_ib_pose given, const acm_ib_pose *from, int32_t block,
+                                   uint64_t *keys, uint32_t *index)
 {
     const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
+    const acm_ib_pose pose = from != NULL ? *from : given;
     const double zero[3] = {0.0, 0.0, 0.0};
     double X[3], ub[3];
     acm_rigid_place(pose.x, pose.q, zero, zero, ib.r + 3 * (first + t), X, ub);
@@ -109,8 +110,9 @@ cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes)
 }
 
 cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const acm_ib_pose &pose, int32_t block,
-                                 int end_bit, uint64_t *origin, void *scratch, cudaStream_t s)
+                                 uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
+                                 int32_t block, int end_bit, uint64_t *origin, void *scratch,
+                                 cudaStream_t s)
 {
     const uint32_t n = (uint32_t)count;
     acm_sort_scratch c;
@@ -118,7 +120,7 @@ cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     if (e != cudaSuccess)
         return e;
     acm_ib_keys_kernel<<<acm_blocks(n, ACM_SORT_BLOCK), ACM_SORT_BLOCK, 0, s>>>(
-        ib, first, n, pose, block, c.keys[0], c.index[0]);
+        ib, first, n, pose, from, block, c.keys[0], c.index[0]);
     if ((e = cudaGetLastError()) != cudaSuccess)
         return e;
     cub::DoubleBuffer<uint64_t> keys(c.keys[0], c.keys[1]);
@@ -140,6 +142,19 @@ cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint6
             e = permute<R, 3>((R *)ib.Gsum + 3 * first, by, n, c.tmp, s);
     });
     return e;
+}
+
+__global__ void acm_ib_resort_flag_kernel(cudaGraphConditionalHandle handle, const uint32_t *flags,
+                                          int bit)
+{
+    cudaGraphSetConditional(handle, (*flags >> bit) & 1u);
+}
+
+cudaError_t acm_launch_ib_resort_flag(cudaGraphConditionalHandle handle, const uint32_t *flags,
+                                      int bit, cudaStream_t s)
+{
+    acm_ib_resort_flag_kernel<<<1, 1, 0, s>>>(handle, flags, bit);
+    return cudaGetLastError();
 }
 
 const void *acm_ib_sort_anchor(void) { return (const void *)acm_ib_keys_kernel; }

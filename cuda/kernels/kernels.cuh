@@ -287,16 +287,39 @@ struct acm_ib_pose {
     double x[3], q[4], v[3], w[3];
 };
 
-/* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r. */
+/* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r,
+ * at `pose`, or where `from` is not NULL at the pose it points to in device
+ * memory (a recorded step's: acm_launch_ib_poses writes it before each replay). */
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                uint64_t count, const acm_ib_pose &pose, cudaStream_t s);
+                                uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
+                                cudaStream_t s);
+/* What a replayed run of steps takes from the host, by value (the launch's
+ * own copy): up to ACM_RUN_INPUT_POSES poses and ACM_RUN_INPUT_FLAGS words of
+ * re-sort flags, written to pose_dst[0 .. npose) and flag_dst[0 .. nflag);
+ * where `count` is not NULL, *count = value (the device's step count,
+ * acm_launch_step_count). One launch. */
+#define ACM_RUN_INPUT_POSES 8
+#define ACM_RUN_INPUT_FLAGS 8
+struct acm_run_inputs {
+    acm_ib_pose pose[ACM_RUN_INPUT_POSES];
+    uint32_t flag[ACM_RUN_INPUT_FLAGS];
+};
+cudaError_t acm_launch_run_inputs(const acm_run_inputs &in, acm_ib_pose *pose_dst, int npose,
+                                  uint32_t *flag_dst, int nflag, unsigned long long *count,
+                                  unsigned long long value, cudaStream_t s);
 /* ib_sort.cu: re-sort the samples [first, first + count) of one solid into
  * the Morton-block order (blocks of edge `block`, keys below bit end_bit) at
- * `pose`: r, X, dv, Gsum and origin (the sampling indices, n of them) move
+ * `pose` (or *from, as acm_launch_ib_place): r, X, dv, Gsum and origin (the sampling
+ * indices, n of them) move
  * with them. Scratch of acm_ib_resort_scratch_bytes(count) bytes. */
 cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes);
+/* A recorded run's re-sort of one solid is the body of a conditional node:
+ * this kernel opens it (handle = 1) when bit `bit` of *flags is set. */
+cudaError_t acm_launch_ib_resort_flag(cudaGraphConditionalHandle handle, const uint32_t *flags,
+                                      int bit, cudaStream_t s);
 cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const acm_ib_pose &pose, int32_t block,
+                                 uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
+                                 int32_t block,
                                  int end_bit, uint64_t *origin, void *scratch, cudaStream_t s);
 /* Mark the support of every sample in ib.mask (cleared first) and list the
  * marked cells in ib.band (their count in *ib.band_count). Only needed when

@@ -80,6 +80,17 @@ struct acm_backend_ops {
      * it checks, however many steps later (CUDA: acm_gate), so that acm_step()
      * checks such a domain once, at its end. */
     acm_status (*advance_many)(acm_domain *d, int64_t nsteps);
+    /* Optional, with run_end: the pipeline's unchecked steps of a domain with
+     * solids (no smoke, no timed faces) in runs that the backend may record
+     * once and replay (CUDA: a graph of the run's IB and fluid kernels).
+     * run_begin sets *run (1 <= *run <= left) to the steps of the next run; the
+     * pipeline then makes them as always (ib_forces, advance, the bodies'
+     * moves) and calls run_end with their status. A backend that recorded the
+     * run without making it puts the host's state back as it was before the
+     * run and sets *again: the pipeline makes the same steps again (replayed
+     * now). run_end returns the status of the run, or its own error. */
+    acm_status (*run_begin)(acm_domain *d, int64_t left, int64_t *run);
+    acm_status (*run_end)(acm_domain *d, acm_status st, bool *again);
     /* Optional: allocate now what the next advance would allocate (ACM_LI2020's
      * tau*, per-thread buffers), so that a decomposed domain's slabs fail, if at
      * all, before any of them has stepped. */

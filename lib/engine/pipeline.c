@@ -28,6 +28,24 @@
  *   4. smoke: tracer particles moved with the velocity of step 2, recycled,
  *      emitted (docs/smoke.md).
  */
+static acm_status one_step(acm_domain *d, acm_check check, bool timed)
+{
+    if (timed) { /* the faces' values for this step, which may change the faces */
+        ACM_TRY(acm__faces_update(d));
+        ACM_TRY(acm__domain_check_faces(d));
+    }
+    if (d->nsolids > 0)
+        ACM_TRY(d->ops->ib_forces(d));
+    if (d->nsmokes > 0)
+        ACM_TRY(acm__smokes_velocity(d));
+    ACM_TRY(d->ops->advance(d, check));
+    if (d->nsolids > 0)
+        ACM_TRY(acm__solids_after_step(d));
+    if (d->nsmokes > 0)
+        ACM_TRY(acm__smokes_advance(d));
+    return ACM_OK;
+}
+
 acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
 {
     if (d->ib_dirty)
@@ -45,22 +63,23 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
         ACM_TRY(d->ops->advance_many(d, nsteps - 1));
         return d->ops->advance(d, ACM_CHECK_NOW);
     }
-    for (int64_t s = 0; s < nsteps; ++s) {
-        const acm_check check = !checks ? ACM_CHECK_NONE
-                                        : (s + 1 == nsteps ? ACM_CHECK_NOW : ACM_CHECK_DUE);
-        if (timed) { /* the faces' values for this step, which may change the faces */
-            ACM_TRY(acm__faces_update(d));
-            ACM_TRY(acm__domain_check_faces(d));
-        }
-        if (d->nsolids > 0)
-            ACM_TRY(d->ops->ib_forces(d));
-        if (d->nsmokes > 0)
-            ACM_TRY(acm__smokes_velocity(d));
-        ACM_TRY(d->ops->advance(d, check));
-        if (d->nsolids > 0)
-            ACM_TRY(acm__solids_after_step(d));
-        if (d->nsmokes > 0)
-            ACM_TRY(acm__smokes_advance(d));
+    /* solids without smoke or timed faces, unchecked (acm_cuda_step_async): the
+     * backend may record runs of these steps and replay them (backend.h run_begin) */
+    const bool runs = !checks && d->nsmokes == 0 && !timed && d->ops->run_begin != NULL;
+    for (int64_t s = 0; s < nsteps;) {
+        int64_t run = 1;
+        bool again = false;
+        if (runs)
+            ACM_TRY(d->ops->run_begin(d, nsteps - s, &run));
+        acm_status st = ACM_OK;
+        for (int64_t r = 0; r < run && st == ACM_OK; ++r)
+            st = one_step(d, !checks ? ACM_CHECK_NONE
+                                     : (s + r + 1 == nsteps ? ACM_CHECK_NOW : ACM_CHECK_DUE),
+                          timed);
+        if (runs) /* a recording puts the host's state back: the same steps again */
+            st = d->ops->run_end(d, st, &again);
+        ACM_TRY(st);
+        s += again ? 0 : run;
     }
     return ACM_OK;
 }

@@ -774,6 +774,28 @@ static bool needs_resort(const acm_domain *d, const acm_solid *s)
            acm__body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
 }
 
+void acm__solids_plan(const acm_domain *d, int steps, acm_body *poses, uint32_t *resort)
+{
+    const int32_t n = d->nsolids;
+    for (int32_t i = 0; i < n; ++i) {
+        const acm_solid *s = d->solids[i];
+        acm_solid sim = *s; /* the pose and the last sort's: what needs_resort reads */
+        const double zero[3] = {0.0, 0.0, 0.0};
+        poses[i] = sim.body;
+        for (int j = 0; j < steps; ++j) {
+            if (i == 0)
+                resort[j] = 0;
+            acm__body_advance(&sim.body, zero, zero); /* not free: no force enters */
+            poses[(size_t)(j + 1) * (size_t)n + (size_t)i] = sim.body;
+            if (needs_resort(d, &sim)) {
+                resort[j] |= UINT32_C(1) << i;
+                memcpy(sim.sort_x, sim.body.x, sizeof sim.sort_x);
+                memcpy(sim.sort_q, sim.body.q, sizeof sim.sort_q);
+            }
+        }
+    }
+}
+
 /* The re-sorts of the solids that need one by the backend. Every solid then
  * counts as placed at its pose, as after the attach of the host's re-sort
  * (acm_solid_get_samples places them there on the host, the next step on the

@@ -59,6 +59,13 @@ acm_ib_grid acm__ib_grid(const acm_domain *d);
  * 9.2), refuse runaway speeds, re-sort samples that drifted by a block. */
 acm_status acm__solids_after_step(acm_domain *d);
 
+/* What the next `steps` steps do to the solids of d when none moves freely
+ * (no force enters their motion), as acm__solids_after_step does it:
+ * poses[j * nsolids + i], the pose solid i is placed at in step j (j = steps:
+ * after the last, where a re-sort after it sorts), and resort[j], the solids
+ * (bit i, i < 32) that need a re-sort after step j. */
+void acm__solids_plan(const acm_domain *d, int steps, acm_body *poses, uint32_t *resort);
+
 /* Whether a solid of d moves freely. */
 bool acm__solids_any_free(const acm_domain *d);
 
