@@ -159,7 +159,8 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
  * replay (REPLAY), in which the steps do their host part only (the bodies'
  * moves, the counts) and run_end launches the graph. A graph is replayed only
  * when its key matches: the fluid's as for advance_many, the IB's arrays,
- * each solid's samples, motion and whether it is placed, and whether the band
+ * each solid's samples, motion and whether it is placed (with the forces
+ * gathered, the pose its region is cut around), and whether the band
  * holds the samples' support (moot when a solid is placed in the run's first
  * step: that marks it anew). What changes from run to run comes from device
  * memory, written before each replay by one launch (acm_launch_run_inputs):
@@ -212,6 +213,10 @@ static void run_key(const acm_domain *d, int steps, cu_graph_key *k)
         k->solid[i].motion = (int32_t)s->body.motion;
         k->solid[i].placed = s->moved || s->body.motion != ACM_MOTION_STATIC || m->run.place_all;
         placed |= k->solid[i].placed != 0;
+        if (d->layout.ib.spread == ACM_IB_SPREAD_GATHER) { /* the region is an argument */
+            memcpy(k->solid[i].x, s->body.x, sizeof k->solid[i].x);
+            k->solid[i].r_max = s->body.r_max;
+        }
     }
     k->band_valid = placed || m->ib.band_valid;
 }

@@ -54,6 +54,7 @@ struct cuda_ib {
 struct cu_solid_key {          /* what a solid's kernels in a run depend on */
     uint64_t offset, count;
     int32_t motion, placed;
+    double x[3], r_max;        /* gathered forces: the centre and reach of its region */
 };
 struct cu_graph_key {
     acm_step_args args;         /* of the first step (step_key 0: the device counts) */
