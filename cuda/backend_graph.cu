@@ -69,35 +69,62 @@ static cu_graph *keep(cuda_impl *m, cudaGraphExec_t exec, const cu_graph_key &k)
     return &m->graphs[slot];
 }
 
+/* The host's state that recording steps changes, kept (save) or put back:
+ * the counts, the arrays and the sums' ring, and the solids' (their records,
+ * the band's state, the torque centres). */
+static void keep_state(acm_domain *d, bool save)
+{
+    cuda_impl *m = IMPL(d);
+    cu_kept &k = m->kept;
+    auto keep = [save](auto &kept, auto &live) {
+        if (save)
+            kept = live;
+        else
+            live = kept;
+    };
+    keep(k.cur, m->cur);
+    keep(k.parity, m->parity);
+    keep(k.ring, m->ring);
+    keep(k.batch_step, m->batch_step);
+    keep(k.domain_step, d->step);
+    keep(k.batch_mixed, m->batch_mixed);
+    keep(k.posted, m->posted);
+    keep(k.forces_stale, d->forces_stale);
+    keep(k.band_valid, m->ib.band_valid);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        for (int a = 0; a < 3; ++a)
+            keep(k.centre[3 * i + a], m->ib.centre[3 * i + a]);
+        keep(m->ib.saved[i], *d->solids[i]);
+    }
+}
+
+/* One step enqueued into a capture; it counts on the device, and the last
+ * step of a recording posts the key (acm_cuda_step_async, cu_take_seen). */
+static acm_status record_step(acm_domain *d, bool last)
+{
+    cuda_impl *m = IMPL(d);
+    ACM_TRY(cu_step(d));
+    CU_TRY(d, acm_launch_step_count(m->counters + 2, false, 0, m->counters,
+                                    last ? m->seen_dev : NULL, m->stream));
+    return ACM_OK;
+}
+
 /* Capture `steps` steps from the current state into a free (or the oldest)
  * slot. The host's state is put back as it was: the caller replays the
  * graph and counts the steps as every replay does. */
 static acm_status capture(acm_domain *d, const cu_graph_key &k, cu_graph **out)
 {
     cuda_impl *m = IMPL(d);
-    const int cur = m->cur, parity = m->parity, ring = m->ring;
-    const int64_t batch = m->batch_step, step = d->step;
+    keep_state(d, true);
     CU_TRY(d, cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
     m->capturing = true;
     acm_status st = ACM_OK;
-    for (int s = 0; s < k.steps && st == ACM_OK; ++s) {
-        st = cu_step(d);
-        /* the last step of the run posts the key (acm_cuda_step_async, cu_take_seen) */
-        unsigned long long *post = s + 1 == k.steps ? m->seen_dev : NULL;
-        const cudaError_t ce = st == ACM_OK ? acm_launch_step_count(m->counters + 2, false, 0,
-                                                                    m->counters, post, m->stream)
-                                            : cudaSuccess;
-        if (ce != cudaSuccess)
-            st = cu_fail(d, ce, "counting a captured step");
-    }
+    for (int s = 0; s < k.steps && st == ACM_OK; ++s)
+        st = record_step(d, s + 1 == k.steps);
     m->capturing = false; /* the capture ends on every path */
     cudaGraph_t graph = NULL;
     const cudaError_t e = cudaStreamEndCapture(m->stream, &graph);
-    m->cur = cur;
-    m->parity = parity;
-    m->ring = ring;
-    m->batch_step = batch;
-    d->step = step;
+    keep_state(d, false);
     if (st == ACM_OK && e != cudaSuccess)
         st = cu_fail(d, e, "capturing a step into a CUDA graph");
     cudaGraphExec_t exec = NULL;
@@ -232,7 +259,7 @@ static acm_status send_inputs(acm_domain *d, const acm_body *poses, const uint32
     for (int32_t i = 0; i < d->nsolids; ++i)
         sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
     const int n = (steps + 1) * (int)d->nsolids;
-    for (int first = 0; first < n || first == 0; first += ACM_RUN_INPUT_POSES) {
+    for (int first = 0; first < n; first += ACM_RUN_INPUT_POSES) {
         acm_run_inputs in;
         memset(&in, 0, sizeof in);
         const int count = n - first < ACM_RUN_INPUT_POSES ? n - first : ACM_RUN_INPUT_POSES;
@@ -251,41 +278,6 @@ static acm_status send_inputs(acm_domain *d, const acm_body *poses, const uint32
                                         (unsigned long long)m->batch_step, m->stream));
     }
     return ACM_OK;
-}
-
-/* The host's state a recorded run changes, kept (save) or put back. */
-static void keep_state(acm_domain *d, bool save)
-{
-    cuda_impl *m = IMPL(d);
-    cu_run &r = m->run;
-    const size_t centres = 3 * (size_t)d->nsolids * sizeof(double);
-    if (save) {
-        r.cur = m->cur;
-        r.parity = m->parity;
-        r.ring = m->ring;
-        r.batch_step = m->batch_step;
-        r.domain_step = d->step;
-        r.batch_mixed = m->batch_mixed;
-        r.posted = m->posted;
-        r.forces_stale = d->forces_stale;
-        r.band_valid = m->ib.band_valid;
-        memcpy(r.centre, m->ib.centre, centres);
-        for (int32_t i = 0; i < d->nsolids; ++i)
-            m->ib.saved[i] = *d->solids[i];
-        return;
-    }
-    m->cur = r.cur;
-    m->parity = r.parity;
-    m->ring = r.ring;
-    m->batch_step = r.batch_step;
-    d->step = r.domain_step;
-    m->batch_mixed = r.batch_mixed;
-    m->posted = r.posted;
-    d->forces_stale = r.forces_stale;
-    m->ib.band_valid = r.band_valid;
-    memcpy(m->ib.centre, r.centre, centres);
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        *d->solids[i] = m->ib.saved[i];
 }
 
 extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, int64_t *run)
@@ -370,10 +362,7 @@ static acm_status run_step(acm_domain *d)
         cu_replayed_step(d);
         return ACM_OK;
     }
-    ACM_TRY(cu_step(d));
-    /* each recorded step counts on the device; the run's last posts the key */
-    CU_TRY(d, acm_launch_step_count(m->counters + 2, false, 0, m->counters,
-                                    r.step == r.steps ? m->seen_dev : NULL, m->stream));
+    ACM_TRY(record_step(d, r.step == r.steps));
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (cu_ib_sortable(d, i))
             ACM_TRY(record_resort(d, i, j));

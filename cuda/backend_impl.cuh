@@ -85,7 +85,11 @@ struct cu_run {
                           solid (as after a re-sort; the same positions for a static one) */
     cu_graph_key key;
     cu_graph *graph;   /* REPLAY */
-    /* RECORD: the host's state before the run */
+};
+
+/* The host's state before steps are recorded, put back after (backend_graph.cu,
+ * keep_state; the solids' records in cuda_ib.saved). */
+struct cu_kept {
     int cur, parity, ring;
     int64_t batch_step, domain_step;
     bool batch_mixed, posted, forces_stale, band_valid;
@@ -153,6 +157,7 @@ struct cuda_impl {
     bool capturing;       /* the steps enqueued now go into a graph (backend_graph.cu) */
     bool graphs_refused;  /* a run's capture failed: runs go kernel by kernel */
     cu_run run;
+    cu_kept kept;
     cu_graph graphs[ACM_GRAPHS];
     int graph_next;       /* the slot the next capture replaces when none is free */
 };
