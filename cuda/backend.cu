@@ -153,6 +153,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
     cu_ib_release(d, true);
     cu_share_release(d);
     cu_graphs_release(d);
+    cu_smokes_run_release(d);
+    acm__free(m->run_smoke.kept);
     for (int f = 0; f < ACM_FACE_COUNT; ++f)
         if (m->face_dev[f] != NULL)
             cudaFree(m->face_dev[f]);

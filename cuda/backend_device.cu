@@ -1,8 +1,9 @@
 /*
  * libacmlbm -- what every host unit of the CUDA backend uses: the mapping of
  * CUDA errors, device memory, the sizes and the kernels' arguments of a
- * domain's storage, its counters. It calls into no other unit, so that the
- * units form no loop (test/floors.py). SPDX-License-Identifier: Apache-2.0
+ * domain's storage, its counters, the bytes packed for acm_launch_put. It
+ * calls into no other unit, so that the units form no loop (test/floors.py).
+ * SPDX-License-Identifier: Apache-2.0
  */
 #include <string.h> /* memcpy, memset */
 
@@ -186,6 +187,7 @@ size_t cu_planes_bytes(const acm_domain *d) { return (size_t)d->nz * sizeof(acm_
 acm_gpu_grid cu_grid_of(const acm_domain *d)
 {
     acm_gpu_grid g;
+    memset(&g, 0, sizeof g); /* its padding too: graph keys compare bytes */
     g.nx = d->nx;
     g.ny = d->ny;
     g.nz = d->nz;
@@ -302,5 +304,35 @@ acm_status cu_reset_counters(acm_domain *d)
     /* what the device posted of the old batch (cu_check waited for it) */
     __atomic_store_n(&m->seen[1], 0ull, __ATOMIC_RELAXED);
     m->posted = false;
+    return ACM_OK;
+}
+
+/* ---- the inputs of a replayed run: bytes packed into launches of acm_launch_put ------- */
+
+acm_status cu_put_add(acm_domain *d, cu_put *p, void *dst, const void *src, size_t bytes)
+{
+    acm_put_blob &b = p->blob;
+    unsigned char *to = (unsigned char *)dst;
+    const unsigned char *from = (const unsigned char *)src;
+    while (bytes > 0) {
+        if (b.nseg == ACM_PUT_SEGMENTS || b.words == ACM_PUT_BYTES / 8)
+            ACM_TRY(cu_put_flush(d, p));
+        const size_t room = ACM_PUT_BYTES - 8 * (size_t)b.words;
+        const size_t n = bytes < room ? bytes : room;
+        b.seg[b.nseg++] = {to, b.words, (uint32_t)(n / 8)};
+        memcpy(&b.word[b.words], from, n);
+        b.words += (uint32_t)(n / 8);
+        to += n;
+        from += n;
+        bytes -= n;
+    }
+    return ACM_OK;
+}
+
+acm_status cu_put_flush(acm_domain *d, cu_put *p)
+{
+    if (p->blob.nseg > 0)
+        CU_TRY(d, acm_launch_put(p->blob, IMPL(d)->stream));
+    p->blob.nseg = p->blob.words = 0;
     return ACM_OK;
 }

@@ -1,15 +1,16 @@
 /*
  * libacmlbm -- steps replayed from CUDA graphs (issue #31): a domain whose
- * steps hold only the fluid (backend.h advance_many) captures a run of two
- * steps (and of one, for an odd count) once and replays it, so that the host
- * enqueues a pair of steps with one launch instead of one launch per kernel.
+ * steps hold only the fluid (backend.h advance_many) captures a run of up to
+ * ACM_RUN_STEPS steps once and replays it, so that the host enqueues a
+ * frame's steps with one launch instead of one launch per kernel.
  * SPDX-License-Identifier: Apache-2.0
  *
  * A graph is replayed only when the steps would launch the same kernels with
  * the same arguments: its key is the first step's arguments (the arrays it
- * reads and writes, the sums' ring, the collision and face parameters) and
- * the layout. Two steps bring the arrays and the ring back where they were,
- * so a pair replays as long as nothing changes. The step's index in the batch
+ * reads and writes, the sums' ring, the collision and face parameters), the
+ * layout and the run's length. An even run brings the arrays and the ring
+ * back where they were, so it replays as long as nothing changes (an odd one
+ * alternates between two graphs). The step's index in the batch
  * (the divergence key's, acm_check_divergence) comes from a device counter
  * that each captured step counts on (acm_launch_step_count), set from the
  * host's count before the replays: a divergence names the same step as when
@@ -66,12 +67,13 @@ static cu_graph *keep(cuda_impl *m, cudaGraphExec_t exec, const cu_graph_key &k)
     }
     m->graphs[slot].exec = exec;
     m->graphs[slot].key = k;
+    m->graphs_recorded += 1;
     return &m->graphs[slot];
 }
 
 /* The host's state that recording steps changes, kept (save) or put back:
- * the counts, the arrays and the sums' ring, and the solids' (their records,
- * the band's state, the torque centres). */
+ * the counts, the arrays and the sums' ring, the solids' (their records,
+ * the band's state, the torque centres) and the smokes' plans. */
 static void keep_state(acm_domain *d, bool save)
 {
     cuda_impl *m = IMPL(d);
@@ -96,6 +98,9 @@ static void keep_state(acm_domain *d, bool save)
             keep(k.centre[3 * i + a], m->ib.centre[3 * i + a]);
         keep(m->ib.saved[i], *d->solids[i]);
     }
+    keep(k.smoke_capture, m->smoke_capture);
+    if (d->nsmokes > 0) /* a run's (cu_smokes_run_ready made room) */
+        cu_smokes_keep(d, save);
 }
 
 /* One step enqueued into a capture; it counts on the device, and the last
@@ -107,6 +112,20 @@ static acm_status record_step(acm_domain *d, bool last)
     CU_TRY(d, acm_launch_step_count(m->counters + 2, false, 0, m->counters,
                                     last ? m->seen_dev : NULL, m->stream));
     return ACM_OK;
+}
+
+/* A captured graph instantiated and uploaded to the device (the first
+ * launch then pays no upload: a frame after a recording is as fast as the next). */
+static cudaError_t instantiate(cuda_impl *m, cudaGraph_t graph, cudaGraphExec_t *exec)
+{
+    cudaError_t e = cudaGraphInstantiate(exec, graph, 0);
+    if (e == cudaSuccess)
+        e = cudaGraphUpload(*exec, m->stream);
+    if (e != cudaSuccess && *exec != NULL) {
+        cudaGraphExecDestroy(*exec);
+        *exec = NULL;
+    }
+    return e;
 }
 
 /* Capture `steps` steps from the current state into a free (or the oldest)
@@ -129,7 +148,7 @@ static acm_status capture(acm_domain *d, const cu_graph_key &k, cu_graph **out)
         st = cu_fail(d, e, "capturing a step into a CUDA graph");
     cudaGraphExec_t exec = NULL;
     if (st == ACM_OK) {
-        const cudaError_t ie = cudaGraphInstantiate(&exec, graph, 0);
+        const cudaError_t ie = instantiate(m, graph, &exec);
         if (ie != cudaSuccess)
             st = cu_fail(d, ie, "instantiating the steps' CUDA graph");
     }
@@ -148,22 +167,70 @@ static acm_status launch_steps(acm_domain *d, int64_t nsteps)
     return ACM_OK;
 }
 
-extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
+/* The host's state turned as a step turns it: the other array (or parity)
+ * and the other slot of the sums' ring (undone by turning it again). The
+ * graphs of a run of odd length alternate between the two. */
+static void turn_parity(cuda_impl *m)
+{
+    if (m->in_place)
+        m->parity = 1 - m->parity;
+    else
+        m->cur = 1 - m->cur;
+    m->ring = 1 - m->ring;
+}
+
+/* The graph of the next run of at most `left` steps: found, or captured. */
+static acm_status next_graph(acm_domain *d, int64_t left, cu_graph **g)
+{
+    const int steps = left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : (int)left;
+    ACM_TRY(cu_bound_batch(d, steps)); /* its check resets the device's count too */
+    cu_graph_key k;
+    make_key(d, steps, &k);
+    *g = find(IMPL(d), k);
+    return *g == NULL ? capture(d, k, g) : ACM_OK;
+}
+
+/* The graphs of a call of `nsteps` steps of the fluid alone, recorded
+ * without a step (acm_cuda_step_prepare): each of its runs and, when the
+ * call turns the parity (odd nsteps), each of the next call's too. */
+static acm_status record_calls(acm_domain *d, int64_t nsteps)
+{
+    cuda_impl *m = IMPL(d);
+    acm_status st = ACM_OK;
+    for (int turn = 0; turn < 1 + (int)(nsteps & 1) && st == ACM_OK; ++turn) {
+        if (turn == 1)
+            turn_parity(m);
+        int64_t left = nsteps; /* runs of ACM_RUN_STEPS (even) and the rest */
+        while (left > 0 && st == ACM_OK) {
+            cu_graph *g = NULL;
+            st = next_graph(d, left, &g);
+            left -= left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : left;
+        }
+        if (turn == 1)
+            turn_parity(m);
+    }
+    return st;
+}
+
+extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps, bool record)
 {
     if (!graphable(d))
-        return launch_steps(d, nsteps);
+        return record ? ACM_OK : launch_steps(d, nsteps);
     if (nsteps == 0)
         return ACM_OK;
     cuda_impl *m = IMPL(d);
     ACM_TRY(acm_cuda_prepare(d)); /* what a first step allocates, outside any capture */
+    if (record) { /* the call's graphs, nothing launched */
+        const acm_status st = record_calls(d, nsteps);
+        if (st != ACM_OK && !m->broken)
+            (void)cudaGetLastError(); /* refused: the steps will go kernel by kernel */
+        return m->broken ? st : ACM_OK;
+    }
     CU_TRY(d, acm_launch_step_count(m->counters + 2, true, (unsigned long long)m->batch_step,
                                     NULL, NULL, m->stream));
     for (int64_t left = nsteps; left > 0;) {
-        ACM_TRY(cu_bound_batch(d, 2)); /* its check resets the device's count too */
-        cu_graph_key k;
-        make_key(d, left >= 2 ? 2 : 1, &k);
-        cu_graph *g = find(m, k);
-        const acm_status st = g == NULL ? capture(d, k, &g) : ACM_OK;
+        cu_graph *g = NULL;
+        const acm_status st = next_graph(d, left, &g);
         if (st != ACM_OK) {
             if (m->broken) /* a device fault: it is the steps' error */
                 return st;
@@ -171,9 +238,9 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
             return launch_steps(d, left); /* the kernels one by one, as before graphs */
         }
         CU_TRY(d, cudaGraphLaunch(g->exec, m->stream));
-        for (int s = 0; s < k.steps; ++s)
+        for (int s = 0; s < g->key.steps; ++s)
             cu_replayed_step(d);
-        left -= k.steps;
+        left -= g->key.steps;
     }
     m->posted = true; /* by the last replay's step count */
     return ACM_OK;
@@ -190,26 +257,33 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps)
  * gathered, the pose its region is cut around), and whether the band
  * holds the samples' support (moot when a solid is placed in the run's first
  * step: that marks it anew). What changes from run to run comes from device
- * memory, written before each replay by one launch (acm_launch_run_inputs):
- * solid i's pose of step j at slot j * nsolids + i (slot steps * nsolids + i:
- * after the run), and the re-sorts the host's plan makes after each step
- * (acm__solids_plan). Each step of a run with a solid that may be re-sorted
- * holds, per such solid, a conditional node whose body re-sorts it, opened
- * by that solid's flag of the step: the re-sorts change no graph, so a run's
- * graph is recorded once for as long as the configuration stays. Every step
- * of such a run places every solid, as the step after a re-sort does. Free
- * bodies (their coupling waits for the host), moving solids that gather
- * their forces (regions on the host) and more than ACM_RUN_SOLIDS solids are
- * stepped kernel by kernel. */
+ * memory, written before each replay's graph by one launch (acm_launch_put,
+ * cu_put; two with many solids or a long run with smoke): solid i's pose of
+ * step j at slot j * nsolids + i (slot steps * nsolids + i: after the run),
+ * the re-sorts the host's plan makes after each step (acm__solids_plan), the
+ * device's step count and the smokes' plans (backend_smoke.cu). A run in
+ * which the plan re-sorts a solid replays a graph whose steps hold, per
+ * solid that may be re-sorted, a conditional node whose body re-sorts it,
+ * opened by that solid's flag of the step; a run without re-sorts replays
+ * one without those nodes (each costs the host about 1.8 us at every launch,
+ * H200). So a moving solid changes no graph: a configuration records at most
+ * two per run length. Every step of a run with a solid that may be re-sorted
+ * places every solid, as the step after a re-sort does. Free bodies (their
+ * coupling waits for the host), moving solids that gather their forces
+ * (regions on the host) and more than ACM_RUN_SOLIDS solids are stepped
+ * kernel by kernel. */
 
-static_assert(ACM_RUN_STEPS <= ACM_RUN_INPUT_FLAGS, "a run's re-sort flags in one launch");
 static_assert(ACM_RUN_SOLIDS <= 32, "a solid a bit of a re-sort flag");
+static_assert(sizeof(acm_ib_pose) % 8 == 0 && ACM_RUN_STEPS * sizeof(uint32_t) % 8 == 0,
+              "the run's inputs in 8-byte words");
 
 static bool runnable(const acm_domain *d)
 {
     const cuda_impl *m = IMPL(d);
-    if (!graphable(d) || m->graphs_refused || m->ib.poses == NULL || d->nsolids == 0 ||
-        d->nsolids > ACM_RUN_SOLIDS || d->nsolids != m->ib.nsolids)
+    if (!graphable(d) || m->graphs_refused || d->nsolids > ACM_RUN_SOLIDS ||
+        !cu_smokes_runnable(d))
+        return false;
+    if (d->nsolids == 0 ? d->nsmokes == 0 : m->ib.poses == NULL || d->nsolids != m->ib.nsolids)
         return false;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_body *b = &d->solids[i]->body;
@@ -220,10 +294,11 @@ static bool runnable(const acm_domain *d)
     return true;
 }
 
-static void run_key(const acm_domain *d, int steps, cu_graph_key *k)
+static void run_key(const acm_domain *d, int steps, bool resorts, cu_graph_key *k)
 {
     const cuda_impl *m = IMPL(d);
     make_key(d, steps, k);
+    k->resorts = resorts;
     const acm_ib_args a = cu_ib_args(d);
     memcpy(&k->ib, &a, sizeof a);
     const cuda_ib &ib = m->ib;
@@ -246,68 +321,142 @@ static void run_key(const acm_domain *d, int steps, cu_graph_key *k)
         }
     }
     k->band_valid = placed || m->ib.band_valid;
+    if (d->nsmokes > 0)
+        cu_smokes_run_key(d, k);
 }
 
-/* The run's poses into their slots, its re-sort flags (the solids the
- * device may re-sort), the device's step count set from the host's (the
- * replayed steps count on from it). */
-static acm_status send_inputs(acm_domain *d, const acm_body *poses, const uint32_t *resort,
-                              int steps)
-{
-    cuda_impl *m = IMPL(d);
-    uint32_t sortable = 0;
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
-    const int n = (steps + 1) * (int)d->nsolids;
-    for (int first = 0; first < n; first += ACM_RUN_INPUT_POSES) {
-        acm_run_inputs in;
-        memset(&in, 0, sizeof in);
-        const int count = n - first < ACM_RUN_INPUT_POSES ? n - first : ACM_RUN_INPUT_POSES;
-        for (int i = 0; i < count; ++i) {
-            const acm_body *b = &poses[first + i];
-            memcpy(in.pose[i].x, b->x, sizeof b->x);
-            memcpy(in.pose[i].q, b->q, sizeof b->q);
-            memcpy(in.pose[i].v, b->v, sizeof b->v);
-            memcpy(in.pose[i].w, b->w, sizeof b->w);
-        }
-        for (int j = 0; j < steps; ++j)
-            in.flag[j] = resort[j] & sortable;
-        const bool head = first == 0;
-        CU_TRY(d, acm_launch_run_inputs(in, m->ib.poses + first, count, m->ib.resort_flags,
-                                        head ? steps : 0, head ? m->counters + 2 : NULL,
-                                        (unsigned long long)m->batch_step, m->stream));
-    }
-    return ACM_OK;
-}
-
-extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, int64_t *run)
+/* What a replay takes from the host, before its graph: the device's step
+ * count as the host's was before the run (the replayed steps count on from
+ * it), the re-sort flags (of the solids the device may re-sort), the poses
+ * into their slots, the smokes' plans of the steps just made. */
+static acm_status send_inputs(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
-    *run = 1;
+    cu_put put;
+    put.blob.nseg = put.blob.words = 0;
+    ACM_TRY(cu_put_add(d, &put, m->counters + 2, &r.count0, sizeof r.count0));
+    if (d->nsolids > 0) {
+        uint32_t sortable = 0, flags[ACM_RUN_STEPS] = {0};
+        for (int32_t i = 0; i < d->nsolids; ++i)
+            sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+        for (int j = 0; j < r.steps; ++j)
+            flags[j] = r.resort[j] & sortable;
+        const int n = (r.steps + 1) * (int)d->nsolids;
+        for (int k = 0; k < n; ++k) {
+            const acm_body *b = &r.poses[k];
+            memcpy(r.sent[k].x, b->x, sizeof b->x);
+            memcpy(r.sent[k].q, b->q, sizeof b->q);
+            memcpy(r.sent[k].v, b->v, sizeof b->v);
+            memcpy(r.sent[k].w, b->w, sizeof b->w);
+        }
+        ACM_TRY(cu_put_add(d, &put, m->ib.resort_flags, flags, sizeof flags));
+        ACM_TRY(cu_put_add(d, &put, m->ib.poses, r.sent, (size_t)n * sizeof *r.sent));
+    }
+    if (d->nsmokes > 0)
+        ACM_TRY(cu_smokes_send(d, r.steps, &put));
+    return cu_put_flush(d, &put);
+}
+
+/* The forms of a run beside the one the host's state gives now
+ * (cu_run::variant; acm_cuda_step_prepare records each): TURNED, the parity a
+ * call of odd length leaves to the next call (turn_parity); STEADY, the
+ * solids as after their first step (placed, the band of their support
+ * marked), as every later call finds them. */
+enum { CU_FORM_TURNED = 1, CU_FORM_STEADY = 2 };
+
+/* The host's state turned to form v, or (undo) back from it. */
+static void turn_form(acm_domain *d, int v, bool undo)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    if (v & CU_FORM_TURNED)
+        turn_parity(m);
+    if ((v & CU_FORM_STEADY) == 0)
+        return;
+    if (!undo)
+        r.band_valid = m->ib.band_valid;
+    m->ib.band_valid = undo ? r.band_valid : true;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        if (!undo)
+            r.moved[i] = d->solids[i]->moved;
+        d->solids[i]->moved = undo ? r.moved[i] : false;
+    }
+}
+
+/* Whether a form of the run of r.steps steps has no graph yet (with and
+ * without re-sorts where the run may re-sort; the parity of the next call
+ * when this one is of odd length, `turns`): then the host's state is left
+ * turned to it (r.variant) and r.key is its key. */
+static bool missing_form(acm_domain *d, bool turns, bool resorts)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    bool steady = true;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        steady = steady && !d->solids[i]->moved;
+    steady = steady && (d->nsolids == 0 || m->ib.band_valid);
+    for (int v = 0; v < 4; ++v) {
+        if (((v & CU_FORM_TURNED) && !turns) || ((v & CU_FORM_STEADY) && steady) ||
+            (v == CU_FORM_TURNED && !steady)) /* a later call finds the solids steady */
+            continue;
+        for (int other = 0; other < 1 + (int)r.place_all; ++other) {
+            turn_form(d, v, false);
+            run_key(d, r.steps, resorts != (other != 0), &r.key);
+            r.graph = find(m, r.key);
+            if (r.graph == NULL) {
+                r.variant = v;
+                return true;
+            }
+            turn_form(d, v, true);
+        }
+    }
+    return false;
+}
+
+extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool record, int64_t *run)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    *run = record ? 0 : 1;
     r.mode = CU_RUN_NONE;
     if (!runnable(d))
         return ACM_OK;
     const int steps = left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : (int)left;
     ACM_TRY(acm_cuda_prepare(d)); /* what a step allocates, outside any capture */
     ACM_TRY(cu_ib_ready(d));
+    if (d->nsmokes > 0)
+        ACM_TRY(cu_smokes_run_ready(d));
     ACM_TRY(cu_bound_batch(d, steps));
     r.place_all = false;
     for (int32_t i = 0; i < d->nsolids; ++i)
         r.place_all |= cu_ib_sortable(d, i);
-    run_key(d, steps, &r.key);
-    r.graph = find(m, r.key);
+    r.count0 = (unsigned long long)m->batch_step;
+    memset(r.resort, 0, sizeof r.resort);
+    acm__solids_plan(d, steps, r.poses, r.resort);
+    bool resorts = false;
+    for (int j = 0; j < steps; ++j)
+        resorts |= r.resort[j] != 0;
+    resorts = resorts && r.place_all;
     r.steps = steps;
     r.step = 0;
+    r.variant = 0;
+    if (record) { /* each form the call's first run and the next call's may take */
+        if (!missing_form(d, (left & 1) != 0, resorts))
+            return ACM_OK; /* all recorded before: nothing to make */
+    } else {
+        run_key(d, steps, resorts, &r.key);
+        r.graph = find(m, r.key);
+    }
     if (r.graph != NULL) {
-        acm_body poses[(ACM_RUN_STEPS + 1) * ACM_RUN_SOLIDS];
-        uint32_t resort[ACM_RUN_STEPS];
-        acm__solids_plan(d, steps, poses, resort);
-        ACM_TRY(send_inputs(d, poses, resort, steps));
         r.mode = CU_RUN_REPLAY;
     } else {
         keep_state(d, true);
-        CU_TRY(d, cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal));
+        const cudaError_t e = cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal);
+        if (e != cudaSuccess) {
+            turn_form(d, r.variant, true);
+            return cu_fail(d, e, "beginning the capture of a run of steps");
+        }
         m->capturing = true;
         r.mode = CU_RUN_RECORD;
     }
@@ -360,10 +509,11 @@ static acm_status run_step(acm_domain *d)
     const int j = r.step++;
     if (r.mode == CU_RUN_REPLAY) {
         cu_replayed_step(d);
+        m->smoke_capture = false; /* the graph's step writes the smokes' velocity */
         return ACM_OK;
     }
     ACM_TRY(record_step(d, r.step == r.steps));
-    for (int32_t i = 0; i < d->nsolids; ++i)
+    for (int32_t i = 0; i < d->nsolids && r.key.resorts; ++i)
         if (cu_ib_sortable(d, i))
             ACM_TRY(record_resort(d, i, j));
     return ACM_OK;
@@ -377,10 +527,12 @@ static acm_status end_record(acm_domain *d, acm_status st)
     cudaGraph_t graph = NULL;
     const cudaError_t e = cudaStreamEndCapture(m->stream, &graph);
     keep_state(d, false);
+    turn_form(d, m->run.variant, true);
+    m->run.variant = 0;
     cudaGraphExec_t exec = NULL;
     cudaError_t ie = cudaSuccess;
     if (st == ACM_OK && e == cudaSuccess)
-        ie = cudaGraphInstantiate(&exec, graph, 0);
+        ie = instantiate(m, graph, &exec);
     if (graph != NULL)
         cudaGraphDestroy(graph);
     if (m->broken) /* a device fault: it is the steps' error */
@@ -412,6 +564,7 @@ extern "C" acm_status acm_cuda_run_end(acm_domain *d, acm_status st, bool *again
     }
     if (mode == CU_RUN_NONE || st != ACM_OK)
         return st;
+    ACM_TRY(send_inputs(d));
     CU_TRY(d, cudaGraphLaunch(m->run.graph->exec, m->stream));
     m->posted = true; /* by the run's last step */
     return ACM_OK;

@@ -12,6 +12,7 @@
 
 #include "backend_cuda.h"
 #include "kernels.cuh"
+#include "rigid.h" /* acm_body */
 
 /* Field transfers go in chunks of this: 64 MiB moves at full PCIe speed and
  * costs 4 B/cell at 256^3 (256 MiB cost 16, docs/performance.md). */
@@ -42,12 +43,15 @@ struct cuda_ib {
     struct acm_solid *saved; /* the solids as before a run being recorded (host, nsolids) */
 };
 
-/* Runs of steps with solids recorded into a graph (backend_graph.cu; backend.h
- * run_begin): at most this many steps a run and solids a domain. */
-#define ACM_RUN_STEPS 4
+/* Runs of steps recorded into a graph (backend_graph.cu; backend.h
+ * advance_many, run_begin): at most this many steps a run (the fluid's and,
+ * with at most ACM_RUN_SOLIDS solids, the solids'), so that a frame of up to
+ * 16 steps enqueues one graph. */
+#define ACM_RUN_STEPS 16
 #define ACM_RUN_SOLIDS 16
+#define ACM_RUN_SMOKES 4
 
-/* A captured run of 1 or 2 steps (backend_graph.cu) and what it was captured
+/* A captured run of 1 to ACM_RUN_STEPS steps (backend_graph.cu) and what it was captured
  * from: replayed only when the steps would launch the same kernels with the
  * same arguments. */
 #define ACM_GRAPHS 16
@@ -55,6 +59,12 @@ struct cu_solid_key {          /* what a solid's kernels in a run depend on */
     uint64_t offset, count;
     int32_t motion, placed;
     double x[3], r_max;        /* gathered forces: the centre and reach of its region */
+};
+struct cu_smoke_key {          /* what a smoke's kernels in a run depend on */
+    const void *arrays[7];     /* its particles, free list, counters, select scratch */
+    uint64_t capacity, seed, select_bytes;
+    uint32_t bound;            /* the most particles a step emits (the launch's size) */
+    int32_t nemitters;
 };
 struct cu_graph_key {
     acm_step_args args;         /* of the first step (step_key 0: the device counts) */
@@ -67,7 +77,13 @@ struct cu_graph_key {
                                scratch, sampling indices, gather lists */
     size_t sort_bytes, scratch_bytes;
     int32_t nsolids, band_valid;
+    int32_t resorts; /* the run's steps hold their re-sorts (conditional nodes) */
     cu_solid_key solid[ACM_RUN_SOLIDS];
+    /* a run with smoke (zero without): the plans' device record, each smoke's */
+    const void *smoke_plans;
+    size_t smoke_stride;
+    int32_t nsmokes, nobstacles;
+    cu_smoke_key smoke[ACM_RUN_SMOKES];
 };
 struct cu_graph {
     cudaGraphExec_t exec; /* NULL: a free slot */
@@ -85,6 +101,36 @@ struct cu_run {
                           solid (as after a re-sort; the same positions for a static one) */
     cu_graph_key key;
     cu_graph *graph;   /* REPLAY */
+    /* the host's plan of the run: the solids' poses (solid i of step j at
+     * j * nsolids + i; after the run at steps * nsolids + i), their re-sorts
+     * (bit i of word j: after step j), the device's step count before it */
+    acm_body poses[(ACM_RUN_STEPS + 1) * ACM_RUN_SOLIDS];
+    acm_ib_pose sent[(ACM_RUN_STEPS + 1) * ACM_RUN_SOLIDS];
+    uint32_t resort[ACM_RUN_STEPS];
+    unsigned long long count0;
+    /* a recording for a later state (acm_cuda_step_prepare): the host's state
+     * turned to it for the recording (cu_variant), put back at its end */
+    int variant;
+    bool moved[ACM_RUN_SOLIDS], band_valid;
+};
+
+/* Bytes for the device packed into launches of acm_launch_put (backend_device.cu). */
+struct cu_put {
+    acm_put_blob blob;
+};
+
+/* The smokes of runs (backend_smoke.cu): what each step of a replay takes
+ * from the host, laid out as on the device, a step after the other (`stride`
+ * bytes each: the solids' obstacles, then each smoke's plan words and
+ * sources at off[k]); and the smokes' planning state kept around a recording. */
+struct cu_run_smoke {
+    unsigned char *host, *dev; /* ACM_RUN_STEPS steps of `stride` bytes */
+    size_t stride, bytes;
+    int32_t nsolids, nsmokes;  /* what they were laid out for */
+    size_t off[ACM_RUN_SMOKES];
+    int32_t nemitters[ACM_RUN_SMOKES];
+    void *kept;                /* the smokes' records and emitters (cu_smokes_keep) */
+    size_t kept_bytes;
 };
 
 /* The host's state before steps are recorded, put back after (backend_graph.cu,
@@ -92,7 +138,7 @@ struct cu_run {
 struct cu_kept {
     int cur, parity, ring;
     int64_t batch_step, domain_step;
-    bool batch_mixed, posted, forces_stale, band_valid;
+    bool batch_mixed, posted, forces_stale, band_valid, smoke_capture;
     double centre[3 * ACM_RUN_SOLIDS];
 };
 
@@ -155,8 +201,10 @@ struct cuda_impl {
                              of the state kernels does not hold back) */
     cuda_ib ib;
     bool capturing;       /* the steps enqueued now go into a graph (backend_graph.cu) */
+    int64_t graphs_recorded; /* since the domain was made (acm_cuda_graphs_recorded) */
     bool graphs_refused;  /* a run's capture failed: runs go kernel by kernel */
     cu_run run;
+    cu_run_smoke run_smoke;
     cu_kept kept;
     cu_graph graphs[ACM_GRAPHS];
     int graph_next;       /* the slot the next capture replaces when none is free */
@@ -241,6 +289,10 @@ void cu_replayed_step(acm_domain *d);
 /* ---- steps replayed from CUDA graphs (backend_graph.cu) ---------------------- */
 
 void cu_graphs_release(acm_domain *d);
+/* `bytes` (a multiple of 8) from src to dst on the device: packed into the
+ * launch being filled, launched when it is full (cu_put_flush: the rest). */
+acm_status cu_put_add(acm_domain *d, cu_put *p, void *dst, const void *src, size_t bytes);
+acm_status cu_put_flush(acm_domain *d, cu_put *p);
 
 
 /* ---- decomposition (backend_slab.cu) and immersed boundary (backend_ib.cu) --- */
@@ -256,5 +308,21 @@ bool cu_ib_sortable(const acm_domain *d, int32_t i);
 /* Solid i's samples re-sorted on stream s, at its pose (a recorded run's:
  * slot `slot` of its poses). */
 acm_status cu_ib_resort_one(acm_domain *d, int32_t i, int slot, cudaStream_t s);
+
+/* ---- the smokes of runs of steps (backend_smoke.cu) ------------------------------- */
+
+/* Whether the domain's smokes can be stepped in a recorded run. */
+bool cu_smokes_runnable(const acm_domain *d);
+/* Before a run (outside any capture): the smokes' velocity and the run's
+ * plan records allocated and laid out. */
+acm_status cu_smokes_run_ready(acm_domain *d);
+/* The smokes' part of a run's key. */
+void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k);
+/* The plans of a replayed run's `steps` steps, into the run's inputs. */
+acm_status cu_smokes_send(acm_domain *d, int steps, cu_put *put);
+/* The smokes' planning state (emitters' counters, drops planned) kept or put back. */
+void cu_smokes_keep(acm_domain *d, bool save);
+/* The run's smoke records freed. */
+void cu_smokes_run_release(acm_domain *d);
 
 #endif /* ACMLBM_CUDA_BACKEND_IMPL_CUH */

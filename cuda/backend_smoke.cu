@@ -4,6 +4,9 @@
  * projection, emitter and obstacle data, and the velocity at points.
  * SPDX-License-Identifier: Apache-2.0
  */
+#include <math.h>   /* ceil, fmin */
+#include <string.h> /* memcpy */
+
 #include "alloc.h"
 #include "backend_impl.cuh"
 #include "smoke.h"
@@ -115,10 +118,179 @@ static cudaError_t plan_upload(T **p, int32_t *cap, const T *src, int32_t n, cud
                             : cudaMemcpyAsync(*p, src, (size_t)n * sizeof(T), cudaMemcpyHostToDevice, st);
 }
 
+/* ---- the smokes of runs of steps (backend_impl.cuh cu_run_smoke; backend_graph.cu) -------------
+ * A recorded step's smoke kernels read the step's plan from the run's device
+ * record: the solids' obstacles, each smoke's emissions, sources' count and
+ * sources. A replayed step's host part (lib/smoke/smoke.c plans it as
+ * always) writes its plan into the host's copy of that record, sent before
+ * the run's graph. The free-slot select runs in every recorded step (a
+ * launched step without emissions skips it: it changes nothing), and the
+ * emission kernel is as large as the most a step can emit. */
+
+static cuda_smoke *dev_of(const acm_smoke *s) { return (cuda_smoke *)s->dev; }
+
+/* The most particles a step of the smoke emits: each emitter's rate rounded
+ * up (lib/smoke/smoke.c plans floor(carry + rate), carry < 1), at most its
+ * capacity. */
+static uint32_t emission_bound(const acm_smoke *s)
+{
+    double n = 0.0;
+    for (int32_t i = 0; i < s->nemitters; ++i)
+        n += ceil(s->emitters[i].e.rate);
+    return (uint32_t)fmin(n, fmin((double)s->capacity, (double)UINT32_MAX));
+}
+
+static int32_t smoke_index(const acm_domain *d, const acm_smoke *s)
+{
+    int32_t k = 0;
+    while (k < d->nsmokes && d->smokes[k] != s)
+        ++k;
+    return k;
+}
+
+bool cu_smokes_runnable(const acm_domain *d)
+{
+    if (d->nsmokes > ACM_RUN_SMOKES)
+        return false;
+    for (int32_t k = 0; k < d->nsmokes; ++k)
+        if (d->smokes[k]->dev == NULL)
+            return false;
+    return true;
+}
+
+acm_status cu_smokes_run_ready(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run_smoke &r = m->run_smoke;
+    if (m->smoke_u == NULL)
+        ACM_TRY(cu_dev_alloc(d, (void **)&m->smoke_u, 3 * (size_t)d->ncells * sizeof(float),
+                             "the smoke's velocity"));
+    size_t stride = (size_t)d->nsolids * sizeof(acm_smoke_obstacle), kept = 0;
+    for (int32_t k = 0; k < d->nsmokes; ++k) {
+        const acm_smoke *s = d->smokes[k];
+        r.off[k] = stride;
+        r.nemitters[k] = s->nemitters;
+        stride += 2 * sizeof(uint32_t) + (size_t)s->nemitters * sizeof(acm_smoke_source);
+        kept += sizeof(acm_smoke) + (size_t)s->nemitters * sizeof(smoke_emitter);
+    }
+    r.stride = stride;
+    r.nsolids = d->nsolids;
+    r.nsmokes = d->nsmokes;
+    const size_t bytes = ACM_RUN_STEPS * stride;
+    if (bytes > r.bytes) {
+        cu_smokes_run_release(d);
+        r.host = (unsigned char *)acm__malloc(bytes);
+        if (r.host == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's plans of a run");
+        ACM_TRY(cu_dev_alloc(d, (void **)&r.dev, bytes, "the smoke's plans of a run"));
+        r.bytes = bytes;
+    }
+    if (kept > r.kept_bytes) {
+        void *p = acm__realloc(r.kept, kept);
+        if (p == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's state of a run");
+        r.kept = p;
+        r.kept_bytes = kept;
+    }
+    return ACM_OK;
+}
+
+void cu_smokes_run_release(acm_domain *d)
+{
+    cu_run_smoke &r = IMPL(d)->run_smoke;
+    if (r.dev != NULL)
+        cudaFree(r.dev); /* waits for the replays that read it */
+    acm__free(r.host);
+    r.dev = r.host = NULL;
+    r.bytes = 0;
+}
+
+void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k)
+{
+    const cu_run_smoke &r = IMPL(d)->run_smoke;
+    k->smoke_plans = r.dev;
+    k->smoke_stride = r.stride;
+    k->nsmokes = d->nsmokes;
+    for (int32_t i = 0; i < d->nsmokes; ++i) {
+        const acm_smoke *s = d->smokes[i];
+        const cuda_smoke *c = dev_of(s);
+        cu_smoke_key &sk = k->smoke[i];
+        const void *arrays[7] = {c->x, c->age, c->life, c->free_list, c->nfree, c->counts,
+                                 c->select_temp};
+        memcpy(sk.arrays, arrays, sizeof arrays);
+        sk.capacity = s->capacity;
+        sk.seed = s->seed;
+        sk.select_bytes = c->select_bytes;
+        sk.bound = emission_bound(s);
+        sk.nemitters = s->nemitters;
+    }
+    acm_smoke_obstacle o; /* the solids' obstacles: the same in every step */
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        k->nobstacles += acm__solid_obstacle(d->solids[i], true, &o) ? 1 : 0;
+}
+
+acm_status cu_smokes_send(acm_domain *d, int steps, cu_put *put)
+{
+    const cu_run_smoke &r = IMPL(d)->run_smoke;
+    return cu_put_add(d, put, r.dev, r.host, (size_t)steps * r.stride);
+}
+
+void cu_smokes_keep(acm_domain *d, bool save)
+{
+    unsigned char *at = (unsigned char *)IMPL(d)->run_smoke.kept;
+    for (int32_t k = 0; k < d->nsmokes; ++k) {
+        acm_smoke *s = d->smokes[k];
+        const size_t ne = (size_t)s->nemitters * sizeof(smoke_emitter);
+        if (save) {
+            memcpy(at, s, sizeof *s);
+            memcpy(at + sizeof *s, s->emitters, ne);
+        } else {
+            memcpy(s, at, sizeof *s);
+            memcpy(s->emitters, at + sizeof *s, ne);
+        }
+        at += sizeof *s + ne;
+    }
+}
+
+/* A step of a run: its plan into the host's record (REPLAY), or its kernels
+ * reading the device's (RECORD). */
+static acm_status run_smoke_step(acm_domain *d, acm_smoke *s, const acm_smoke_plan *p)
+{
+    cuda_impl *m = IMPL(d);
+    const cu_run_smoke &r = m->run_smoke;
+    const int32_t k = smoke_index(d, s);
+    const size_t base = (size_t)(m->run.step - 1) * r.stride;
+    if (m->run.mode == CU_RUN_REPLAY) {
+        unsigned char *at = r.host + base;
+        if (p->nobstacles > 0)
+            memcpy(at, p->obstacles, (size_t)p->nobstacles * sizeof *p->obstacles);
+        const uint32_t plan[2] = {p->emissions, (uint32_t)p->nsources};
+        memcpy(at + r.off[k], plan, sizeof plan);
+        if (p->nsources > 0)
+            memcpy(at + r.off[k] + sizeof plan, p->sources,
+                   (size_t)p->nsources * sizeof *p->sources);
+        return ACM_OK;
+    }
+    cuda_smoke *c = dev_of(s);
+    unsigned char *at = r.dev + base;
+    CU_TRY(d, acm_launch_smoke_advect(acm__ib_grid(d), m->smoke_u, (const acm_smoke_obstacle *)at,
+                                      p->nobstacles, c->x, c->age, c->life, c->counts,
+                                      s->capacity, m->stream));
+    CU_TRY(d, acm_launch_smoke_free_slots(c->select_temp, &c->select_bytes, c->age, c->free_list,
+                                          c->nfree, s->capacity, m->stream));
+    const uint32_t *plan = (const uint32_t *)(at + r.off[k]);
+    CU_TRY(d, acm_launch_smoke_emit((const acm_smoke_source *)(plan + 2), 0, emission_bound(s),
+                                    plan, p->seed, c->free_list, c->nfree, c->x, c->age, c->life,
+                                    c->counts, m->stream));
+    return ACM_OK;
+}
+
 extern "C" acm_status acm_cuda_smoke_step(acm_domain *d, acm_smoke *s, const acm_smoke_plan *p)
 {
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
+    if (m->run.mode != CU_RUN_NONE)
+        return run_smoke_step(d, s, p);
     cuda_smoke *c = (cuda_smoke *)s->dev;
     CU_TRY(d, plan_upload(&c->obstacles, &c->obstacles_cap, p->obstacles, p->nobstacles, m->stream));
     CU_TRY(d, acm_launch_smoke_advect(acm__ib_grid(d), m->smoke_u, c->obstacles, p->nobstacles,
@@ -128,8 +300,9 @@ extern "C" acm_status acm_cuda_smoke_step(acm_domain *d, acm_smoke *s, const acm
     CU_TRY(d, plan_upload(&c->sources, &c->sources_cap, p->sources, p->nsources, m->stream));
     CU_TRY(d, acm_launch_smoke_free_slots(c->select_temp, &c->select_bytes, c->age, c->free_list,
                                           c->nfree, s->capacity, m->stream));
-    CU_TRY(d, acm_launch_smoke_emit(c->sources, p->nsources, p->emissions, p->seed, c->free_list,
-                                    c->nfree, c->x, c->age, c->life, c->counts, m->stream));
+    CU_TRY(d, acm_launch_smoke_emit(c->sources, p->nsources, p->emissions, NULL, p->seed,
+                                    c->free_list, c->nfree, c->x, c->age, c->life, c->counts,
+                                    m->stream));
     return ACM_OK;
 }
 

@@ -6,7 +6,7 @@
 #include "backend_impl.cuh"
 #include "alloc.h"    /* acm__malloc, acm__free */
 #include "faces.h"    /* acm__set_face_values */
-#include "pipeline.h" /* acm__step_check, acm__step_pipeline */
+#include "pipeline.h" /* acm__step_check, acm__step_pipeline, acm__step_record */
 #include "smoke.h"    /* acm__smoke_density_device */
 
 /* ---- interoperability (include/acmlbm/acm_cuda.h) ---------------------------------------- */
@@ -31,6 +31,24 @@ extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t ns
     ACM_TRY(acm__step_check(domain, nsteps));
     ACM_TRY(acm__step_pipeline(domain, nsteps, false));
     return cu_send_seen(domain);
+}
+
+extern "C" ACM_API acm_status acm_cuda_step_prepare(acm_domain *domain, int64_t nsteps)
+{
+    ACM_TRY(require_cuda(domain));
+    ACM_TRY(acm__step_check(domain, nsteps));
+    return acm__step_record(domain, nsteps);
+}
+
+extern "C" ACM_API acm_status acm_cuda_graphs_recorded(acm_domain *domain, int64_t *count)
+{
+    if (count == NULL)
+        return domain == NULL ? ACM_ERR_NULL_POINTER
+                              : ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "count is NULL");
+    *count = 0;
+    ACM_TRY(require_cuda(domain));
+    *count = IMPL(domain)->graphs_recorded;
+    return ACM_OK;
 }
 
 extern "C" ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain)

@@ -74,6 +74,7 @@ typedef struct game_config {
     double game_ms;      /* CPU work of the game per frame */
     long threads;        /* solver's CPU threads; 0: the OpenMP default */
     int smoke;           /* trail smoke behind the player */
+    int prepare;         /* record the steps' graphs at level load (acm_cuda_step_prepare) */
 } game_config;
 
 static void usage(FILE *fp)
@@ -90,6 +91,8 @@ static void usage(FILE *fp)
             "  --threads T              the solver's CPU threads, in [0, 256] (default 0: "
             "OpenMP's choice; a game leaves cores to its own threads)\n"
             "  --smoke                  trail smoke behind the player\n"
+            "  --no-prepare             leave the recording of the steps' CUDA graphs to the "
+            "first frame (default: at level load, acm_cuda_step_prepare)\n"
             "  --help                   print this and exit\n",
             prog);
 }
@@ -129,7 +132,7 @@ static int runs_on_gpu(acm_backend backend)
 /* 0 to run, 1 after --help, 2 after a usage error. */
 static int parse_args(int argc, char **argv, game_config *c)
 {
-    const game_config defaults = {ACM_BACKEND_AUTO, {0, 0, 0}, 600, 4, 30, 2.0, 0, 0};
+    const game_config defaults = {ACM_BACKEND_AUTO, {0, 0, 0}, 600, 4, 30, 2.0, 0, 0, 1};
     *c = defaults;
     for (int k = 1; k < argc; ++k) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
@@ -138,6 +141,10 @@ static int parse_args(int argc, char **argv, game_config *c)
         }
         if (strcmp(argv[k], "--smoke") == 0) {
             c->smoke = 1;
+            continue;
+        }
+        if (strcmp(argv[k], "--no-prepare") == 0) {
+            c->prepare = 0;
             continue;
         }
         if (k + 1 >= argc) {
@@ -333,6 +340,8 @@ typedef struct sim_state {
     acm_solid *ball;
     acm_smoke *smoke;
     int gpu;
+    double prepare_ms; /* the level load's acm_cuda_step_prepare; < 0: not called */
+    int64_t graphs_at_load; /* CUDA graphs of steps recorded by then (acm_cuda_graphs_recorded) */
 #if ACM_HAVE_CUDA
     cudaStream_t stream; /* the game's stream, on which the solver runs */
     float *smoke_grid;   /* device memory: the smoke's density for the renderer */
@@ -452,11 +461,38 @@ static int sim_init(sim_state *s, const game_config *c, const world *w)
         return -1;
     if (c->smoke && create_smoke(s, c->steps_per_frame) != 0)
         return -1;
+    s->prepare_ms = -1.0;
 #if ACM_HAVE_CUDA
     if (s->gpu && attach_stream(s) != 0)
         return -1;
+    if (s->gpu && c->prepare) { /* at level load, what the first frame would record */
+        const double t0 = now_ms();
+        acm_status st = acm_cuda_step_prepare(s->d, c->steps_per_frame);
+        if (cli_failed(prog, st, "acm_cuda_step_prepare", acm_domain_last_error(s->d)))
+            return -1;
+        s->prepare_ms = now_ms() - t0;
+    }
+    if (s->gpu) {
+        acm_status st = acm_cuda_graphs_recorded(s->d, &s->graphs_at_load);
+        if (cli_failed(prog, st, "acm_cuda_graphs_recorded", acm_domain_last_error(s->d)))
+            return -1;
+    }
 #endif
     return 0;
+}
+
+/* How many CUDA graphs of steps the frames recorded after the level load
+ * (each one a stall of its frame): none, once acm_cuda_step_prepare ran. */
+static void print_recordings(const sim_state *s)
+{
+#if ACM_HAVE_CUDA
+    int64_t now = 0;
+    if (s->gpu && acm_cuda_graphs_recorded(s->d, &now) == ACM_OK)
+        printf("CUDA graphs of steps recorded: %lld at the level load, %lld during play\n",
+               (long long)s->graphs_at_load, (long long)(now - s->graphs_at_load));
+#else
+    (void)s;
+#endif
 }
 
 /* Hand the player's state to the solver and start the frame's steps. */
@@ -537,6 +573,9 @@ static void print_header(const game_config *c, const sim_state *s, const world *
            "%.1f cells, top speed %.2f m/s; %.1f ms of other game work per frame%s\n",
            c->frames, FRAME_HZ, c->steps_per_frame, BUDGET_MS, w->p.radius,
            m_per_s(w, MAX_SPEED), c->game_ms, c->smoke ? "; smoke on" : "");
+    if (s->prepare_ms >= 0.0)
+        printf("level load: acm_cuda_step_prepare(%ld) recorded the steps' graphs in %.2f ms\n",
+               c->steps_per_frame, s->prepare_ms);
     printf("%6s %6s %4s %13s %5s | %6s %6s %5s %6s %6s | %-29s | %s\n", "frame", "t s", "keys",
            "player x,z m", "m/s", "enq", "wait", "read", "sim ms", "frame", "flags: wind m/s @ deg",
            "leaves x,y,z m");
@@ -666,6 +705,7 @@ static int run(sim_state *s, world *w, const game_config *c)
                (log.enqueue - log.state) / n, log.wait / n, log.read / n, log.game / n);
         print_stats("simulation per frame:", log.sim, c->frames);
         print_stats("whole frame:", log.frame, c->frames);
+        print_recordings(s);
     }
     free(log.sim);
     free(log.frame);

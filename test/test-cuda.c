@@ -654,6 +654,10 @@ START_TEST(split_domain_refuses_interop)
     ACM_CK_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "slab"));
     ACM_CK_FAIL(d, acm_cuda_step_async(d, 1), ACM_ERR_UNSUPPORTED);
+    ACM_CK_FAIL(d, acm_cuda_step_prepare(d, 1), ACM_ERR_UNSUPPORTED);
+    int64_t recorded = -1;
+    ACM_CK_FAIL(d, acm_cuda_graphs_recorded(d, &recorded), ACM_ERR_UNSUPPORTED);
+    ck_assert_int_eq(recorded, 0);
     ACM_CK_FAIL(d, acm_cuda_domain_map_fields(d, &rho, NULL), ACM_ERR_UNSUPPORTED);
     ACM_CK_FAIL(d, acm_cuda_domain_get_stream(d, &stream), ACM_ERR_UNSUPPORTED);
     ACM_CK_OK(d, acm_step(d, 2)); /* the domain itself is fine */
@@ -693,6 +697,10 @@ START_TEST(device_errors_have_specific_statuses)
     o.nx = o.ny = o.nz = 4;
     acm_domain *cpu = acm_test_domain(&o);
     ACM_CK_FAIL(cpu, acm_cuda_step_async(cpu, 1), ACM_ERR_UNSUPPORTED);
+    ACM_CK_FAIL(cpu, acm_cuda_step_prepare(cpu, 4), ACM_ERR_UNSUPPORTED);
+    int64_t recorded = -1;
+    ACM_CK_FAIL(cpu, acm_cuda_graphs_recorded(cpu, &recorded), ACM_ERR_UNSUPPORTED);
+    ck_assert_int_eq(recorded, 0);
     ACM_CK_FAIL(cpu, acm_cuda_domain_synchronize(cpu), ACM_ERR_UNSUPPORTED);
     acm_domain_destroy(cpu);
 }
@@ -1044,7 +1052,7 @@ static double most_apart(const double *a, const double *b, size_t n, size_t *dif
 }
 
 /* acm_cuda_step_async on a domain with solids (static and prescribed, no
- * smoke) records runs of up to four steps into CUDA graphs and replays them
+ * smoke) records runs of up to 16 steps into CUDA graphs and replays them
  * (cuda/backend_graph.cu, "runs"). The moving sphere of runs_scene drifts by
  * 4.5 cells over 150 steps, so its samples are re-sorted on the device inside
  * replayed runs and between them. Against the same steps launched kernel by
@@ -1135,6 +1143,144 @@ START_TEST(run_steps_follow_a_moved_static_solid)
     ck_assert_msg(differ == 0, "%zu populations differ, at most %g", differ, apart);
     free(f[0]);
     free(f[1]);
+}
+END_TEST
+
+/* acm_cuda_step_prepare records what a call of that many steps replays and
+ * makes no step: right after it the populations, the step count and the
+ * solids' poses and samples are bitwise what they were, and the same calls
+ * after it give bitwise the state of a twin domain that never prepared
+ * (case 5 of runs_scene, no atomics: a static sphere, gathered forces; and
+ * the fluid alone, SCENE_INFLOW_FORCE), and record no graph. Its argument
+ * is checked. */
+static void expect_prepare_changes_nothing(acm_domain *d, size_t n, acm_solid *s, int64_t nsteps)
+{
+    const int64_t step = acm_test_stats(d).step;
+    double *before = field_n(d, ACM_FIELD_POPULATIONS, 27, n);
+    acm_solid_state st0 = {.version = ACM_SOLID_STATE_VERSION};
+    acm_solid_state st1 = st0;
+    if (s != NULL)
+        ck_assert_int_eq(acm_solid_get_state(s, &st0), ACM_OK);
+    ACM_CK_OK(d, acm_cuda_step_prepare(d, nsteps));
+    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    ck_assert_int_eq(acm_test_stats(d).step, step);
+    if (s != NULL) {
+        ck_assert_int_eq(acm_solid_get_state(s, &st1), ACM_OK);
+        ck_assert_msg(memcmp(&st0, &st1, sizeof st0) == 0, "the solid's state changed");
+    }
+    double *after = field_n(d, ACM_FIELD_POPULATIONS, 27, n);
+    ck_assert_msg(memcmp(before, after, 27 * n * sizeof(double)) == 0,
+                  "acm_cuda_step_prepare(%lld) changed the populations", (long long)nsteps);
+    free(before);
+    free(after);
+}
+
+START_TEST(prepared_steps_change_nothing)
+{
+    static const int64_t calls[] = {4, 4, 5, 4, 16, 3};
+    acm_domain *d[2];
+    acm_solid *s[2] = {NULL, NULL};
+    double host = 0.0;
+    for (int r = 0; r < 2; ++r)
+        d[r] = _i == 0 ? runs_scene(5, true, &s[r], &host)
+                       : run_scene(ACM_BACKEND_CUDA, SCENE_INFLOW_FORCE, ACM_COLLISION_DEFAULT,
+                                   ACM_PRECISION_FP32, ACM_KERNEL_FUSED,
+                                   ACM_STORAGE_POPULATIONS, 0);
+    const size_t n = _i == 0 ? 32 * 16 * 16 : NCELLS;
+    ACM_CK_FAIL(d[1], acm_cuda_step_prepare(d[1], -1), ACM_ERR_OUT_OF_RANGE);
+    ck_assert_int_eq(acm_cuda_step_prepare(NULL, 4), ACM_ERR_NULL_POINTER);
+    int64_t made[2];
+    ck_assert_int_eq(acm_cuda_graphs_recorded(NULL, &made[0]), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d[1], acm_cuda_graphs_recorded(d[1], NULL), ACM_ERR_NULL_POINTER);
+    for (size_t k = 0; k < sizeof calls / sizeof calls[0]; ++k) {
+        expect_prepare_changes_nothing(d[1], n, s[1], calls[k]);
+        ACM_CK_OK(d[1], acm_cuda_graphs_recorded(d[1], &made[0]));
+        ACM_CK_OK(d[1], acm_cuda_step_prepare(d[1], calls[k])); /* found: nothing to do */
+        for (int r = 0; r < 2; ++r)
+            ACM_CK_OK(d[r], acm_cuda_step_async(d[r], calls[k]));
+        ACM_CK_OK(d[1], acm_cuda_graphs_recorded(d[1], &made[1]));
+        ck_assert_msg(made[1] == made[0] && made[0] > 0,
+                      "case %d: %lld prepared steps recorded %lld graphs (%lld before)", _i,
+                      (long long)calls[k], (long long)(made[1] - made[0]), (long long)made[0]);
+    }
+    double *f[2];
+    for (int r = 0; r < 2; ++r) {
+        ACM_CK_OK(d[r], acm_cuda_domain_synchronize(d[r]));
+        f[r] = field_n(d[r], ACM_FIELD_POPULATIONS, 27, n);
+    }
+    ck_assert_int_eq(acm_test_stats(d[1]).step, acm_test_stats(d[0]).step);
+    size_t differ = 0;
+    const double apart = most_apart(f[0], f[1], 27 * n, &differ);
+    ck_assert_msg(differ == 0, "case %d: %zu populations differ after prepared steps (at most %g)",
+                  _i, differ, apart);
+    for (int r = 0; r < 2; ++r) {
+        free(f[r]);
+        acm_domain_destroy(d[r]);
+    }
+}
+END_TEST
+
+/* A game's frame loop: acm_cuda_step_prepare(K) at the level load, then
+ * frames of acm_cuda_step_async(K) that record no graph (a recording costs
+ * the frame about a millisecond): K odd (the parity turns from call to call)
+ * and even, for a prescribed sphere moving past a static one (forces
+ * spread; its samples re-sorted), a static sphere whose forces are gathered
+ * (placed in the first step only) and the fluid alone. */
+static acm_domain *frames_scene(int c)
+{
+    if (c == 2)
+        return run_scene(ACM_BACKEND_CUDA, SCENE_INFLOW_FORCE, ACM_COLLISION_DEFAULT,
+                         ACM_PRECISION_FP32, ACM_KERNEL_FUSED, ACM_STORAGE_POPULATIONS, 0);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, ACM_KERNEL_FUSED);
+    if (c == 1)
+        ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_IB_SPREAD, ACM_IB_SPREAD_GATHER), ACM_OK);
+    acm_domain_options o = acm_test_options(32, 16, 16, 0.05, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA;
+    o.layout = l;
+    o.initial_velocity[0] = 0.02;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    const double at[2][3] = {{8.0, 8.0, 8.0}, {24.0, 8.0, 8.0}};
+    for (int k = c; k < 2; ++k) { /* c 0: both; c 1: the static one */
+        double *pts, *areas;
+        acm_solid_options so = acm_test_moving_sphere(k == 0 ? 2000 : 300, k == 0 ? 3.0 : 2.0,
+                                                      at[k], &pts, &areas);
+        if (k == 1) {
+            so.motion = ACM_MOTION_STATIC;
+            so.velocity[0] = so.angular_velocity[2] = 0.0;
+        }
+        acm_solid *s = NULL;
+        ACM_CK_OK(d, acm_solid_create(&s, d, &so));
+        free(pts);
+        free(areas);
+    }
+    return d;
+}
+
+START_TEST(prepared_frames_record_nothing)
+{
+    const int c = _i / 2;
+    const int64_t K = _i % 2 == 0 ? 3 : 4;
+    acm_domain *d = frames_scene(c);
+    int64_t made[2];
+    ACM_CK_OK(d, acm_cuda_graphs_recorded(d, &made[0]));
+    ck_assert_int_eq(made[0], 0);
+    ACM_CK_OK(d, acm_cuda_step_prepare(d, K));
+    ACM_CK_OK(d, acm_cuda_graphs_recorded(d, &made[0]));
+    ck_assert_msg(made[0] > 0, "scene %d: acm_cuda_step_prepare(%lld) recorded nothing", c,
+                  (long long)K);
+    for (int frame = 0; frame < 12; ++frame) {
+        ACM_CK_OK(d, acm_cuda_step_async(d, K));
+        ACM_CK_OK(d, acm_cuda_graphs_recorded(d, &made[1]));
+        ck_assert_msg(made[1] == made[0],
+                      "scene %d, %lld steps a frame: frame %d recorded %lld graphs after the "
+                      "%lld of the level load", c, (long long)K, frame,
+                      (long long)(made[1] - made[0]), (long long)made[0]);
+    }
+    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    ck_assert_int_eq(acm_test_stats(d).step, 12 * K);
+    acm_domain_destroy(d);
 }
 END_TEST
 
@@ -1247,6 +1393,119 @@ START_TEST(gpu_smoke_matches_cpu)
     free(cpu);
     for (int b = 0; b < 2; ++b)
         acm_domain_destroy(d[b]);
+}
+END_TEST
+
+/* The smoke of smoke_steps_in_runs_match_launched (FP64, 40 x 24 x 24, two
+ * emitters: a box, and with a solid its surface): c 0 the static cube of
+ * smoke_scene with its forces gathered (no atomics: two launched runs are
+ * bitwise equal); c 1 the cube prescribed, moving at 0.02 and spinning (the
+ * scatter's atomics: launched runs differ by round-off); c 2 no solid. Stepped
+ * 120 times by acm_step (runs false: kernel by kernel, checked) or by
+ * acm_cuda_step_async in calls of 1 to 16 after acm_cuda_step_prepare. */
+static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
+{
+    static const int calls[] = {5, 1, 7, 2, 16, 3, 4, 6, 1, 1, 2};
+    acm_domain_options o = acm_test_options(40, 24, 24, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+    o.backend = ACM_BACKEND_CUDA;
+    o.initial_velocity[0] = 0.05;
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_IB_SPREAD,
+                                    c == 0 ? ACM_IB_SPREAD_GATHER : ACM_IB_SPREAD_SCATTER);
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    acm_smoke_options so = ACM_SMOKE_OPTIONS_INIT;
+    so.capacity = 3000;
+    so.seed = 11;
+    ACM_CK_OK(d, acm_smoke_create(s, d, &so));
+    acm_emitter e = ACM_EMITTER_INIT;
+    if (c < 2) {
+        const double at[3] = {14.0, 12.0, 12.0};
+        acm_solid *cube = acm_test_cube_solid(d, 8.0, at, c == 0 ? ACM_MOTION_STATIC
+                                                                 : ACM_MOTION_PRESCRIBED);
+        if (c == 1) {
+            acm_solid_state st = {.version = ACM_SOLID_STATE_VERSION};
+            ck_assert_int_eq(acm_solid_get_state(cube, &st), ACM_OK);
+            st.velocity[0] = 0.02;
+            st.angular_velocity[2] = 0.002;
+            ck_assert_int_eq(acm_solid_set_state(cube, &st), ACM_OK);
+        }
+        e.shape = ACM_EMITTER_SOLID;
+        e.solid = cube;
+        e.offset = 0.5;
+        e.rate = 20.0;
+        e.lifetime = 150;
+        ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
+    }
+    e = (acm_emitter)ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_BOX; /* upstream of the cube and in it */
+    e.lo[0] = e.lo[1] = e.lo[2] = 8.0;
+    e.lo[0] = 2.0;
+    e.hi[0] = e.hi[1] = e.hi[2] = 16.0;
+    e.rate = 7.5;
+    ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
+    if (runs)
+        ACM_CK_OK(d, acm_cuda_step_prepare(d, calls[0]));
+    int64_t left = 120;
+    for (int k = 0; left > 0; k = (k + 1) % (int)(sizeof calls / sizeof calls[0])) {
+        const int64_t n = calls[k] < left ? calls[k] : left;
+        ACM_CK_OK(d, runs ? acm_cuda_step_async(d, n) : acm_step(d, n));
+        left -= n;
+    }
+    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    ck_assert_int_eq(acm_test_stats(d).step, 120);
+    return d;
+}
+
+/* acm_cuda_step_async on a domain with smoke records its steps in runs and
+ * replays them (cuda/backend_smoke.cu, "the smokes of runs"): the smoke's
+ * counters equal and its particles (slot by slot) as close to those of the
+ * same steps launched kernel by kernel as two launched runs are to each
+ * other, or 1e-12 (two launched runs of case 0 had 3 of 8532 coordinates
+ * apart by 4.4e-14 on an H200, in one of two calls; a particle misplaced by a
+ * wrong plan is cells away). */
+START_TEST(smoke_steps_in_runs_match_launched)
+{
+    acm_domain *d[3];
+    acm_smoke *s[3];
+    acm_smoke_info info[3];
+    double *x[3];
+    size_t nx[3];
+    for (int r = 0; r < 3; ++r) { /* launched, launched again, runs */
+        d[r] = runs_smoke_scene(_i, r == 2, &s[r]);
+        memset(&info[r], 0, sizeof info[r]);
+        info[r].version = ACM_SMOKE_INFO_VERSION;
+        ck_assert_int_eq(acm_smoke_get_info(s[r], &info[r]), ACM_OK);
+        x[r] = acm_test_alloc(3 * 3000 * sizeof(double));
+        ck_assert_int_eq(acm_smoke_get_particles(s[r], x[r], 3000, &nx[r]), ACM_OK);
+    }
+    printf("smoke in runs, case %d: emitted %llu / %llu, alive %llu / %llu, absorbed %llu / %llu, "
+           "left %llu / %llu (launched / runs)\n", _i, (unsigned long long)info[0].emitted,
+           (unsigned long long)info[2].emitted, (unsigned long long)info[0].alive,
+           (unsigned long long)info[2].alive, (unsigned long long)info[0].absorbed,
+           (unsigned long long)info[2].absorbed, (unsigned long long)info[0].left,
+           (unsigned long long)info[2].left);
+    ck_assert_uint_gt(info[0].emitted, 800); /* 900 from the box alone (case 2) */
+    for (int r = 1; r < 3; ++r) {
+        ck_assert_uint_eq(info[r].emitted, info[0].emitted);
+        ck_assert_uint_eq(info[r].alive, info[0].alive);
+        ck_assert_uint_eq(info[r].absorbed, info[0].absorbed);
+        ck_assert_uint_eq(info[r].left, info[0].left);
+        ck_assert_uint_eq(info[r].expired, info[0].expired);
+        ck_assert_uint_eq(info[r].dropped, info[0].dropped);
+        ck_assert_uint_eq(nx[r], nx[0]);
+    }
+    size_t twins = 0, runs = 0;
+    const double noise = most_apart(x[0], x[1], 3 * nx[0], &twins);
+    const double apart = most_apart(x[0], x[2], 3 * nx[0], &runs);
+    printf("smoke in runs, case %d: %zu particles; coordinates launched twice %zu differ (at most "
+           "%.2e), launched and in runs %zu differ (at most %.2e)\n", _i, nx[0], twins, noise,
+           runs, apart);
+    ck_assert_msg(apart <= fmax(10.0 * noise, 1e-12), "runs %g apart, twins %g", apart, noise);
+    for (int r = 0; r < 3; ++r) {
+        free(x[r]);
+        acm_domain_destroy(d[r]);
+    }
 }
 END_TEST
 
@@ -1453,6 +1712,9 @@ TEST_SUITE(cuda_suite)
     tcase_add_test(tc, gpu_resorts_samples_like_the_cpu);
     tcase_add_loop_test(tc, run_steps_match_launched_steps, 0, 6);
     tcase_add_test(tc, run_steps_follow_a_moved_static_solid);
+    tcase_add_loop_test(tc, prepared_steps_change_nothing, 0, 2);
+    tcase_add_loop_test(tc, prepared_frames_record_nothing, 0, 6);
+    tcase_add_loop_test(tc, smoke_steps_in_runs_match_launched, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);
     tcase_add_test(tc, fp16_taylor_green_accuracy);

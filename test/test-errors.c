@@ -267,6 +267,10 @@ START_TEST(cuda_interop_is_not_built)
     EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_set_stream(d, NULL), ACM_ERR_NOT_BUILT);
     EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_get_stream(d, &stream), ACM_ERR_NOT_BUILT);
     EXPECT_DOMAIN_FAIL(d, acm_cuda_step_async(d, 1), ACM_ERR_NOT_BUILT);
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_step_prepare(d, 1), ACM_ERR_NOT_BUILT);
+    int64_t recorded = -1;
+    EXPECT_DOMAIN_FAIL(d, acm_cuda_graphs_recorded(d, &recorded), ACM_ERR_NOT_BUILT);
+    ck_assert_int_eq(recorded, 0);
     EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_NOT_BUILT);
     EXPECT_DOMAIN_FAIL(d, acm_cuda_domain_map_fields(d, &rho, &u), ACM_ERR_NOT_BUILT);
     ck_assert(stream == NULL && rho == NULL && u == NULL);

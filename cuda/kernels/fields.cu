@@ -514,6 +514,43 @@ cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cu
     return cudaGetLastError();
 }
 
+__global__ void acm_zero_words_kernel(uint32_t *p, size_t n)
+{
+    const size_t k = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k < n)
+        p[k] = 0;
+}
+
+cudaError_t acm_launch_zero_words(uint32_t *p, size_t n, cudaStream_t s)
+{
+    if (n > 0) /* a grid of no blocks is an error */
+        acm_zero_words_kernel<<<acm_blocks(n, acm_aux_block), acm_aux_block, 0, s>>>(p, n);
+    return cudaGetLastError();
+}
+
+__global__ void acm_put_kernel(const acm_put_blob blob)
+{
+    for (uint32_t k = 0; k < blob.nseg; ++k) {
+        const acm_put_segment &g = blob.seg[k];
+        uint64_t *dst = (uint64_t *)g.dst;
+        for (uint32_t w = threadIdx.x; w < g.words; w += blockDim.x)
+            dst[w] = blob.word[g.first + w];
+    }
+}
+
+cudaError_t acm_launch_put(const acm_put_blob &blob, cudaStream_t s)
+{
+    if (blob.nseg > ACM_PUT_SEGMENTS || blob.words > ACM_PUT_BYTES / 8)
+        return cudaErrorInvalidValue;
+    for (uint32_t k = 0; k < blob.nseg; ++k)
+        if ((uintptr_t)blob.seg[k].dst % 8 != 0 ||
+            blob.seg[k].first + (uint64_t)blob.seg[k].words > blob.words)
+            return cudaErrorInvalidValue;
+    if (blob.nseg > 0)
+        acm_put_kernel<<<1, 128, 0, s>>>(blob);
+    return cudaGetLastError();
+}
+
 cudaError_t acm_launch_diagnostics(const acm_step_args &a, const void *cur, acm_gpu_elem elem,
                                    acm_gpu_sums *partials, unsigned *n, cudaStream_t s)
 {

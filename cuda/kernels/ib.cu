@@ -461,38 +461,12 @@ cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64
     return cudaGetLastError();
 }
 
-static_assert(ACM_RUN_INPUT_FLAGS <= ACM_RUN_INPUT_POSES, "a thread a pose, and a flag");
-
-__global__ void acm_run_inputs_kernel(const acm_run_inputs in, acm_ib_pose *pose_dst, int npose,
-                                      uint32_t *flag_dst, int nflag, unsigned long long *count,
-                                      unsigned long long value)
-{
-    const int i = (int)threadIdx.x;
-    if (i < npose)
-        pose_dst[i] = in.pose[i];
-    if (i < nflag)
-        flag_dst[i] = in.flag[i];
-    if (i == 0 && count != NULL)
-        *count = value;
-}
-
-cudaError_t acm_launch_run_inputs(const acm_run_inputs &in, acm_ib_pose *pose_dst, int npose,
-                                  uint32_t *flag_dst, int nflag, unsigned long long *count,
-                                  unsigned long long value, cudaStream_t s)
-{
-    if (npose < 0 || npose > ACM_RUN_INPUT_POSES || nflag < 0 || nflag > ACM_RUN_INPUT_FLAGS)
-        return cudaErrorInvalidValue;
-    acm_run_inputs_kernel<<<1, ACM_RUN_INPUT_POSES, 0, s>>>(in, pose_dst, npose, flag_dst, nflag,
-                                                          count, value);
-    return cudaGetLastError();
-}
-
 cudaError_t acm_launch_ib_mark(const acm_ib_args &ib, uint32_t ncells, cudaStream_t s)
 {
     const uint32_t words = acm_redo_words(ncells);
-    cudaError_t e = cudaMemsetAsync(ib.mask, 0, (size_t)words * sizeof(uint32_t), s);
+    cudaError_t e = acm_launch_zero_words(ib.mask, words, s);
     if (e == cudaSuccess)
-        e = cudaMemsetAsync(ib.band_count, 0, sizeof(uint32_t), s);
+        e = acm_launch_zero_words(ib.band_count, 1, s);
     if (e != cudaSuccess)
         return e;
     if (ib.n > 0) /* a grid of no blocks is an error */
@@ -565,7 +539,7 @@ cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     if (scratch_bytes < acm_ib_gather_scratch_bytes(rg.cells, count))
         return cudaErrorInvalidValue;
     acm_gather_scratch g = acm_gather_split(scratch, rg.cells, count, cub_bytes);
-    cudaError_t e = cudaMemsetAsync(g.start, 0, (size_t)(2 * rg.cells + 2) * sizeof(uint32_t), s);
+    cudaError_t e = acm_launch_zero_words(g.start, 2 * (size_t)rg.cells + 2, s);
     if (e != cudaSuccess)
         return e;
     const unsigned grid = acm_blocks(count, ACM_IB_BLOCK);
@@ -574,7 +548,7 @@ cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     e = cub::DeviceScan::ExclusiveSum(g.cub, bytes, g.cursor, g.start, (int)rg.cells + 1, s);
     if (e != cudaSuccess)
         return e;
-    e = cudaMemsetAsync(g.cursor, 0, (size_t)(rg.cells + 1) * sizeof(uint32_t), s);
+    e = acm_launch_zero_words(g.cursor, (size_t)rg.cells + 1, s);
     if (e != cudaSuccess)
         return e;
     acm_ib_fill_kernel<<<grid, ACM_IB_BLOCK, 0, s>>>(ib, rg, first, count, g.start, g.cursor, g.list);

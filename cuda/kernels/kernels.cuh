@@ -241,15 +241,39 @@ cudaError_t acm_launch_smoke_advect(const acm_ib_grid &g, const float *u,
 cudaError_t acm_launch_smoke_free_slots(void *temp, size_t *temp_bytes, const int32_t *age,
                                         uint32_t *free_list, uint32_t *nfree, uint64_t n,
                                         cudaStream_t s);
-/* A step's emissions into the listed free slots; those beyond *nfree dropped. */
+/* A step's emissions into the listed free slots; those beyond *nfree dropped.
+ * Where `plan` is not NULL, the emissions and the sources' count are
+ * plan[0] and plan[1] in device memory (a recorded step's: written before
+ * each replay), and `emissions` only bounds them (the launch's size). */
 cudaError_t acm_launch_smoke_emit(const acm_smoke_source *src, int32_t nsrc, uint32_t emissions,
-                                  uint64_t seed, const uint32_t *free_list, const uint32_t *nfree,
-                                  double *x, int32_t *age, int32_t *life,
+                                  const uint32_t *plan, uint64_t seed, const uint32_t *free_list,
+                                  const uint32_t *nfree, double *x, int32_t *age, int32_t *life,
                                   acm_smoke_counts *counts, cudaStream_t s);
 /* The live particles' cloud-in-cell density, added into dst (m voxels, s per cell edge). */
 cudaError_t acm_launch_smoke_density(const acm_ib_grid &g, const int32_t m[3], int32_t sub,
                                      const double *x, const int32_t *age, uint64_t n, float *dst,
                                      cudaStream_t s);
+/* Bytes from the host, by value (the launch's own copy: the host may reuse
+ * its buffer at once), to up to ACM_PUT_SEGMENTS places in device memory:
+ * segment k's `words` 8-byte words from word[first] to dst (8-byte aligned).
+ * One launch (what a replayed run of steps takes from the host: its poses,
+ * re-sort flags, step count and smoke plans; backend_graph.cu cu_put). */
+#define ACM_PUT_BYTES 3584 /* parameters under the 4 kB of every CUDA 12 */
+#define ACM_PUT_SEGMENTS 4
+struct acm_put_segment {
+    void *dst;
+    uint32_t first, words;
+};
+struct acm_put_blob {
+    acm_put_segment seg[ACM_PUT_SEGMENTS];
+    uint32_t nseg, words;
+    uint64_t word[ACM_PUT_BYTES / 8];
+};
+cudaError_t acm_launch_put(const acm_put_blob &blob, cudaStream_t s);
+/* Zero n 32-bit words, as a kernel: inside a graph a memset node costs the
+ * host about 1.5 us at every launch of the graph, a kernel node nothing
+ * measurable (H200, CUDA 13; docs/performance.md). */
+cudaError_t acm_launch_zero_words(uint32_t *p, size_t n, cudaStream_t s);
 /* Fill n values of the arithmetic type with v. */
 cudaError_t acm_launch_fill(void *p, acm_gpu_elem elem, uint64_t n, double v, cudaStream_t s);
 /* Diagnostics of the physical state: per block (max |u|^2, mass, sum rho|u|,
@@ -293,20 +317,6 @@ struct acm_ib_pose {
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                 uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
                                 cudaStream_t s);
-/* What a replayed run of steps takes from the host, by value (the launch's
- * own copy): up to ACM_RUN_INPUT_POSES poses and ACM_RUN_INPUT_FLAGS words of
- * re-sort flags, written to pose_dst[0 .. npose) and flag_dst[0 .. nflag);
- * where `count` is not NULL, *count = value (the device's step count,
- * acm_launch_step_count). One launch. */
-#define ACM_RUN_INPUT_POSES 8
-#define ACM_RUN_INPUT_FLAGS 8
-struct acm_run_inputs {
-    acm_ib_pose pose[ACM_RUN_INPUT_POSES];
-    uint32_t flag[ACM_RUN_INPUT_FLAGS];
-};
-cudaError_t acm_launch_run_inputs(const acm_run_inputs &in, acm_ib_pose *pose_dst, int npose,
-                                  uint32_t *flag_dst, int nflag, unsigned long long *count,
-                                  unsigned long long value, cudaStream_t s);
 /* ib_sort.cu: re-sort the samples [first, first + count) of one solid into
  * the Morton-block order (blocks of edge `block`, keys below bit end_bit) at
  * `pose` (or *from, as acm_launch_ib_place): r, X, dv, Gsum and origin (the sampling

@@ -53,7 +53,7 @@ struct acm_slot_is_free {
 };
 
 __global__ void acm_smoke_emit_kernel(const acm_smoke_source *src, int32_t nsrc,
-                                      uint32_t emissions, uint64_t seed,
+                                      uint32_t emissions, const uint32_t *plan, uint64_t seed,
                                       const uint32_t *free_list, const uint32_t *nfree, double *x,
                                       int32_t *age, int32_t *life, acm_smoke_counts *counts)
 {
@@ -61,6 +61,10 @@ __global__ void acm_smoke_emit_kernel(const acm_smoke_source *src, int32_t nsrc,
     if (threadIdx.x == 0)
         placed = dropped = 0;
     __syncthreads();
+    if (plan != NULL) { /* a replayed step's */
+        emissions = plan[0];
+        nsrc = (int32_t)plan[1];
+    }
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e < emissions) {
         if (e < *nfree) {
@@ -117,12 +121,14 @@ cudaError_t acm_launch_smoke_free_slots(void *temp, size_t *temp_bytes, const in
 }
 
 cudaError_t acm_launch_smoke_emit(const acm_smoke_source *src, int32_t nsrc, uint32_t emissions,
-                                  uint64_t seed, const uint32_t *free_list, const uint32_t *nfree,
-                                  double *x, int32_t *age, int32_t *life,
+                                  const uint32_t *plan, uint64_t seed, const uint32_t *free_list,
+                                  const uint32_t *nfree, double *x, int32_t *age, int32_t *life,
                                   acm_smoke_counts *counts, cudaStream_t s)
 {
+    if (emissions == 0)
+        return cudaSuccess; /* a grid of no blocks is an error */
     acm_smoke_emit_kernel<<<acm_blocks(emissions, acm_smoke_block), acm_smoke_block, 0, s>>>(
-        src, nsrc, emissions, seed, free_list, nfree, x, age, life, counts);
+        src, nsrc, emissions, plan, seed, free_list, nfree, x, age, life, counts);
     return cudaGetLastError();
 }
 

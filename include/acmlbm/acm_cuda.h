@@ -80,10 +80,11 @@ ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *
  * looks again at the next). The message names the step that diverged; a
  * domain of the fluid alone keeps the state before it, since its kernels
  * leave the state alone once a step diverged (since 1.7). A domain that
- * holds only the fluid (no solid, no smoke, one slab) replays its steps from CUDA graphs, two steps
- * a launch, captured at the first call and again after a change of its
- * configuration: the same kernels with the same arguments, the same state
- * after the steps (since 1.7).
+ * holds only the fluid (no solid, no smoke, one slab) replays its steps from CUDA graphs, up to
+ * 16 steps a launch (since 1.12; two before), captured at the first call and again after a
+ * change of its configuration: the same kernels with the same arguments, the same state
+ * after the steps (since 1.7). A domain with static and prescribed solids does so too (since
+ * 1.11); acm_cuda_step_prepare() records the graphs before the first frame.
  *
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
  *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_DIVERGED (an earlier call's steps),
@@ -92,6 +93,46 @@ ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *
  * @since 1.0
  */
 ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
+
+/**
+ * Do now what the first acm_cuda_step_async(@p domain, @p nsteps) would do before
+ * it enqueues its steps, and make no step: allocate the steps' storage and record
+ * the CUDA graph that the call's first run of steps replays (up to 16 steps), so
+ * that a game's first frame costs what every later frame costs. Call it at level
+ * load, after the solids are created and the faces set, with the steps per frame;
+ * calling it again finds the graph recorded and does nothing. A change of
+ * configuration afterwards (faces, solids added or removed, layout, a solid
+ * moved by acm_solid_set_state() where its forces are gathered) records again
+ * at the next call that needs it. Domains whose steps are not replayed from
+ * graphs (with smoke, free bodies, face functions) only allocate. The state,
+ * the step count and the solids are left as they were (the recording enqueues
+ * nothing on the device beyond the graph's upload).
+ *
+ * @param domain a domain on the CUDA backend, of one slab
+ * @param nsteps the steps each later acm_cuda_step_async() call will make (>= 0)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE (@p nsteps),
+ *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_BAD_STATE (diverged),
+ *         ::ACM_ERR_UNSUPPORTED, ::ACM_ERR_DEVICE_MEMORY, ::ACM_ERR_DEVICE,
+ *         ::ACM_ERR_NOT_BUILT
+ * @since 1.12
+ */
+ACM_API acm_status acm_cuda_step_prepare(acm_domain *domain, int64_t nsteps);
+
+/**
+ * How many CUDA graphs of steps the domain has recorded since it was created:
+ * by acm_cuda_step_prepare() and by steps that found no graph to replay. A
+ * frame loop reads it after the level load and again later: a count that grew
+ * meant a recording in some frame (about a millisecond per four steps of
+ * 64^3 cells on an H200), which a call to acm_cuda_step_prepare() at the level
+ * load, with the frame's step count, avoids.
+ *
+ * @param domain     a domain on the CUDA backend
+ * @param[out] count receives the number of graphs recorded (0 before any)
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_UNSUPPORTED (not on the
+ *         CUDA backend), ::ACM_ERR_NOT_BUILT
+ * @since 1.12
+ */
+ACM_API acm_status acm_cuda_graphs_recorded(acm_domain *domain, int64_t *count);
 
 /**
  * Wait for the domain's enqueued work and report its outcome.

@@ -78,18 +78,23 @@ struct acm_backend_ops {
      * at less host cost (CUDA: the steps replayed from graphs). A backend that
      * has it keeps the state before a diverged step of the fluid alone until
      * it checks, however many steps later (CUDA: acm_gate), so that acm_step()
-     * checks such a domain once, at its end. */
-    acm_status (*advance_many)(acm_domain *d, int64_t nsteps);
+     * checks such a domain once, at its end. With `record`, nothing is
+     * made: what the steps would record first (CUDA: the graph of their first
+     * run) is recorded now (acm_cuda_step_prepare). */
+    acm_status (*advance_many)(acm_domain *d, int64_t nsteps, bool record);
     /* Optional, with run_end: the pipeline's unchecked steps of a domain with
-     * solids (no smoke, no timed faces) in runs that the backend may record
+     * solids or smoke (no timed faces) in runs that the backend may record
      * once and replay (CUDA: a graph of the run's IB and fluid kernels).
      * run_begin sets *run (1 <= *run <= left) to the steps of the next run; the
      * pipeline then makes them as always (ib_forces, advance, the bodies'
-     * moves) and calls run_end with their status. A backend that recorded the
+     * moves, the smokes' steps) and calls run_end with their status. A backend that recorded the
      * run without making it puts the host's state back as it was before the
      * run and sets *again: the pipeline makes the same steps again (replayed
-     * now). run_end returns the status of the run, or its own error. */
-    acm_status (*run_begin)(acm_domain *d, int64_t left, int64_t *run);
+     * now). run_end returns the status of the run, or its own error. With
+     * `record` (acm_cuda_step_prepare), run_begin sets *run to 0 unless a
+     * recording of the next run (in one of its forms) is still missing, and the
+     * pipeline makes its steps once, into the recording only, and asks again. */
+    acm_status (*run_begin)(acm_domain *d, int64_t left, bool record, int64_t *run);
     acm_status (*run_end)(acm_domain *d, acm_status st, bool *again);
     /* Optional: allocate now what the next advance would allocate (ACM_LI2020's
      * tau*, per-thread buffers), so that a decomposed domain's slabs fail, if at

@@ -46,31 +46,46 @@ static acm_status one_step(acm_domain *d, acm_check check, bool timed)
     return ACM_OK;
 }
 
-acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
+/* What the steps of a call allocate before any step. */
+static acm_status before_steps(acm_domain *d)
 {
     if (d->ib_dirty)
         ACM_TRY(d->ops->ib_attach(d));
     d->ib_dirty = false;
-    if (d->nsmokes > 0)
-        ACM_TRY(acm__smokes_prepare(d));
+    return d->nsmokes > 0 ? acm__smokes_prepare(d) : ACM_OK;
+}
+
+/* The fluid alone: the steps go to advance_many (step 2 only). */
+static bool fluid_alone(const acm_domain *d, bool timed)
+{
+    return d->nsolids == 0 && d->nsmokes == 0 && !timed && d->ops->advance_many != NULL;
+}
+
+/* Solids and smoke without timed faces, unchecked (acm_cuda_step_async): the
+ * backend may record runs of these steps and replay them (backend.h run_begin). */
+static bool in_runs(const acm_domain *d, bool checks, bool timed)
+{
+    return !checks && !timed && d->ops->run_begin != NULL;
+}
+
+acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
+{
+    ACM_TRY(before_steps(d));
     const bool timed = acm__faces_timed(d); /* values asked for before every step */
-    if (d->nsolids == 0 && d->nsmokes == 0 && !timed && d->ops->advance_many != NULL) {
-        /* the fluid alone: step 2 only, checked once at the end (a backend with
-         * advance_many keeps the state before a diverged step however many
-         * steps later it looks) */
+    if (fluid_alone(d, timed)) {
+        /* checked once at the end (a backend with advance_many keeps the state
+         * before a diverged step however many steps later it looks) */
         if (!checks || nsteps == 0)
-            return d->ops->advance_many(d, nsteps);
-        ACM_TRY(d->ops->advance_many(d, nsteps - 1));
+            return d->ops->advance_many(d, nsteps, false);
+        ACM_TRY(d->ops->advance_many(d, nsteps - 1, false));
         return d->ops->advance(d, ACM_CHECK_NOW);
     }
-    /* solids without smoke or timed faces, unchecked (acm_cuda_step_async): the
-     * backend may record runs of these steps and replay them (backend.h run_begin) */
-    const bool runs = !checks && d->nsmokes == 0 && !timed && d->ops->run_begin != NULL;
+    const bool runs = in_runs(d, checks, timed);
     for (int64_t s = 0; s < nsteps;) {
         int64_t run = 1;
         bool again = false;
         if (runs)
-            ACM_TRY(d->ops->run_begin(d, nsteps - s, &run));
+            ACM_TRY(d->ops->run_begin(d, nsteps - s, false, &run));
         acm_status st = ACM_OK;
         for (int64_t r = 0; r < run && st == ACM_OK; ++r)
             st = one_step(d, !checks ? ACM_CHECK_NONE
@@ -80,6 +95,32 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
             st = d->ops->run_end(d, st, &again);
         ACM_TRY(st);
         s += again ? 0 : run;
+    }
+    return ACM_OK;
+}
+
+/* Recordings of one call's first run at most (CUDA: with and without re-sorts,
+ * at either parity, before and after the solids' first step). */
+#define RECORDS_MAX 8
+
+acm_status acm__step_record(acm_domain *d, int64_t nsteps)
+{
+    ACM_TRY(before_steps(d));
+    const bool timed = acm__faces_timed(d);
+    if (fluid_alone(d, timed))
+        return d->ops->advance_many(d, nsteps, true);
+    if (nsteps == 0 || !in_runs(d, false, timed))
+        return ACM_OK;
+    for (int k = 0; k < RECORDS_MAX; ++k) { /* until the backend has recorded all */
+        int64_t run = 0;
+        ACM_TRY(d->ops->run_begin(d, nsteps, true, &run));
+        if (run == 0)
+            return ACM_OK;
+        acm_status st = ACM_OK;
+        for (int64_t r = 0; r < run && st == ACM_OK; ++r) /* into the recording only */
+            st = one_step(d, ACM_CHECK_NONE, false);
+        bool again = false;
+        ACM_TRY(d->ops->run_end(d, st, &again));
     }
     return ACM_OK;
 }

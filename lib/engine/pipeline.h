@@ -21,6 +21,11 @@ acm_status acm__step_check(acm_domain *d, int64_t nsteps);
  * false leaves the divergence check to the caller (CUDA interop). */
 acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks);
 
+/* What an unchecked call of nsteps would do before its first step, without
+ * making a step (acm_cuda_step_prepare): the allocations, and what the
+ * backend records of the steps' first run (CUDA: its graph). */
+acm_status acm__step_record(acm_domain *d, int64_t nsteps);
+
 /* ACM_ERR_BAD_STATE for stepping a diverged domain; names d->diverged_step. */
 acm_status acm__domain_fail_diverged(acm_domain *d);
 

@@ -47,6 +47,7 @@ ACM_API acm_status acm_solid_options_init(acm_solid_options *opts, uint32_t vers
 acm_ib_grid acm__ib_grid(const acm_domain *d)
 {
     acm_ib_grid g;
+    memset(&g, 0, sizeof g); /* its padding too: the CUDA backend's graph keys compare bytes */
     const int32_t n[3] = {d->nx, d->ny, d->nz};
     for (int a = 0; a < 3; ++a) {
         g.n[a] = g.whole[a] = n[a];

@@ -345,6 +345,8 @@ PROTOTYPES = {
     "acm_cuda_domain_set_stream": (c_status, [P, c_void_p]),
     "acm_cuda_domain_get_stream": (c_status, [P, PP]),
     "acm_cuda_step_async": (c_status, [P, c_int64]),
+    "acm_cuda_step_prepare": (c_status, [P, c_int64]),
+    "acm_cuda_graphs_recorded": (c_status, [P, c_void_p]),
     "acm_cuda_domain_synchronize": (c_status, [P]),
     "acm_cuda_domain_map_fields": (c_status, [P, PP, PP]),
     "acm_cuda_smoke_density": (c_status, [P, c_int32, c_void_p, c_size_t]),

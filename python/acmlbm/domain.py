@@ -210,6 +210,17 @@ class Domain(Handle):
         """CUDA: enqueue n steps on the domain's stream and return (acm_cuda_step_async)."""
         self._call(fn.acm_cuda_step_async, int(n))
 
+    def step_prepare(self, n: int = 1) -> None:
+        """CUDA: record now what step_async(n) replays, without stepping (acm_cuda_step_prepare)."""
+        self._call(fn.acm_cuda_step_prepare, int(n))
+
+    @property
+    def graphs_recorded(self) -> int:
+        """CUDA: how many graphs of steps the domain has recorded (acm_cuda_graphs_recorded)."""
+        n = ctypes.c_int64()
+        self._call(fn.acm_cuda_graphs_recorded, ctypes.byref(n))
+        return n.value
+
     def synchronize(self) -> None:
         """CUDA: wait for the enqueued work and report its outcome."""
         self._call(fn.acm_cuda_domain_synchronize)

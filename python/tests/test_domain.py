@@ -281,6 +281,10 @@ def test_cuda_calls_on_a_cpu_domain_say_why(domain):
         domain.step_async(1)
     assert e.value.message
     with pytest.raises((acmlbm.UnsupportedError, acmlbm.NotBuiltError)):
+        domain.step_prepare(4)
+    with pytest.raises((acmlbm.UnsupportedError, acmlbm.NotBuiltError)):
+        domain.graphs_recorded
+    with pytest.raises((acmlbm.UnsupportedError, acmlbm.NotBuiltError)):
         domain.device_fields()
 
 
