@@ -103,8 +103,12 @@ ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
  * calling it again finds the graph recorded and does nothing. A change of
  * configuration afterwards (faces, solids added or removed, layout, a solid
  * moved by acm_solid_set_state() where its forces are gathered) records again
- * at the next call that needs it. Domains whose steps are not replayed from
- * graphs (with smoke, free bodies, face functions) only allocate. The state,
+ * at the next call that needs it. It records each form that a frame loop's
+ * calls take (the other parity when @p nsteps is odd, the solids as after
+ * their first step, runs with and without re-sorts): a loop of
+ * acm_cuda_step_async(@p nsteps) then records nothing (acm_cuda_graphs_recorded()).
+ * Domains whose steps are not replayed from graphs (free bodies, face
+ * functions, more than 16 solids or 4 smokes) only allocate. The state,
  * the step count and the solids are left as they were (the recording enqueues
  * nothing on the device beyond the graph's upload).
  *
