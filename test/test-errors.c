@@ -247,6 +247,8 @@ struct CUstream_st;
 ACM_API acm_status acm_cuda_domain_set_stream(acm_domain *domain, struct CUstream_st *stream);
 ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, struct CUstream_st **stream);
 ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
+ACM_API acm_status acm_cuda_step_prepare(acm_domain *domain, int64_t nsteps);
+ACM_API acm_status acm_cuda_graphs_recorded(acm_domain *domain, int64_t *count);
 ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain);
 ACM_API acm_status acm_cuda_domain_map_fields(acm_domain *domain, const float **density,
                                               const float **velocity);
