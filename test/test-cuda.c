@@ -1289,6 +1289,18 @@ END_TEST
  * on the CPU: the same counters, the same particles, and the density
  * projected into the caller's device memory on the caller's stream equal to
  * the host's projection. */
+/* Smoke shed from a cube solid's surface (the smoke scenes below). */
+static void add_cube_emitter(acm_smoke *s, acm_solid *cube)
+{
+    acm_emitter e = ACM_EMITTER_INIT;
+    e.shape = ACM_EMITTER_SOLID;
+    e.solid = cube;
+    e.offset = 0.5;
+    e.rate = 20.0;
+    e.lifetime = 150;
+    ck_assert_int_eq(acm_smoke_add_emitter(s, &e), ACM_OK);
+}
+
 static acm_domain *smoke_scene(acm_backend b, acm_smoke **s)
 {
     acm_domain_options o = acm_test_options(40, 24, 24, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
@@ -1301,14 +1313,8 @@ static acm_domain *smoke_scene(acm_backend b, acm_smoke **s)
     so.capacity = 3000;
     so.seed = 11;
     ACM_CK_OK(d, acm_smoke_create(s, d, &so));
+    add_cube_emitter(*s, cube);
     acm_emitter e = ACM_EMITTER_INIT;
-    e.shape = ACM_EMITTER_SOLID;
-    e.solid = cube;
-    e.offset = 0.5;
-    e.rate = 20.0;
-    e.lifetime = 150;
-    ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
-    e = (acm_emitter)ACM_EMITTER_INIT;
     e.shape = ACM_EMITTER_BOX; /* upstream of the cube and in it */
     e.lo[0] = 2.0;
     e.lo[1] = 8.0;
@@ -1430,17 +1436,12 @@ static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
             st.angular_velocity[2] = 0.002;
             ck_assert_int_eq(acm_solid_set_state(cube, &st), ACM_OK);
         }
-        e.shape = ACM_EMITTER_SOLID;
-        e.solid = cube;
-        e.offset = 0.5;
-        e.rate = 20.0;
-        e.lifetime = 150;
-        ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
+        add_cube_emitter(*s, cube);
     }
     e = (acm_emitter)ACM_EMITTER_INIT;
     e.shape = ACM_EMITTER_BOX; /* upstream of the cube and in it */
-    e.lo[0] = e.lo[1] = e.lo[2] = 8.0;
     e.lo[0] = 2.0;
+    e.lo[1] = e.lo[2] = 8.0;
     e.hi[0] = e.hi[1] = e.hi[2] = 16.0;
     e.rate = 7.5;
     ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
