@@ -116,6 +116,9 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     /* read before a first step when a decomposed domain re-cuts its slabs (its
      * saved reductions then replace what they give) */
     CU_TRY(d, cudaMemsetAsync(m->planes, 0, cu_planes_bytes(d), m->stream));
+    const size_t fold_bytes = cu_planes_bytes(d) + sizeof(acm_plane_fixed);
+    ACM_TRY(cu_dev_alloc(d, (void **)&m->fold_planes, fold_bytes, "plane sums folded in the step"));
+    CU_TRY(d, cudaMemsetAsync(m->fold_planes, 0, fold_bytes, m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
     ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 4 * sizeof(unsigned long long), "counters"));
@@ -162,6 +165,7 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
                      &m->mom,           &m->macro,         (void **)&m->redo,
                      &m->force,         &m->tau,           (void **)&m->sums,
                      (void **)&m->partials, (void **)&m->planes, &m->sum_scratch,
+                     (void **)&m->fold_planes,
                      (void **)&m->counters,
                      &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u,
                      (void **)&m->probe};

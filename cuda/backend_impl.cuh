@@ -163,6 +163,9 @@ struct cuda_impl {
     acm_gpu_sums *partials;
     acm_plane_fixed *planes; /* nz: the ACM rules' sums of each plane (acm_plane_add) */
     acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
+    acm_plane_fixed *fold_planes; /* nz, then the count of acm_fold_last: an undivided
+                                     domain's fused steps add their plane sums here, and
+                                     their launch's last block folds and zeroes them */
     bool planes_sent;     /* the last step enqueued that copy */
     /* GPU slabs of one process (acm_cuda_sums_share): the first slab's, every
      * slab's plane sums of a step, by its parity; the events after which this

@@ -63,6 +63,24 @@ static uint32_t word_cell(const acm_domain *d, int32_t z, bool up)
     return (uint32_t)(w < (uint64_t)d->ncells ? w : (uint64_t)d->ncells);
 }
 
+/* The fused two-array kernel of an undivided domain with an adaptive model
+ * folds the ACM rules' sums in its last block (acm_fold_last), into the slot
+ * that finish_sums fills, from planes of its own that it leaves zeroed, in
+ * launches of at most ACM_FOLD_LAST_BLOCKS blocks: there it saves two
+ * launches a step; at 128^3 the blocks' 16384 atomics on one count cost more
+ * (docs/performance.md, "Small grids"). */
+#define ACM_FOLD_LAST_BLOCKS 4096u
+static void fold_in_kernel(acm_domain *d, acm_step_args &a)
+{
+    cuda_impl *m = IMPL(d);
+    a.planes = m->fold_planes;
+    a.fold_done = (unsigned *)(m->fold_planes + d->nz);
+    a.fold_out = m->sums + (1 - m->ring);
+    a.fold_lo = d->halo[0];
+    a.fold_hi = d->nz - d->halo[1];
+    a.fold_cells = (double)(a.fold_hi - a.fold_lo) * d->nx * d->ny;
+}
+
 /* The fused kernel steps the planes acm__stepped_planes names (a slab's ghost
  * planes only in place), in whole words of the redo mask. */
 static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
@@ -72,10 +90,15 @@ static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
     acm__stepped_planes(d, &z0, &z1);
     a.first = word_cell(d, z0, false);
     a.end = word_cell(d, z1, true);
-    ACM_TRY(clear_planes(d));
+    const bool fold = acm_is_adaptive(d->setup.coll.model) && d->slab_cells == 0.0 &&
+                      !m->in_place && acm_blocks(a.end - a.first, m->block) <= ACM_FOLD_LAST_BLOCKS;
+    if (fold)
+        fold_in_kernel(d, a);
+    else
+        ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
     ACM_TRY(redo_marked(d, a, true));
-    return finish_sums(d);
+    return fold ? ACM_OK : finish_sums(d);
 }
 
 /* Moment storage: the fused step of lbm_moments.cu, its safety net's redo

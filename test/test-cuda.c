@@ -184,6 +184,47 @@ START_TEST(gpu_fp16_storage_tracks_cpu_fp32)
 }
 END_TEST
 
+/* A cell next to one wall pulls as an inner cell and bounces the nine
+ * populations that cross it (cuda_common.cuh, acm_pull_one_face; the fused
+ * two-array kernel): a moving wall on each face in turn, a resting one
+ * opposite, the other axes periodic, FP64 and FP32 against the CPU. loop
+ * index = face * 2 + FP32. */
+START_TEST(one_wall_pull_matches_cpu)
+{
+    const acm_face face = (acm_face)(_i / 2);
+    const acm_precision prec = _i % 2 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64;
+    const double tol = _i % 2 ? 1e-5 : 1e-12;
+    const int axis = (int)face / 2;
+    double wall[3] = {0.0, 0.0, 0.0};
+    wall[(axis + 1) % 3] = 0.04; /* along the wall */
+    wall[(axis + 2) % 3] = -0.015;
+    double *f[2];
+    for (int b = 0; b < 2; ++b) {
+        acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, ACM_KERNEL_FUSED);
+        acm_domain_options o =
+            acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_ACM_LI2018, prec);
+        o.backend = b ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU;
+        o.layout = l;
+        o.initial_velocity[0] = 0.01;
+        o.initial_velocity[2] = -0.005;
+        acm_domain *d = acm_test_domain(&o);
+        acm_layout_destroy(l);
+        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(face ^ 1), ACM_BOUNDARY_WALL, NULL));
+        ACM_CK_OK(d, acm_domain_set_face(d, face, ACM_BOUNDARY_WALL, wall));
+        ACM_CK_OK(d, acm_step(d, 9));
+        f[b] = field(d, ACM_FIELD_POPULATIONS, 27);
+        acm_domain_destroy(d);
+    }
+    const double df = rel_diff(f[1], f[0], 27 * NCELLS);
+    printf("one moving wall on face %d, precision %d: populations GPU vs CPU %.2e\n",
+           (int)face, (int)prec, df);
+    ck_assert_msg(df <= tol, "face %d precision %d: populations differ by %g", (int)face,
+                  (int)prec, df);
+    free(f[0]);
+    free(f[1]);
+}
+END_TEST
+
 /* ---- the ACM safety net's fallback (spec 6.4 item 4) on the GPU ------------------------ */
 
 /* 21 x 12 x 10 cells: not a whole number of warps (the fused kernel's redo
@@ -1696,6 +1737,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_fp32_matches_cpu_fp32, 0, SCENE_COUNT * 15);
     tcase_add_loop_test(tc, gpu_fp64_matches_cpu_fp64, 0, SCENE_COUNT * 5);
     tcase_add_loop_test(tc, gpu_fp16_storage_tracks_cpu_fp32, 0, SCENE_COUNT * 3);
+    tcase_add_loop_test(tc, one_wall_pull_matches_cpu, 0, 12);
     tcase_add_loop_test(tc, gpu_safety_net_fallbacks_match_cpu, 0, 6);
     tcase_add_loop_test(tc, gpu_block_size_changes_nothing, 0, 3);
     suite_add_tcase(s, tc);

@@ -223,6 +223,12 @@ struct acm_step_args {
     const acm_gpu_sums *prev;    /* sums of the previous step (ACM modes) */
     acm_gpu_sums *partials;      /* one per block, summed by acm_sum_partials (diagnostics) */
     struct acm_plane_fixed *planes; /* the ACM rules' sums of each plane (acm_plane_add) */
+    acm_gpu_sums *fold_out;      /* or NULL: the collision launch's last block folds the
+                                    planes [fold_lo, fold_hi) of fold_cells cells into it
+                                    and zeroes them (acm_fold_last) */
+    unsigned *fold_done;         /* its count of the blocks done, 0 between launches */
+    double fold_cells;
+    int32_t fold_lo, fold_hi;
     uint32_t live_lo, live_hi;   /* cells checked for divergence: a slab's ghost planes
                                     (lib/multi/decomp.h) are left out */
     uint32_t *redo;              /* bit k % 32 of word k / 32 set for a cell the safety
@@ -751,6 +757,64 @@ __device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32
     }
 }
 
+/* The face of a cell next to exactly one non-periodic face, when that face
+ * bounces back (a wall, an inlet or an outlet: not a slip face); else -1. */
+__device__ __forceinline__ int acm_single_face(const acm_gpu_grid &g, int32_t x, int32_t y,
+                                               int32_t z)
+{
+    const int32_t c[3] = {x, y, z};
+    int face = -1, count = 0;
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis) {
+        if (c[axis] < g.inner_lo[axis]) {
+            face = 2 * axis;
+            ++count;
+        }
+        if (c[axis] > g.inner_hi[axis]) {
+            face = 2 * axis + 1;
+            ++count;
+        }
+    }
+    return count == 1 && g.face[face].type != ACM_BOUNDARY_SLIP ? face : -1;
+}
+
+/* a + b rounded once, never contracted with a product into an FMA: the wall
+ * term as acm_bounced adds it (there it ends in a division by the count of
+ * faces crossed, which one face makes a division by 1). */
+__device__ __forceinline__ float acm_add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ __forceinline__ double acm_add_rn(double a, double b) { return __dadd_rn(a, b); }
+
+/* The pull of a cell next to the one face `face` (acm_single_face), two
+ * arrays, as acm_pull and then times sigma, bit for bit: the plain pull
+ * (acm_pull_interior, whose wrapped sources across the face go unused), then
+ * the nine populations whose source lies across the face bounced back from
+ * the cell's own slot with the face's wall term. At 32^3 with two walls the
+ * cells next to them took the general acm_pull, 3.3 times the instructions of
+ * an inner cell's step, and the kernel waited for their warps
+ * (docs/performance.md, "Small grids"). */
+template <typename T, typename ADDR, int STATE>
+__device__ __forceinline__ void acm_pull_one_face(const acm_step_args &a, uint32_t k,
+                                                  const acm_sources &s, int face,
+                                                  typename acm_io<T>::R f[27])
+{
+    typedef typename acm_io<T>::R R;
+    acm_pull_interior<T, ADDR, STATE, true>(a, k, s, f);
+    acm_crossing cr = acm_no_crossing();
+    acm_cross_face(&a.g.face[face], &cr);
+    const int axis = face >> 1, across = (face & 1) ? -1 : 1; /* c_i of the crossing sources */
+    const auto at = ADDR::at(a.g.l, k);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int c = axis == 0 ? acm_cx(i) : axis == 1 ? acm_cy(i) : acm_cz(i);
+        if (c == across) {
+            const int bounced = STATE == ACM_STATE_AA_SWAP ? i : acm_opp(i);
+            const R v = acm_add_rn(acm_io<T>::ld(ADDR::template src<T>(a, at, bounced), 0),
+                                   (R)acm_bounce_term(i, &cr));
+            f[i] = v * (R)acm_io<T>::sigma;
+        }
+    }
+}
+
 /* The same for the state the grid says (a run-time choice). */
 template <typename T, typename IDX>
 __device__ __forceinline__ void acm_pull_interior_any(const acm_step_args &a, uint32_t k,
@@ -1136,6 +1200,72 @@ __device__ __forceinline__ void acm_plane_add(acm_plane_fixed *planes, const acm
                   (unsigned long long)__double2ll_rn(j * ACM_PLANE_SCALE));
         atomicAdd((unsigned long long *)&p->sum_pi,
                   (unsigned long long)__double2ll_rn(pi * ACM_PLANE_SCALE));
+    }
+}
+
+/* The planes [lo, hi) of acm_plane_add folded in plane order, as lib/multi/decomp.c
+ * folds a decomposed domain's planes on the host, with the means of ncells:
+ * complete in thread 0. The block's first CHUNK threads convert a chunk of
+ * planes at once, then one thread adds them up in order (a single thread
+ * loading each plane in turn waited on memory for ~0.1 ms a step at 256
+ * planes); the result does not depend on CHUNK. Loads past L1 (the planes are
+ * other blocks' atomics). Every thread of a block of at least CHUNK threads
+ * calls it. */
+#define ACM_FOLD_THREADS 256u
+
+template <unsigned CHUNK>
+__device__ __forceinline__ acm_gpu_sums acm_fold_planes(const acm_plane_fixed *planes, int32_t lo,
+                                                        int32_t hi, double ncells)
+{
+    __shared__ double v[CHUNK][4];
+    acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0};
+    for (int32_t c = lo; c < hi; c += (int32_t)CHUNK) {
+        const int32_t z = c + (int32_t)threadIdx.x;
+        if (threadIdx.x < CHUNK && z < hi) {
+            const acm_plane_fixed p = {__ldcg(&planes[z].max_u2), __ldcg(&planes[z].sum_rho),
+                                       __ldcg(&planes[z].sum_j), __ldcg(&planes[z].sum_pi)};
+            acm_plane_value(p, v[threadIdx.x]);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0)
+            for (int32_t k = 0; k < (int32_t)CHUNK && c + k < hi; ++k) {
+                t.max_u2 = fmax(t.max_u2, v[k][0]);
+                t.sum_rho += v[k][1];
+                t.sum_j += v[k][2];
+                t.sum_pi += v[k][3];
+            }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        acm_finish_sums(t, ncells);
+    return t;
+}
+
+/* A collision launch with a.fold_out (the plane sums of one undivided domain):
+ * the block that finishes last folds the planes, as acm_launch_plane_fold
+ * does, and zeroes them for the next step: no memset and no fold kernel
+ * between two steps. Every thread of every block (of at least 32 threads)
+ * calls it, after its acm_plane_add. A warp converts the planes: a chunk of
+ * 8 kB of shared memory took L1 from the pull at 128^3. */
+__device__ __forceinline__ void acm_fold_last(const acm_step_args &a)
+{
+    __shared__ bool last;
+    __syncthreads(); /* the block's plane sums are added (thread 0's atomics) */
+    if (threadIdx.x == 0) {
+        __threadfence(); /* ... before the count says so */
+        last = atomicAdd(a.fold_done, 1u) == gridDim.x - 1u;
+    }
+    __syncthreads();
+    if (!last)
+        return;
+    __threadfence();
+    const acm_gpu_sums t = acm_fold_planes<32>(a.planes, a.fold_lo, a.fold_hi, a.fold_cells);
+    /* read: acm_fold_planes ends in a barrier */
+    for (int32_t z = (int32_t)threadIdx.x; z < a.g.nz; z += (int32_t)blockDim.x)
+        a.planes[z] = acm_plane_fixed{0ull, 0ll, 0ll, 0ll};
+    if (threadIdx.x == 0) {
+        *a.fold_out = t;
+        *a.fold_done = 0u;
     }
 }
 

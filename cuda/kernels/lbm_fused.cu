@@ -61,7 +61,10 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
             at_face = s.edge && acm_rule_at(a.g, x, y, z);
-            if (s.edge) { /* next to a wall, inlet or outlet: the face rules (f - w, scaled here) */
+            const int face = s.edge && !in_place ? acm_single_face(a.g, x, y, z) : -1;
+            if (face >= 0) { /* next to one wall, inlet or outlet: a plain pull, bounced there */
+                acm_pull_one_face<T, ADDR, STATE>(a, k, s, face, f);
+            } else if (s.edge) { /* the face rules of any faces (f - w, scaled here) */
                 acm_pull<T, 1, STATE>(a.g, (const T *)a.src, x, y, z, f);
 #pragma unroll
                 for (int i = 0; i < 27; ++i)
@@ -110,6 +113,8 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     if (acm && PULL)
         acm_plane_add<li2020>(a.planes, a.g, k - threadIdx.x, a.end, k, k < a.end, u2max,
                               rho_sum, j_sum, pi_sum);
+    if (acm && PULL && !in_place && a.fold_out != NULL)
+        acm_fold_last(a);
 }
 
 /* The pulling kernel of one model and array state: the compile-time CSoA

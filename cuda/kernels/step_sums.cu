@@ -65,38 +65,15 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
     return cudaGetLastError();
 }
 
-/* The planes [lo, hi) folded in plane order, as lib/multi/decomp.c folds a decomposed
- * domain's planes on the host: the block converts a chunk of planes at once,
- * then one thread adds them up in order (a single thread loading each plane in
- * turn waited on memory for ~0.1 ms a step at 256 planes). */
-#define ACM_FOLD_THREADS 256u
-
 __global__ void __launch_bounds__(ACM_FOLD_THREADS)
     acm_plane_fold_kernel(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
                           acm_gpu_sums *out, double ncells, const acm_gate gate)
 {
     if (acm_gate_shut(gate)) /* an earlier step diverged: the sums of its state stay */
         return;
-    __shared__ double v[ACM_FOLD_THREADS][4];
-    acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0};
-    for (int32_t c = lo; c < hi; c += (int32_t)ACM_FOLD_THREADS) {
-        const int32_t z = c + (int32_t)threadIdx.x;
-        if (z < hi)
-            acm_plane_value(planes[z], v[threadIdx.x]);
-        __syncthreads();
-        if (threadIdx.x == 0)
-            for (int32_t k = 0; k < (int32_t)ACM_FOLD_THREADS && c + k < hi; ++k) {
-                t.max_u2 = fmax(t.max_u2, v[k][0]);
-                t.sum_rho += v[k][1];
-                t.sum_j += v[k][2];
-                t.sum_pi += v[k][3];
-            }
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) {
-        acm_finish_sums(t, ncells);
+    const acm_gpu_sums t = acm_fold_planes<ACM_FOLD_THREADS>(planes, lo, hi, ncells);
+    if (threadIdx.x == 0)
         *out = t;
-    }
 }
 
 cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
