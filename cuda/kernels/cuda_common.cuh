@@ -15,6 +15,8 @@
 #include <stdint.h>
 #include <string.h> /* memcpy (acm_plane_value on the host) */
 
+#include <utility> /* std::forward */
+
 #include "boundary.h"
 #include "collide.h"
 #include "csoa_index.h"
@@ -1294,6 +1296,48 @@ __device__ __forceinline__ void acm_load_cell(const acm_gpu_grid &g, const T *sr
 #pragma unroll
     for (int i = 0; i < 27; ++i)
         f[i] = acm_io<T>::ld(src, acm_idx(g, k, i));
+}
+
+/* ---- programmatic dependent launch (sm_90) ------------------------------------------
+ * A step's kernels follow each other in one stream: the fused kernel, the safety
+ * net's redo, the fold of the plane sums, the step count. Launched with
+ * acm_launch_dependent, a kernel's blocks are scheduled once every block of the
+ * kernel before it has called acm_let_dependents_start (or exited), and wait
+ * in acm_wait_for_prior until that kernel has completed and its writes are
+ * visible: the launch's latency hides behind the end of the kernel before.
+ * Each such kernel calls acm_wait_for_prior before it touches memory. Both
+ * are no-ops before sm_90 and when the kernel was launched without the
+ * attribute. */
+__device__ __forceinline__ void acm_wait_for_prior(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+__device__ __forceinline__ void acm_let_dependents_start(void)
+{
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" :::);
+#endif
+}
+
+/* kernel<<<grid, block, 0, s>>>(args...) as a programmatic dependent launch. */
+template <typename... P, typename... A>
+static inline cudaError_t acm_launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block,
+                                               cudaStream_t s, A &&...args)
+{
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr[0].val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t c = {};
+    c.gridDim = grid;
+    c.blockDim = block;
+    c.dynamicSmemBytes = 0;
+    c.stream = s;
+    c.attrs = attr;
+    c.numAttrs = 1;
+    return cudaLaunchKernelEx(&c, kernel, std::forward<A>(args)...);
 }
 
 /* Host-side launch shape over n items. */

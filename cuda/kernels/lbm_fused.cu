@@ -40,6 +40,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     const R sigma = (R)acm_io<T>::sigma; /* populations collide as stored (acm_collide) */
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
+    acm_wait_for_prior();
     if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
         return;
     const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
@@ -106,6 +107,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
         }
         acm_cell_outputs(a, k, d, PULL, li2020, u2max, rho_sum, j_sum, pi_sum);
     }
+    acm_let_dependents_start(); /* the rest: marks and sums */
     if (acm)
         acm_mark_redo(a, k, redo, false);
     /* the ACM rules' inputs of the next step, per plane: max |u| (LI2018), also the
@@ -121,13 +123,14 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
  * group with 32-bit indices when the layout allows it (acm_addr_fixed),
  * else the plane pointers and 64-bit indices. */
 template <typename T, int M, int STATE>
-static void acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
-                               cudaStream_t s)
+static cudaError_t acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
+                                      cudaStream_t s)
 {
     if (a.g.l.alpha == ACM_FIXED_ALPHA && acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull)
-        acm_lbm_kernel<T, acm_addr_fixed<ACM_FIXED_ALPHA>, M, true, STATE><<<grid, block, 0, s>>>(a);
-    else
-        acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, true, STATE><<<grid, block, 0, s>>>(a);
+        return acm_launch_dependent(
+            acm_lbm_kernel<T, acm_addr_fixed<ACM_FIXED_ALPHA>, M, true, STATE>, grid, block, s, a);
+    return acm_launch_dependent(acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, true, STATE>,
+                                grid, block, s, a);
 }
 
 /* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
@@ -135,18 +138,21 @@ template <typename T>
 cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
 {
     const unsigned grid = acm_blocks(a.end - a.first, block);
+    cudaError_t e = cudaSuccess;
     acm_with_model(a.p.model, [&](auto m) {
         constexpr int M = decltype(m)::value;
         if (!pull)
-            acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, false, ACM_STATE_POST><<<grid, block, 0, s>>>(a);
+            e = acm_launch_dependent(
+                acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, false, ACM_STATE_POST>, grid, block,
+                s, a);
         else if (a.g.state == ACM_STATE_AA_OWN)
-            acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s);
+            e = acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s);
         else if (a.g.state == ACM_STATE_AA_SWAP)
-            acm_launch_pulling<T, M, ACM_STATE_AA_SWAP>(a, grid, block, s);
+            e = acm_launch_pulling<T, M, ACM_STATE_AA_SWAP>(a, grid, block, s);
         else
-            acm_launch_pulling<T, M, ACM_STATE_POST>(a, grid, block, s);
+            e = acm_launch_pulling<T, M, ACM_STATE_POST>(a, grid, block, s);
     });
-    return cudaGetLastError();
+    return e;
 }
 
 template cudaError_t acm_launch_lbm_elem<acm_tu_elem>(const acm_step_args &, bool, unsigned,

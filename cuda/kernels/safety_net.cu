@@ -16,6 +16,8 @@ template <typename T, bool PULL>
 __global__ void acm_redo_kernel(const acm_step_args a)
 {
     typedef acm_real<T> R;
+    acm_wait_for_prior();
+    acm_let_dependents_start();
     const uint32_t w = a.first / 32u + blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= acm_redo_words(a.end) || acm_gate_shut(a.gate))
         return;
@@ -41,14 +43,13 @@ cudaError_t acm_launch_redo(const acm_step_args &a, acm_gpu_elem elem, bool pull
                             cudaStream_t s)
 {
     const unsigned grid = acm_blocks(acm_redo_words(a.end) - a.first / 32u, block);
+    cudaError_t e = cudaSuccess;
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        if (pull)
-            acm_redo_kernel<T, true><<<grid, block, 0, s>>>(a);
-        else
-            acm_redo_kernel<T, false><<<grid, block, 0, s>>>(a);
+        e = acm_launch_dependent(pull ? acm_redo_kernel<T, true> : acm_redo_kernel<T, false>,
+                                 grid, block, s, a);
     });
-    return cudaGetLastError();
+    return e;
 }
 
 /* Moment storage: the marked cells (the cheap bound could not clear them)

@@ -69,6 +69,8 @@ __global__ void __launch_bounds__(ACM_FOLD_THREADS)
     acm_plane_fold_kernel(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
                           acm_gpu_sums *out, double ncells, const acm_gate gate)
 {
+    acm_wait_for_prior();
+    acm_let_dependents_start();
     if (acm_gate_shut(gate)) /* an earlier step diverged: the sums of its state stay */
         return;
     const acm_gpu_sums t = acm_fold_planes<ACM_FOLD_THREADS>(planes, lo, hi, ncells);
@@ -80,8 +82,8 @@ cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int
                                   acm_gpu_sums *out, double ncells, const acm_gate &gate,
                                   cudaStream_t s)
 {
-    acm_plane_fold_kernel<<<1, ACM_FOLD_THREADS, 0, s>>>(planes, lo, hi, out, ncells, gate);
-    return cudaGetLastError();
+    return acm_launch_dependent(acm_plane_fold_kernel, dim3(1), dim3(ACM_FOLD_THREADS), s, planes,
+                                lo, hi, out, ncells, gate);
 }
 
 /* The divergence key into out[0] of mapped host memory, then the step count
@@ -98,6 +100,8 @@ __device__ __forceinline__ void acm_post_key(const unsigned long long *key,
 __global__ void acm_step_count_kernel(unsigned long long *batch, unsigned long long value, int set,
                                       const unsigned long long *key, unsigned long long *out)
 {
+    acm_wait_for_prior();
+    acm_let_dependents_start();
     *batch = set ? value : *batch + 1u;
     if (out != NULL)
         acm_post_key(key, out, *batch);
@@ -107,8 +111,8 @@ cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned 
                                   const unsigned long long *key, unsigned long long *out,
                                   cudaStream_t s)
 {
-    acm_step_count_kernel<<<1, 1, 0, s>>>(batch, value, set ? 1 : 0, key, out);
-    return cudaGetLastError();
+    return acm_launch_dependent(acm_step_count_kernel, dim3(1), dim3(1), s, batch, value,
+                                set ? 1 : 0, key, out);
 }
 
 __global__ void acm_key_post_kernel(const unsigned long long *key, unsigned long long *out,
