@@ -67,8 +67,8 @@ static uint32_t word_cell(const acm_domain *d, int32_t z, bool up)
  * folds the ACM rules' sums in its last block (acm_fold_last), into the slot
  * that finish_sums fills, from planes of its own that it leaves zeroed, in
  * launches of at most ACM_FOLD_LAST_BLOCKS blocks: there it saves two
- * launches a step; at 128^3 the blocks' 16384 atomics on one count cost more
- * (docs/performance.md, "Small grids"). */
+ * launches a step; folding at 128^3 too (16384 blocks, an atomic each on one
+ * count) was slower there (docs/performance.md, "Small grids"). */
 #define ACM_FOLD_LAST_BLOCKS 4096u
 static void fold_in_kernel(acm_domain *d, acm_step_args &a)
 {

@@ -1247,8 +1247,8 @@ __device__ __forceinline__ acm_gpu_sums acm_fold_planes(const acm_plane_fixed *p
  * the block that finishes last folds the planes, as acm_launch_plane_fold
  * does, and zeroes them for the next step: no memset and no fold kernel
  * between two steps. Every thread of every block (of at least 32 threads)
- * calls it, after its acm_plane_add. A warp converts the planes: a chunk of
- * 8 kB of shared memory took L1 from the pull at 128^3. */
+ * calls it, after its acm_plane_add. A warp converts the planes: the
+ * kernel's shared memory grows by 1 kB rather than the fold kernel's 8 kB. */
 __device__ __forceinline__ void acm_fold_last(const acm_step_args &a)
 {
     __shared__ bool last;
