@@ -1307,7 +1307,8 @@ __device__ __forceinline__ void acm_load_cell(const acm_gpu_grid &g, const T *sr
  * visible: the launch's latency hides behind the end of the kernel before.
  * Each such kernel calls acm_wait_for_prior before it touches memory. Both
  * are no-ops before sm_90 and when the kernel was launched without the
- * attribute. */
+ * attribute, which asks the runtime to allow the overlap where it can (CUDA:
+ * "opportunistically"); measured on sm_90 only (docs/performance.md). */
 __device__ __forceinline__ void acm_wait_for_prior(void)
 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
