@@ -116,7 +116,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     /* read before a first step when a decomposed domain re-cuts its slabs (its
      * saved reductions then replace what they give) */
     CU_TRY(d, cudaMemsetAsync(m->planes, 0, cu_planes_bytes(d), m->stream));
-    const size_t fold_bytes = cu_planes_bytes(d) + sizeof(acm_plane_fixed);
+    const size_t fold_bytes = cu_planes_bytes(d) + sizeof(acm_plane_fixed) +
+                              (1 + ACM_FOLD_REDO_CELLS) * sizeof(uint32_t);
     ACM_TRY(cu_dev_alloc(d, (void **)&m->fold_planes, fold_bytes, "plane sums folded in the step"));
     CU_TRY(d, cudaMemsetAsync(m->fold_planes, 0, fold_bytes, m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));

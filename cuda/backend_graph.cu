@@ -12,7 +12,8 @@
  * back where they were, so it replays as long as nothing changes (an odd one
  * alternates between two graphs). The step's index in the batch
  * (the divergence key's, acm_check_divergence) comes from a device counter
- * that each captured step counts on (acm_launch_step_count), set from the
+ * that each captured step counts on (acm_launch_step_count, or the last
+ * block of its fused launch: acm_fold_last), set from the
  * host's count before the replays: a divergence names the same step as when
  * the kernels were launched one by one, and the state after N steps is the
  * same (test-cuda, graph_steps_equal_launched_steps).
@@ -44,6 +45,7 @@ static void make_key(const acm_domain *d, int steps, cu_graph_key *k)
     m->capturing = false;
     memcpy(&k->layout, &d->layout, sizeof k->layout);
     k->steps = steps;
+    k->redo_apart = m->redo_apart;
 }
 
 static cu_graph *find(cuda_impl *m, const cu_graph_key &k)
@@ -104,13 +106,21 @@ static void keep_state(acm_domain *d, bool save)
 }
 
 /* One step enqueued into a capture; it counts on the device, and the last
- * step of a recording posts the key (acm_cuda_step_async, cu_take_seen). */
+ * step of a recording posts the key (acm_cuda_step_async, cu_take_seen): in
+ * the step's last kernel where it can (enqueue_fused), else a kernel of
+ * its own. */
 static acm_status record_step(acm_domain *d, bool last)
 {
     cuda_impl *m = IMPL(d);
-    ACM_TRY(cu_step(d));
-    CU_TRY(d, acm_launch_step_count(m->counters + 2, false, 0, m->counters,
-                                    last ? m->seen_dev : NULL, m->stream));
+    m->recording_step = true;
+    m->step_counted = false;
+    m->count_post = last ? m->seen_dev : NULL;
+    const acm_status st = cu_step(d);
+    m->recording_step = false;
+    ACM_TRY(st);
+    if (!m->step_counted)
+        CU_TRY(d, acm_launch_step_count(m->counters + 2, false, 0, m->counters, m->count_post,
+                                        m->stream));
     return ACM_OK;
 }
 

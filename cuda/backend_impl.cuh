@@ -78,6 +78,7 @@ struct cu_graph_key {
     size_t sort_bytes, scratch_bytes;
     int32_t nsolids, band_valid;
     int32_t resorts; /* the run's steps hold their re-sorts (conditional nodes) */
+    int32_t redo_apart; /* the safety net's redo pass is a kernel of its own */
     cu_solid_key solid[ACM_RUN_SOLIDS];
     /* a run with smoke (zero without): the plans' device record, each smoke's */
     const void *smoke_plans;
@@ -165,7 +166,13 @@ struct cuda_impl {
     acm_plane_fixed *host_planes; /* pinned copy (acm_cuda_plane_sums) */
     acm_plane_fixed *fold_planes; /* nz, then the count of acm_fold_last: an undivided
                                      domain's fused steps add their plane sums here, and
-                                     their launch's last block folds and zeroes them */
+                                     their launch's last block folds and zeroes them;
+                                     then the list of cells it redoes (fold_redo) */
+    bool redo_apart;      /* the last check found many fallbacks a step: the redo pass
+                             takes them rather than the fused launch's last block */
+    bool recording_step;  /* record_step's step: its last kernel may count it (fold_count) */
+    bool step_counted;    /* ... and did */
+    unsigned long long *count_post; /* record_step's step: where the count posts the key */
     bool planes_sent;     /* the last step enqueued that copy */
     /* GPU slabs of one process (acm_cuda_sums_share): the first slab's, every
      * slab's plane sums of a step, by its parity; the events after which this

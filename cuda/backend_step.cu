@@ -63,13 +63,28 @@ static uint32_t word_cell(const acm_domain *d, int32_t z, bool up)
     return (uint32_t)(w < (uint64_t)d->ncells ? w : (uint64_t)d->ncells);
 }
 
+/* Whether kernels follow the collision in a step (the layers: they read the
+ * step's key, acm_gate_step). */
+static bool has_layers(const acm_domain *d)
+{
+    for (int face = 0; face < ACM_FACE_COUNT; ++face)
+        if (d->setup.absorber[face].cells > 0 || acm_face_is_layer(d->setup.face[face].type))
+            return true;
+    return false;
+}
+
 /* The fused two-array kernel of an undivided domain with an adaptive model
  * folds the ACM rules' sums in its last block (acm_fold_last), into the slot
  * that finish_sums fills, from planes of its own that it leaves zeroed, in
  * launches of at most ACM_FOLD_LAST_BLOCKS blocks: there it saves two
  * launches a step; folding at 128^3 too (16384 blocks, an atomic each on one
- * count) was slower there (docs/performance.md, "Small grids"). */
+ * count) was slower there (docs/performance.md, "Small grids"). The same
+ * block then redoes the cells the safety net marked, unless the last check
+ * found more than ACM_FOLD_REDO_APART a step (a thread a cell: many would
+ * make it the step's tail), and, in a step being recorded with no layers
+ * after the collision, counts the step: the step is one kernel. */
 #define ACM_FOLD_LAST_BLOCKS 4096u
+#define ACM_FOLD_REDO_APART 1024
 static void fold_in_kernel(acm_domain *d, acm_step_args &a)
 {
     cuda_impl *m = IMPL(d);
@@ -79,6 +94,13 @@ static void fold_in_kernel(acm_domain *d, acm_step_args &a)
     a.fold_lo = d->halo[0];
     a.fold_hi = d->nz - d->halo[1];
     a.fold_cells = (double)(a.fold_hi - a.fold_lo) * d->nx * d->ny;
+    if (d->setup.coll.safety_net && !m->redo_apart)
+        a.fold_redo = (uint32_t *)(m->fold_planes + d->nz + 1);
+    if (m->recording_step && !has_layers(d)) {
+        a.fold_count = m->counters + 2;
+        a.fold_post = m->count_post;
+        m->step_counted = true;
+    }
 }
 
 /* The fused kernel steps the planes acm__stepped_planes names (a slab's ghost
@@ -91,13 +113,15 @@ static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
     a.first = word_cell(d, z0, false);
     a.end = word_cell(d, z1, true);
     const bool fold = acm_is_adaptive(d->setup.coll.model) && d->slab_cells == 0.0 &&
-                      !m->in_place && acm_blocks(a.end - a.first, m->block) <= ACM_FOLD_LAST_BLOCKS;
+                      !m->in_place && acm_fixed_addressing(a.g) &&
+                      acm_blocks(a.end - a.first, m->block) <= ACM_FOLD_LAST_BLOCKS;
     if (fold)
         fold_in_kernel(d, a);
     else
         ACM_TRY(clear_planes(d));
     CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
-    ACM_TRY(redo_marked(d, a, true));
+    if (a.fold_redo == NULL)
+        ACM_TRY(redo_marked(d, a, true));
     return fold ? ACM_OK : finish_sums(d);
 }
 
@@ -329,6 +353,7 @@ acm_status cu_check(acm_domain *d)
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     const unsigned long long key = m->host_counters[0];
     d->fallback_last = (int64_t)(m->host_counters[1] - m->host_counters[3]);
+    m->redo_apart = d->fallback_last > ACM_FOLD_REDO_APART;
     d->fallback_total += (int64_t)m->host_counters[1];
     /* the diverged step and the steps enqueued after it */
     const int64_t later = m->batch_step - (int64_t)(key >> ACM_KEY_CELL_BITS);

@@ -235,31 +235,39 @@ END_TEST
 /* A closed box with a lid, random velocities of up to 0.1 and nu = 1e-4:
  * the adaptive rates over-relax the strong non-equilibrium of the first
  * steps and the safety net redoes a few hundred cells. block = 0: default. */
-static acm_domain *run_fallback_scene(acm_backend backend, acm_collision model, acm_kernel kernel,
-                                      int block, acm_storage storage)
+static acm_domain *fallback_scene(acm_backend backend, acm_collision model, acm_kernel kernel,
+                                  int block, acm_storage storage, int nx, int ny, int nz)
 {
+    const size_t ncells = (size_t)nx * (size_t)ny * (size_t)nz;
     acm_layout *l = NULL;
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, storage), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_BLOCK_SIZE, block), ACM_OK);
-    acm_domain_options o = acm_test_options(FB_NX, NY, NZ, 1e-4, model, ACM_PRECISION_FP64);
+    acm_domain_options o = acm_test_options(nx, ny, nz, 1e-4, model, ACM_PRECISION_FP64);
     o.backend = backend;
     o.layout = l;
     acm_domain *d = acm_test_domain(&o);
     acm_layout_destroy(l);
-    double *u = acm_test_alloc(3 * FB_NCELLS * sizeof(double));
+    double *u = acm_test_alloc(3 * ncells * sizeof(double));
     uint32_t r = 12345u;
-    for (size_t i = 0; i < 3 * FB_NCELLS; ++i) {
+    for (size_t i = 0; i < 3 * ncells; ++i) {
         r = r * 1664525u + 1013904223u;
         u[i] = 0.1 * ((double)(r >> 8) / (double)(1u << 24) * 2 - 1);
     }
-    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, FB_NCELLS));
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, ncells));
     free(u);
     const double lid[3] = {0.05, 0, 0};
     for (int f = 0; f < ACM_FACE_COUNT; ++f)
         ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL));
     ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
+    return d;
+}
+
+static acm_domain *run_fallback_scene(acm_backend backend, acm_collision model, acm_kernel kernel,
+                                      int block, acm_storage storage)
+{
+    acm_domain *d = fallback_scene(backend, model, kernel, block, storage, FB_NX, NY, NZ);
     ACM_CK_OK(d, acm_step(d, 20));
     return d;
 }
@@ -288,6 +296,49 @@ START_TEST(gpu_safety_net_fallbacks_match_cpu)
     free(fg);
     acm_domain_destroy(cpu);
     acm_domain_destroy(gpu);
+}
+END_TEST
+
+/* Many fallbacks in one step of a small domain, whose fused launch redoes
+ * them in its last block (cuda/backend_step.cu, fold_in_kernel): 40 x 40 x 32
+ * cells, a call of two steps (the first marks 1 cell, the list; the second
+ * about 11500, more than the list holds: every word of the marks is read),
+ * then three calls of five steps (the check having seen many, the redo pass;
+ * then, once fewer than ACM_FOLD_REDO_APART, the list again); the same
+ * cells, counts and populations as the CPU. loop index = model (LI2018,
+ * LI2020). */
+START_TEST(gpu_many_fallbacks_in_one_step_match_cpu)
+{
+    const acm_collision model = _i ? ACM_COLLISION_ACM_LI2020 : ACM_COLLISION_ACM_LI2018;
+    const int n[3] = {40, 40, 32};
+    const size_t ncells = (size_t)n[0] * n[1] * n[2];
+    acm_domain *d[2];
+    int64_t first[2];
+    for (int b = 0; b < 2; ++b) {
+        d[b] = fallback_scene(b ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU, model, ACM_KERNEL_FUSED, 0,
+                              ACM_STORAGE_POPULATIONS, n[0], n[1], n[2]);
+        ACM_CK_OK(d[b], acm_step(d[b], 2));
+        first[b] = acm_test_stats(d[b]).fallback_cells_last_step;
+        for (int call = 0; call < 3; ++call)
+            ACM_CK_OK(d[b], acm_step(d[b], 5));
+    }
+    const acm_domain_stats sc = acm_test_stats(d[0]), sg = acm_test_stats(d[1]);
+    double *fc = field_n(d[0], ACM_FIELD_POPULATIONS, 27, ncells);
+    double *fg = field_n(d[1], ACM_FIELD_POPULATIONS, 27, ncells);
+    const double df = rel_diff(fg, fc, 27 * ncells);
+    printf("many fallbacks, model %d: step 2 CPU %lld GPU %lld, total CPU %lld GPU %lld, "
+           "populations %.2e\n",
+           model, (long long)first[0], (long long)first[1], (long long)sc.fallback_cells_total,
+           (long long)sg.fallback_cells_total, df);
+    ck_assert_int_gt(first[0], 4096); /* more than the last block's list holds */
+    ck_assert_int_eq(first[1], first[0]);
+    ck_assert_int_eq(sg.fallback_cells_total, sc.fallback_cells_total);
+    ck_assert_int_eq(sg.fallback_cells_last_step, sc.fallback_cells_last_step);
+    ck_assert_msg(df <= 1e-12, "populations differ by %g", df);
+    free(fc);
+    free(fg);
+    acm_domain_destroy(d[0]);
+    acm_domain_destroy(d[1]);
 }
 END_TEST
 
@@ -1739,6 +1790,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_fp16_storage_tracks_cpu_fp32, 0, SCENE_COUNT * 3);
     tcase_add_loop_test(tc, one_wall_pull_matches_cpu, 0, 12);
     tcase_add_loop_test(tc, gpu_safety_net_fallbacks_match_cpu, 0, 6);
+    tcase_add_loop_test(tc, gpu_many_fallbacks_in_one_step_match_cpu, 0, 2);
     tcase_add_loop_test(tc, gpu_block_size_changes_nothing, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("moments", 600);

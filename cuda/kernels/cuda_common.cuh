@@ -229,6 +229,13 @@ struct acm_step_args {
                                     planes [fold_lo, fold_hi) of fold_cells cells into it
                                     and zeroes them (acm_fold_last) */
     unsigned *fold_done;         /* its count of the blocks done, 0 between launches */
+    uint32_t *fold_redo;         /* or NULL (acm_launch_redo redoes them): the cells the
+                                    safety net marked, [0] their count and [1 ..
+                                    ACM_FOLD_REDO_CELLS] the first of them, redone by the
+                                    last block (acm_redo_listed); count 0 between launches */
+    unsigned long long *fold_count; /* or NULL: the last block counts the step in the
+                                    batch, as acm_launch_step_count does (acm_count_step) */
+    unsigned long long *fold_post; /* with fold_count: and posts the key there, or NULL */
     double fold_cells;
     int32_t fold_lo, fold_hi;
     uint32_t live_lo, live_hi;   /* cells checked for divergence: a slab's ghost planes
@@ -685,6 +692,13 @@ template <uint32_t ALPHA> struct acm_addr_fixed {
 
 /* The CSoA group of acm_addr_fixed (the default group, docs/performance.md). */
 #define ACM_FIXED_ALPHA 1024u
+
+/* Whether the pulling kernels address a grid's populations through
+ * acm_addr_fixed (its group, 32-bit indices), rather than plane pointers. */
+__host__ __device__ inline bool acm_fixed_addressing(const acm_gpu_grid &g)
+{
+    return g.l.alpha == ACM_FIXED_ALPHA && acm_csoa_size(g.l, g.ncells) <= 0xffffffffull;
+}
 
 /* The 27 pull sources of a cell away from non-periodic faces, as offsets of
  * the linear cell index along each axis (slot c + 1 for velocity component c,
@@ -1243,13 +1257,86 @@ __device__ __forceinline__ acm_gpu_sums acm_fold_planes(const acm_plane_fixed *p
     return t;
 }
 
+/* Words of the safety net's redo mask: one bit per cell. */
+__host__ __device__ inline uint32_t acm_redo_words(uint32_t ncells)
+{
+    return (ncells + 31u) / 32u;
+}
+
+/* The divergence key into out[0] of mapped host memory, then the step count
+ * into out[1]: the host reads the key once it finds the count. The key is
+ * read past L1 (other blocks' atomics). */
+__device__ __forceinline__ void acm_post_key(const unsigned long long *key,
+                                             volatile unsigned long long *out,
+                                             unsigned long long count)
+{
+    out[0] = __ldcg(key);
+    __threadfence_system(); /* the key is there before the count says so */
+    out[1] = count;
+}
+
+/* The step counted in the batch (the key of the next step's kernels in a
+ * graph: acm_gate_step); the key posted to out unless NULL. */
+__device__ __forceinline__ void acm_count_step(unsigned long long *batch,
+                                               const unsigned long long *key,
+                                               unsigned long long *out)
+{
+    const unsigned long long n = atomicAdd(batch, 1ull) + 1ull;
+    if (out != NULL)
+        acm_post_key(key, out, n);
+}
+
+/* The safety net's fallback of cell k, which the collision marked (PULL:
+ * a.src holds the populations before streaming, unchanged during the step,
+ * and is pulled again; else a.src holds them streamed). */
+template <typename T, bool PULL>
+__device__ __forceinline__ void acm_redo_cell(const acm_step_args &a, uint32_t k)
+{
+    typedef typename acm_io<T>::R R;
+    R f[27], F[3], o[27];
+    int32_t x, y, z;
+    acm_coords(a.g, k, x, y, z);
+    if (PULL)
+        acm_pull_state<T>(a.g, (const T *)a.src, x, y, z, f);
+    else
+        acm_load_cell(a.g, (const T *)a.src, k, f);
+    acm_cell_force(a, k, acm_ib_word(a, k), F);
+    acm_math<R>::fallback(&a.p, f, F, o);
+    acm_store_post<T>(a.g, (T *)a.dst, acm_state_after(a.g.state), x, y, z, o);
+}
+
+/* The n cells a fused two-array launch marked (a.fold_redo), redone by its
+ * last block once every block is done, a cell a thread: those of the list,
+ * or, when more were marked than it holds, every word of the marks. Counted
+ * as fallbacks; the list left empty. Every thread of the block calls it,
+ * with the count it read before a barrier. */
+#define ACM_FOLD_REDO_CELLS 4096u
+template <typename T>
+__device__ __forceinline__ void acm_redo_listed(const acm_step_args &a, unsigned n)
+{
+    if (n <= ACM_FOLD_REDO_CELLS) {
+        for (unsigned i = threadIdx.x; i < n; i += blockDim.x)
+            acm_redo_cell<T, true>(a, __ldcg(a.fold_redo + 1 + i));
+    } else {
+        for (uint32_t w = a.first / 32u + threadIdx.x; w < acm_redo_words(a.end); w += blockDim.x)
+            for (uint32_t bits = __ldcg(a.redo + w); bits != 0; bits &= bits - 1)
+                acm_redo_cell<T, true>(a, w * 32u + (uint32_t)(__ffs((int)bits) - 1));
+    }
+    if (threadIdx.x == 0) { /* every thread read the count before acm_fold_planes' barriers */
+        atomicAdd(a.fallbacks, (unsigned long long)n);
+        *a.fold_redo = 0u;
+    }
+}
+
 /* A collision launch with a.fold_out (the plane sums of one undivided domain):
  * the block that finishes last folds the planes, as acm_launch_plane_fold
  * does, and zeroes them for the next step: no memset and no fold kernel
- * between two steps. Every thread of every block (of at least 32 threads)
- * calls it, after its acm_plane_add. A warp converts the planes: the
- * kernel's shared memory grows by 1 kB rather than the fold kernel's 8 kB. */
-__device__ __forceinline__ void acm_fold_last(const acm_step_args &a)
+ * between two steps. With a.fold_count it counts the step (no count kernel),
+ * with a.fold_redo it redoes the marked cells (no redo pass). Every
+ * thread of every block (of at least 32 threads) calls it, after its
+ * acm_plane_add and acm_mark_redo. A warp converts the planes: the kernel's
+ * shared memory grows by 1 kB rather than the fold kernel's 8 kB. */
+template <typename T> __device__ __forceinline__ void acm_fold_last(const acm_step_args &a)
 {
     __shared__ bool last;
     __syncthreads(); /* the block's plane sums are added (thread 0's atomics) */
@@ -1261,6 +1348,12 @@ __device__ __forceinline__ void acm_fold_last(const acm_step_args &a)
     if (!last)
         return;
     __threadfence();
+    /* every block has checked its cells: the step's key is final, and the
+     * next step's kernels wait for this launch to end (acm_wait_for_prior),
+     * so the step counts now, by a thread the fold leaves alone */
+    if (a.fold_count != NULL && threadIdx.x == blockDim.x - 1u)
+        acm_count_step(a.fold_count, a.gate.bad, a.fold_post);
+    const unsigned marked = a.fold_redo != NULL ? __ldcg(a.fold_redo) : 0u;
     const acm_gpu_sums t = acm_fold_planes<32>(a.planes, a.fold_lo, a.fold_hi, a.fold_cells);
     /* read: acm_fold_planes ends in a barrier */
     for (int32_t z = (int32_t)threadIdx.x; z < a.g.nz; z += (int32_t)blockDim.x)
@@ -1269,23 +1362,32 @@ __device__ __forceinline__ void acm_fold_last(const acm_step_args &a)
         *a.fold_out = t;
         *a.fold_done = 0u;
     }
-}
-
-/* Words of the safety net's redo mask: one bit per cell. */
-__host__ __device__ inline uint32_t acm_redo_words(uint32_t ncells)
-{
-    return (ncells + 31u) / 32u;
+    if (marked != 0u)
+        acm_redo_listed<T>(a, marked);
 }
 
 /* Record which cells of this warp the safety net must redo (acm_launch_redo):
- * bit k % 32 of word k / 32 of a.redo. Every lane of the warp calls it;
- * accumulate ORs into the word (a second launch over the same cells). */
+ * bit k % 32 of word k / 32 of a.redo, and with LIST (a launch that folds its
+ * sums) and a.fold_redo in that list too (acm_redo_listed). Every lane of the
+ * warp calls it; accumulate ORs into the word (a second launch over the same
+ * cells). */
+template <bool LIST = false>
 __device__ __forceinline__ void acm_mark_redo(const acm_step_args &a, uint32_t k, bool redo,
                                               bool accumulate)
 {
     const unsigned bits = __ballot_sync(0xffffffffu, redo);
-    if ((threadIdx.x & 31u) == 0 && k < a.end)
+    const unsigned lane = threadIdx.x & 31u;
+    if (lane == 0 && k < a.end)
         a.redo[k >> 5] = accumulate ? a.redo[k >> 5] | bits : bits;
+    if (LIST && a.fold_redo != NULL && bits != 0) { /* rare: one atomic for the warp */
+        unsigned base = 0;
+        if (lane == 0)
+            base = atomicAdd(a.fold_redo, (unsigned)__popc(bits));
+        base = __shfl_sync(0xffffffffu, base, 0);
+        const unsigned slot = base + (unsigned)__popc(bits & ((1u << lane) - 1u));
+        if (redo && slot < ACM_FOLD_REDO_CELLS)
+            a.fold_redo[1 + slot] = k;
+    }
 }
 
 /* Populations of cell k of an array as stored (no streaming), public order. */

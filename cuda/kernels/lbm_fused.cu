@@ -25,14 +25,17 @@
  * bound by memory, and for BGK, which spills below 96 registers. 1 for FP64,
  * whose kernels need 158-212 registers: capped at 128 they spilled up to 544
  * bytes a thread and ran 30-50 % slower on an H200 (docs/performance.md,
- * "Register spills"). */
+ * "Register spills"). 3 for the launches whose last block folds the sums
+ * (LAST, small grids): the inlined redo would take 128 registers; held to 80
+ * it spills, on its own rare path, and the 64^3 step keeps 3 blocks a
+ * multiprocessor (25.7 against 29.0 us a step at 128, H200). */
 #define ACM_FUSED_MAX_THREADS 256
-template <typename T, int MODEL> struct acm_fused_min_blocks {
-    static constexpr int value = sizeof(T) == 8 ? 1 : sizeof(T) == 2 && MODEL != ACM_COLLISION_BGK ? 3 : 2;
+template <typename T, int MODEL, bool LAST> struct acm_fused_min_blocks {
+    static constexpr int value = sizeof(T) == 8 ? 1 : (sizeof(T) == 2 && MODEL != ACM_COLLISION_BGK) || LAST ? 3 : 2;
 };
 
-template <typename T, typename ADDR, int MODEL, bool PULL, int STATE>
-__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T, MODEL>::value)
+template <typename T, typename ADDR, int MODEL, bool PULL, int STATE, bool LAST = false>
+__global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T, MODEL, LAST>::value)
     acm_lbm_kernel(const acm_step_args a)
 {
     const bool in_place = STATE != ACM_STATE_POST;
@@ -41,8 +44,11 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     const bool acm = acm_is_adaptive(MODEL);
     const bool li2020 = MODEL == ACM_COLLISION_ACM_LI2020;
     acm_wait_for_prior();
-    if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
+    if (acm_gate_shut(a.gate)) { /* an earlier step diverged: its state stays */
+        if (LAST && a.fold_count != NULL && blockIdx.x == 0 && threadIdx.x == 0)
+            acm_count_step(a.fold_count, a.gate.bad, a.fold_post); /* the step still counts */
         return;
+    }
     const uint32_t k = a.first + blockIdx.x * blockDim.x + threadIdx.x;
     double rho_sum = 0.0, j_sum = 0.0, pi_sum = 0.0; /* this cell's part of the plane's sums */
     R u2max = 0;
@@ -109,26 +115,38 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
     }
     acm_let_dependents_start(); /* the rest: marks and sums */
     if (acm)
-        acm_mark_redo(a, k, redo, false);
+        acm_mark_redo<LAST>(a, k, redo, false);
     /* the ACM rules' inputs of the next step, per plane: max |u| (LI2018), also the
      * sums of the means (LI2020) */
     if (acm && PULL)
         acm_plane_add<li2020>(a.planes, a.g, k - threadIdx.x, a.end, k, k < a.end, u2max,
                               rho_sum, j_sum, pi_sum);
-    if (acm && PULL && !in_place && a.fold_out != NULL)
-        acm_fold_last(a);
+    if (LAST)
+        acm_fold_last<T>(a);
 }
 
 /* The pulling kernel of one model and array state: the compile-time CSoA
  * group with 32-bit indices when the layout allows it (acm_addr_fixed),
- * else the plane pointers and 64-bit indices. */
+ * else the plane pointers and 64-bit indices. A launch whose last block
+ * folds the sums (a.fold_out: two arrays, an adaptive model, fixed
+ * addressing; cuda/backend_step.cu) is a kernel of its own (LAST), whose
+ * inlined redo (acm_redo_listed) costs the others no registers. */
 template <typename T, int M, int STATE>
 static cudaError_t acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
                                       cudaStream_t s)
 {
-    if (a.g.l.alpha == ACM_FIXED_ALPHA && acm_csoa_size(a.g.l, a.g.ncells) <= 0xffffffffull)
-        return acm_launch_dependent(
-            acm_lbm_kernel<T, acm_addr_fixed<ACM_FIXED_ALPHA>, M, true, STATE>, grid, block, s, a);
+    typedef acm_addr_fixed<ACM_FIXED_ALPHA> FIXED;
+    constexpr bool folds = (M == ACM_COLLISION_ACM_LI2018 || M == ACM_COLLISION_ACM_LI2020) &&
+                           STATE == ACM_STATE_POST;
+    if constexpr (folds) {
+        if (a.fold_out != NULL)
+            return acm_fixed_addressing(a.g)
+                       ? acm_launch_dependent(acm_lbm_kernel<T, FIXED, M, true, STATE, true>,
+                                              grid, block, s, a)
+                       : cudaErrorInvalidValue; /* the host folds with fixed addressing only */
+    }
+    if (acm_fixed_addressing(a.g))
+        return acm_launch_dependent(acm_lbm_kernel<T, FIXED, M, true, STATE>, grid, block, s, a);
     return acm_launch_dependent(acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, true, STATE>,
                                 grid, block, s, a);
 }

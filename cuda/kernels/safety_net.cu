@@ -15,26 +15,14 @@
 template <typename T, bool PULL>
 __global__ void acm_redo_kernel(const acm_step_args a)
 {
-    typedef acm_real<T> R;
     acm_wait_for_prior();
     acm_let_dependents_start();
     const uint32_t w = a.first / 32u + blockIdx.x * blockDim.x + threadIdx.x;
     if (w >= acm_redo_words(a.end) || acm_gate_shut(a.gate))
         return;
     const uint32_t word = a.redo[w];
-    for (uint32_t bits = word; bits != 0; bits &= bits - 1) {
-        const uint32_t k = w * 32u + (uint32_t)(__ffs((int)bits) - 1);
-        R f[27], F[3], o[27];
-        int32_t x, y, z;
-        acm_coords(a.g, k, x, y, z);
-        if (PULL)
-            acm_pull_state<T>(a.g, (const T *)a.src, x, y, z, f);
-        else
-            acm_load_cell(a.g, (const T *)a.src, k, f);
-        acm_cell_force(a, k, acm_ib_word(a, k), F);
-        acm_math<R>::fallback(&a.p, f, F, o);
-        acm_store_post<T>(a.g, (T *)a.dst, acm_state_after(a.g.state), x, y, z, o);
-    }
+    for (uint32_t bits = word; bits != 0; bits &= bits - 1)
+        acm_redo_cell<T, PULL>(a, w * 32u + (uint32_t)(__ffs((int)bits) - 1));
     if (word != 0)
         atomicAdd(a.fallbacks, (unsigned long long)__popc(word));
 }

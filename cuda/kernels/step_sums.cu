@@ -86,25 +86,18 @@ cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int
                                 lo, hi, out, ncells, gate);
 }
 
-/* The divergence key into out[0] of mapped host memory, then the step count
- * into out[1]: the host reads the key once it finds the count. */
-__device__ __forceinline__ void acm_post_key(const unsigned long long *key,
-                                             volatile unsigned long long *out,
-                                             unsigned long long count)
-{
-    out[0] = *key;
-    __threadfence_system(); /* the key is there before the count says so */
-    out[1] = count;
-}
-
 __global__ void acm_step_count_kernel(unsigned long long *batch, unsigned long long value, int set,
                                       const unsigned long long *key, unsigned long long *out)
 {
     acm_wait_for_prior();
     acm_let_dependents_start();
-    *batch = set ? value : *batch + 1u;
+    if (!set) {
+        acm_count_step(batch, key, out);
+        return;
+    }
+    *batch = value;
     if (out != NULL)
-        acm_post_key(key, out, *batch);
+        acm_post_key(key, out, value);
 }
 
 cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned long long value,
