@@ -2,7 +2,7 @@
  * libacmlbm -- immersed-boundary benchmark (GPU): the cost of the IB phase of
  * a step for spheres and a knotted tube (many concavities) of 50K to 2M
  * samples, scatter vs gather, unsorted vs Morton-block order for several block
- * edges l, static and spinning; the loop counts of gather and scatter (the paper's Table 1); the
+ * edges l, static, spinning and free; the loop counts of gather and scatter (the paper's Table 1); the
  * paper's scene class (a jet over a ball, 400 x 200 x 400, ~48K samples).
  *
  * The IB cost is the step time with the solid minus the step time of the same
@@ -182,17 +182,19 @@ static void bench_shape(const bench_opts *o, const shape *sh, double size, doubl
         int block;
         acm_ib_spread spread;
         double spin; /* surface speed of a spinning solid */
+        int free_body; /* a free body of density 20 (starting at rest, no gravity) */
     } variants[] = {
-        {"scatter unsorted", ACM_SAMPLE_ORDER_AS_SAMPLED, 0, ACM_IB_SPREAD_SCATTER, 0.0},
-        {"scatter l=1", ACM_SAMPLE_ORDER_MORTON_BLOCK, 1, ACM_IB_SPREAD_SCATTER, 0.0},
-        {"scatter l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER, 0.0},
-        {"scatter l=4", ACM_SAMPLE_ORDER_MORTON_BLOCK, 4, ACM_IB_SPREAD_SCATTER, 0.0},
-        {"scatter l=8", ACM_SAMPLE_ORDER_MORTON_BLOCK, 8, ACM_IB_SPREAD_SCATTER, 0.0},
-        {"spinning l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER, 0.02},
-        {"gather l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_GATHER, 0.0},
+        {"scatter unsorted", ACM_SAMPLE_ORDER_AS_SAMPLED, 0, ACM_IB_SPREAD_SCATTER, 0.0, 0},
+        {"scatter l=1", ACM_SAMPLE_ORDER_MORTON_BLOCK, 1, ACM_IB_SPREAD_SCATTER, 0.0, 0},
+        {"scatter l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER, 0.0, 0},
+        {"scatter l=4", ACM_SAMPLE_ORDER_MORTON_BLOCK, 4, ACM_IB_SPREAD_SCATTER, 0.0, 0},
+        {"scatter l=8", ACM_SAMPLE_ORDER_MORTON_BLOCK, 8, ACM_IB_SPREAD_SCATTER, 0.0, 0},
+        {"spinning l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER, 0.02, 0},
+        {"free l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_SCATTER, 0.0, 1},
+        {"gather l=2", ACM_SAMPLE_ORDER_MORTON_BLOCK, 2, ACM_IB_SPREAD_GATHER, 0.0, 0},
     };
-    static const int quick[] = {0, 2, 5, 6};
-    const int nv = o->quick ? 4 : (int)(sizeof variants / sizeof variants[0]);
+    static const int quick[] = {0, 2, 5, 6, 7};
+    const int nv = o->quick ? 5 : (int)(sizeof variants / sizeof variants[0]);
     for (int k = 0; k < o->nsamples; ++k) {
         double t_scatter = 0, t_gather = 0;
         for (int v = 0; v < nv; ++v) {
@@ -202,6 +204,11 @@ static void bench_shape(const bench_opts *o, const shape *sh, double size, doubl
             acm_domain *d = make_domain(o->n, variants[vi].order, variants[vi].block,
                                         variants[vi].spread);
             acm_solid *s = add_shape(d, o->n, sh, size, o->samples[k], variants[vi].spin);
+            if (variants[vi].free_body) {
+                const acm_status st = acm_solid_set_motion(s, ACM_MOTION_FREE);
+                if (st != ACM_OK)
+                    bench_die("acm_solid_set_motion", st, acm_solid_last_error(s));
+            }
             double t0, t, t_mean;
             time_pair(fluid, d, o->seconds, &t0, &t, &t_mean);
             print_row(sh->name, sample_count(s), variants[vi].name, t, t0, o->n, bw);
@@ -209,7 +216,10 @@ static void bench_shape(const bench_opts *o, const shape *sh, double size, doubl
                 printf("       spinning at surface speed %.2f: mean of the chunks %.3f ms/step, "
                        "IB %.3f ms (re-sorts on the host included)\n",
                        variants[vi].spin, 1e3 * t_mean, 1e3 * (t_mean - t0));
-            if (variants[vi].block == 2 && variants[vi].spin == 0.0)
+            if (variants[vi].free_body)
+                printf("       a free body: the coupling's velocity change solved on the "
+                       "device, its forces read by the host after every step\n");
+            if (variants[vi].block == 2 && variants[vi].spin == 0.0 && !variants[vi].free_body)
                 *(variants[vi].spread == ACM_IB_SPREAD_GATHER ? &t_gather : &t_scatter) = t - t0;
             if (variants[vi].spread == ACM_IB_SPREAD_GATHER) {
                 long gmin, gmax;

@@ -76,6 +76,7 @@ static inline acm_solid *bench_add_mesh(acm_domain *d, const int n[3], const sha
     so.position[2] = 0.35 * n[2];
     so.samples_per_cell = (double)samples / (info.area * so.scale * so.scale);
     so.max_samples = 1u << 26;
+    so.density = 20.0; /* mass properties: a benchmark may set the solid free (slow to move) */
     if (spin > 0.0) {
         so.motion = ACM_MOTION_PRESCRIBED;
         so.angular_velocity[1] = spin / (0.5 * size);

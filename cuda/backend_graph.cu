@@ -278,8 +278,8 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps, bool 
  * one without those nodes (each costs the host about 1.8 us at every launch,
  * H200). So a moving solid changes no graph: a configuration records at most
  * two per run length. Every step of a run with a solid that may be re-sorted
- * places every solid, as the step after a re-sort does. Free bodies (their
- * coupling waits for the host), moving solids that gather their forces
+ * places every solid, as the step after a re-sort does. Free bodies (the
+ * host integrates their motion with each step's forces), moving solids that gather their forces
  * (regions on the host) and more than ACM_RUN_SOLIDS solids are stepped
  * kernel by kernel. */
 

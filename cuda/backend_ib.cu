@@ -182,7 +182,7 @@ static acm_status ib_allocate(acm_domain *d)
     ib->centre = (double *)acm__calloc(3 * (size_t)d->nsolids, sizeof(double));
     if (ib->centre == NULL)
         return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d torque centres", (int)d->nsolids);
-    ib->ft_bytes = 6 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
+    ib->ft_bytes = 7 * (size_t)d->nsolids * sizeof(acm_gpu_sums);
     ACM_TRY(cu_dev_alloc(d, (void **)&ib->ft, ib->ft_bytes, "solid forces"));
     CU_TRY(d, cudaMallocHost((void **)&ib->host_ft, ib->ft_bytes));
     if (d->nsolids <= ACM_RUN_SOLIDS) { /* what a run of recorded steps needs */
@@ -298,25 +298,24 @@ static acm_status ib_sums(acm_domain *d, bool coupling)
     return ACM_OK;
 }
 
-/* Implicit coupling of the free bodies (lib/core/rigid.c): their coupling sums,
- * the velocity change, the samples' new forces. */
+/* Implicit coupling of the free bodies (lib/core/rigid.h): their coupling
+ * sums, the velocity change and the samples' new forces, all on the device
+ * (the velocity change with the host's rounding, kernels/rigid.cu): no wait
+ * for the host inside the step. */
 static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
 {
     cuda_impl *m = IMPL(d);
-    if (!acm__solids_any_free(d))
-        return ACM_OK;
-    ACM_TRY(ib_sums(d, true));
-    const acm_gpu_sums *host = m->ib.host_ft + 2 * d->nsolids;
+    acm_gpu_sums *sums = m->ib.ft + 2 * d->nsolids, *change = m->ib.ft + 6 * d->nsolids;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
         if (s->body.motion != ACM_MOTION_FREE)
             continue;
-        acm_coupling c;
-        unpack_coupling(host + 4 * i, &c);
-        double dv[3], dw[3];
-        acm__body_coupled_velocity(&s->body, &c, dv, dw);
-        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x, dv, dw,
-                                       m->stream));
+        CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
+                                         m->ib.partials, sums + 4 * i, m->sum_scratch,
+                                         m->stream));
+        CU_TRY(d, acm_launch_body_couple(s->body, sums + 4 * i, change + i, m->stream));
+        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x, NULL, NULL,
+                                       change + i, m->stream));
     }
     return ACM_OK;
 }
@@ -435,7 +434,7 @@ extern "C" acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw)
         const acm_solid *s = d->solids[i];
         if (s->body.motion == ACM_MOTION_FREE)
             CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x,
-                                           dvdw + 6 * i, dvdw + 6 * i + 3, m->stream));
+                                           dvdw + 6 * i, dvdw + 6 * i + 3, NULL, m->stream));
     }
     return ib_rest(d, false);
 }

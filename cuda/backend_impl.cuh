@@ -28,7 +28,7 @@ struct cuda_ib {
     uint32_t *band;       /* the marked cells, then their count (band[band_cap]) */
     uint64_t band_cap;
     bool band_valid;      /* mask and band hold the support of the samples' positions */
-    acm_gpu_sums *partials, *ft, *host_ft; /* ft: 2 per solid, then 4 of coupling */
+    acm_gpu_sums *partials, *ft, *host_ft; /* ft: 2 per solid, 4 of coupling, 1 velocity change */
     size_t partial_bytes, ft_bytes;
     double *centre;       /* host, 3 per solid: the torque centres of the last step */
     void *scratch;        /* gather cell lists */

@@ -29,7 +29,8 @@ size_t acm_kernel_anchors(const void **out, size_t max)
                          acm_faces_anchor(),            acm_fields_anchor(),
                          acm_ib_anchor(),               acm_ib_sort_anchor(),
                          acm_split_anchor(),            acm_net_anchor(),
-                         acm_sums_anchor(),             acm_smoke_anchor()};
+                         acm_sums_anchor(),             acm_smoke_anchor(),
+                         acm_rigid_anchor()};
     size_t n = 0;
     for (; n < sizeof all / sizeof all[0] && n < max; ++n)
         out[n] = all[n];

@@ -425,11 +425,18 @@ __global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uin
 
 template <typename R>
 __global__ void acm_ib_couple_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                     acm_ib_pose change)
+                                     acm_ib_pose change, const acm_gpu_sums *from)
 {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
+    if (from != NULL) { /* the velocity change solved on the device */
+        const double *dvdw = (const double *)from;
+        for (int d = 0; d < 3; ++d) {
+            change.v[d] = dvdw[d];
+            change.w[d] = dvdw[3 + d];
+        }
+    }
     const uint64_t l = first + t;
     const double *X = ib.X + 3 * l;
     const double r[3] = {X[0] - change.x[0], X[1] - change.x[1], X[2] - change.x[2]};
@@ -600,20 +607,23 @@ cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uin
 
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                  uint64_t count, const double xc[3], const double dv[3],
-                                 const double dw[3], cudaStream_t s)
+                                 const double dw[3], const acm_gpu_sums *from, cudaStream_t s)
 {
     if (count == 0)
         return cudaSuccess; /* a grid of no blocks is an error */
     acm_ib_pose change; /* x: the centre, v and w: the velocity change */
+    memset(&change, 0, sizeof change);
     memcpy(change.x, xc, sizeof change.x);
-    memcpy(change.v, dv, sizeof change.v);
-    memcpy(change.w, dw, sizeof change.w);
+    if (from == NULL) {
+        memcpy(change.v, dv, sizeof change.v);
+        memcpy(change.w, dw, sizeof change.w);
+    }
     change.q[0] = 1.0;
     change.q[1] = change.q[2] = change.q[3] = 0.0;
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
         acm_ib_couple_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
-            ib, first, count, change);
+            ib, first, count, change, from);
     });
     return cudaGetLastError();
 }

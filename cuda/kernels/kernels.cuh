@@ -370,10 +370,17 @@ cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_
 cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                    uint64_t count, const double xc[3], acm_gpu_sums *partials,
                                    acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
-/* The samples' penalty forces for the body's velocity change (dv, dw). */
+/* The samples' penalty forces for the body's velocity change: (dv, dw) from
+ * the host, or the first 6 values of *from on the device when from is not
+ * NULL (acm_launch_body_couple's; dv and dw then unread). */
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                  uint64_t count, const double xc[3], const double dv[3],
-                                 const double dw[3], cudaStream_t s);
+                                 const double dw[3], const acm_gpu_sums *from, cudaStream_t s);
+/* A free body's velocity change (rigid.h acm_body_coupled_velocity) from its
+ * coupling sums on the device (acm_launch_ib_coupling's 4) into the first 6
+ * values of *out (dv, dw); rigid.cu, the host's rounding. */
+cudaError_t acm_launch_body_couple(const struct acm_body &b, const acm_gpu_sums *sums,
+                                   acm_gpu_sums *out, cudaStream_t s);
 /* Blocks of acm_launch_ib_sums for a count of samples. */
 unsigned acm_ib_sum_blocks(uint64_t count);
 
@@ -394,5 +401,6 @@ const void *acm_split_anchor(void);
 const void *acm_net_anchor(void);
 const void *acm_sums_anchor(void);
 const void *acm_smoke_anchor(void);
+const void *acm_rigid_anchor(void);
 
 #endif /* ACMLBM_CUDA_KERNELS_CUH */

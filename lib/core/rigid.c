@@ -63,14 +63,6 @@ static void quat_turn(double q[4], const double w[3])
         q[i] /= n;
 }
 
-/* y = I x for a symmetric tensor packed xx yy zz xy xz yz. */
-static void sym_apply(const double I[6], const double x[3], double y[3])
-{
-    y[0] = I[0] * x[0] + I[3] * x[1] + I[4] * x[2];
-    y[1] = I[3] * x[0] + I[1] * x[1] + I[5] * x[2];
-    y[2] = I[4] * x[0] + I[5] * x[1] + I[2] * x[2];
-}
-
 /* Inverse of a symmetric 3x3 tensor (positive definite for a real body). */
 static void sym_inverse(const double I[6], double out[6])
 {
@@ -86,90 +78,6 @@ static void sym_inverse(const double I[6], double out[6])
     out[5] = c12 / det;
 }
 
-/* y = R(q) T_body R(q)^T x: a body-frame tensor applied to a world vector. */
-static void world_apply(const double q[4], const double T[6], const double x[3], double y[3])
-{
-    const double qc[4] = {q[0], -q[1], -q[2], -q[3]};
-    double xb[3], yb[3];
-    acm_quat_rotate(qc, x, xb);
-    sym_apply(T, xb, yb);
-    acm_quat_rotate(q, yb, y);
-}
-
-/* Solve the n x n system A x = b in place (Gaussian elimination with partial
- * pivoting); A is row-major. */
-static void solve_dense(int n, double *A, double *b)
-{
-    for (int c = 0; c < n; ++c) {
-        int p = c;
-        for (int r = c + 1; r < n; ++r)
-            if (fabs(A[r * n + c]) > fabs(A[p * n + c]))
-                p = r;
-        for (int k = 0; k < n; ++k) {
-            double t = A[c * n + k];
-            A[c * n + k] = A[p * n + k];
-            A[p * n + k] = t;
-        }
-        double t = b[c];
-        b[c] = b[p];
-        b[p] = t;
-        for (int r = c + 1; r < n; ++r) {
-            const double f = A[r * n + c] / A[c * n + c];
-            for (int k = c; k < n; ++k)
-                A[r * n + k] -= f * A[c * n + k];
-            b[r] -= f * b[c];
-        }
-    }
-    for (int c = n - 1; c >= 0; --c) {
-        for (int k = c + 1; k < n; ++k)
-            b[c] -= A[c * n + k] * b[k];
-        b[c] /= A[c * n + c];
-    }
-}
-
-/*
- * Implicit coupling. With a_l = alpha rho_l dV_l, the reaction of the fluid on
- * the body depends on the body's velocities through U_b = v + w x r:
- *     dF/dv = -k I,  dF/dw = [s]x,  dT/dv = -[s]x,  dT/dw = -J.
- * Taking that dependence at the end of the step (backward Euler in the
- * coupling only) gives the 6 x 6 system
- *     (m - V + k) dv - [s]x dw           = F + F_user + (m - V) g
- *     [s]x dv + ((1 - V/m) I_world + J) dw = T + T_user
- * whose solution is the velocity change; the penalty forces are then
- * recomputed for the new velocities (a linear correction of each sample's G),
- * and acm__body_advance integrates with exactly those forces, so fluid plus
- * body momentum stays conserved.
- */
-void acm__body_coupled_velocity(const acm_body *b, const acm_coupling *c, double dv[3],
-                                double dw[3])
-{
-    const double excess = b->mass - b->volume, scale = 1.0 - b->volume / b->mass;
-    double A[36] = {0}, x[6];
-    for (int i = 0; i < 3; ++i) {
-        A[i * 6 + i] = excess + c->k;
-        x[i] = c->F[i] + b->load_f[i] + excess * b->gravity[i];
-        x[3 + i] = c->T[i] + b->load_t[i];
-    }
-    /* [s]x = [[0, -s_z, s_y], [s_z, 0, -s_x], [-s_y, s_x, 0]] */
-    const double S[9] = {0, -c->s[2], c->s[1], c->s[2], 0, -c->s[0], -c->s[1], c->s[0], 0};
-    for (int i = 0; i < 3; ++i)
-        for (int j = 0; j < 3; ++j) {
-            A[i * 6 + 3 + j] = -S[i * 3 + j];
-            A[(3 + i) * 6 + j] = S[i * 3 + j];
-        }
-    for (int j = 0; j < 3; ++j) { /* columns of (1 - V/m) I_world + J */
-        double e[3] = {0, 0, 0}, col[3], jc[3];
-        e[j] = 1.0;
-        world_apply(b->q, b->inertia, e, col);
-        sym_apply(c->J, e, jc);
-        for (int i = 0; i < 3; ++i)
-            A[(3 + i) * 6 + 3 + j] = scale * col[i] + jc[i];
-    }
-    solve_dense(6, A, x);
-    memcpy(dv, x, 3 * sizeof(double));
-    memcpy(dw, x + 3, 3 * sizeof(double));
-}
-
 static void advance_free(acm_body *b, const double F_h[3], const double T_h[3])
 {
     const double excess = b->mass - b->volume; /* > 0: density ratio >= 1.2 */
@@ -180,15 +88,15 @@ static void advance_free(acm_body *b, const double F_h[3], const double T_h[3])
     }
     double inv[6], L[3], w_new[3], w_mid[3];
     sym_inverse(b->inertia, inv);
-    world_apply(b->q, b->inertia, b->w, L);
+    acm_world_apply(b->q, b->inertia, b->w, L);
     const double scale = 1.0 / (1.0 - b->volume / b->mass);
     for (int a = 0; a < 3; ++a)
         L[a] += (T_h[a] + b->load_t[a]) * scale;
-    world_apply(b->q, inv, L, w_new);
+    acm_world_apply(b->q, inv, L, w_new);
     for (int a = 0; a < 3; ++a)
         w_mid[a] = 0.5 * (b->w[a] + w_new[a]);
     quat_turn(b->q, w_mid);
-    world_apply(b->q, inv, L, b->w);
+    acm_world_apply(b->q, inv, L, b->w);
 }
 
 void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3])

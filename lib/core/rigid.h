@@ -1,13 +1,15 @@
 /*
  * libacmlbm -- rigid-body kinematics and dynamics of immersed solids
  * (physics-spec 9.2). The placement of a sample is shared with the CUDA
- * kernels; the time integration runs on the host for both backends.
+ * kernels, and so is the
+ * implicit coupling's velocity change; the time integration runs on the host
+ * for both backends.
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef ACMLBM_RIGID_H
 #define ACMLBM_RIGID_H
 
-#include <math.h>   /* sqrt */
+#include <math.h>   /* sqrt, fabs */
 #include <string.h> /* memcpy */
 
 #include "acmlbm/acm_solid.h" /* acm_motion */
@@ -112,12 +114,109 @@ ACM_HD void acm_coupling_target(const double dv[3], const double dw[3], const do
     du[2] = dv[2] + dw[0] * r[1] - dw[1] * r[0];
 }
 
-/* The velocity change (dv, dw) a free body makes in this step when its
+/* y = I x for a symmetric tensor packed xx yy zz xy xz yz. */
+ACM_HD void acm_sym_apply(const double I[6], const double x[3], double y[3])
+{
+    y[0] = I[0] * x[0] + I[3] * x[1] + I[4] * x[2];
+    y[1] = I[3] * x[0] + I[1] * x[1] + I[5] * x[2];
+    y[2] = I[4] * x[0] + I[5] * x[1] + I[2] * x[2];
+}
+
+/* y = R(q) T_body R(q)^T x: a body-frame tensor applied to a world vector. */
+ACM_HD void acm_world_apply(const double q[4], const double T[6], const double x[3], double y[3])
+{
+    const double qc[4] = {q[0], -q[1], -q[2], -q[3]};
+    double xb[3], yb[3];
+    acm_quat_rotate(qc, x, xb);
+    acm_sym_apply(T, xb, yb);
+    acm_quat_rotate(q, yb, y);
+}
+
+/* Solve the 6 x 6 system A x = b in place (Gaussian elimination with partial
+ * pivoting); A is row-major. */
+ACM_HD void acm_solve6(double *A, double *b)
+{
+    const int n = 6;
+    for (int c = 0; c < n; ++c) {
+        int p = c;
+        for (int r = c + 1; r < n; ++r)
+            if (fabs(A[r * n + c]) > fabs(A[p * n + c]))
+                p = r;
+        for (int k = 0; k < n; ++k) {
+            const double t = A[c * n + k];
+            A[c * n + k] = A[p * n + k];
+            A[p * n + k] = t;
+        }
+        const double t = b[c];
+        b[c] = b[p];
+        b[p] = t;
+        for (int r = c + 1; r < n; ++r) {
+            const double f = A[r * n + c] / A[c * n + c];
+            for (int k = c; k < n; ++k)
+                A[r * n + k] -= f * A[c * n + k];
+            b[r] -= f * b[c];
+        }
+    }
+    for (int c = n - 1; c >= 0; --c) {
+        for (int k = c + 1; k < n; ++k)
+            b[c] -= A[c * n + k] * b[k];
+        b[c] /= A[c * n + c];
+    }
+}
+
+/*
+ * The velocity change (dv, dw) a free body makes in this step when its
  * reaction to the penalty forces is taken implicitly: the forces are then
  * computed for the new velocities, which keeps the explicit Newton-Euler
- * update (acm__body_advance) stable for any size and density ratio. */
-void acm__body_coupled_velocity(const acm_body *b, const acm_coupling *c, double dv[3],
-                                double dw[3]);
+ * update (acm__body_advance) stable for any size and density ratio.
+ *
+ * With a_l = alpha rho_l dV_l, the reaction of the fluid on the body depends
+ * on the body's velocities through U_b = v + w x r:
+ *     dF/dv = -k I,  dF/dw = [s]x,  dT/dv = -[s]x,  dT/dw = -J.
+ * Taking that dependence at the end of the step (backward Euler in the
+ * coupling only) gives the 6 x 6 system
+ *     (m - V + k) dv - [s]x dw           = F + F_user + (m - V) g
+ *     [s]x dv + ((1 - V/m) I_world + J) dw = T + T_user
+ * whose solution is the velocity change; the penalty forces are then
+ * recomputed for the new velocities (a linear correction of each sample's G),
+ * and acm__body_advance integrates with exactly those forces, so fluid plus
+ * body momentum stays conserved.
+ *
+ * Shared by the host and the CUDA backend, which solves it on the device
+ * (cuda/kernels/rigid.cu, compiled without contracted multiply-adds: the
+ * same bits as the host's).
+ */
+ACM_HD void acm_body_coupled_velocity(const acm_body *b, const acm_coupling *c, double dv[3],
+                                      double dw[3])
+{
+    const double excess = b->mass - b->volume, scale = 1.0 - b->volume / b->mass;
+    double A[36] = {0}, x[6];
+    for (int i = 0; i < 3; ++i) {
+        A[i * 6 + i] = excess + c->k;
+        x[i] = c->F[i] + b->load_f[i] + excess * b->gravity[i];
+        x[3 + i] = c->T[i] + b->load_t[i];
+    }
+    /* [s]x = [[0, -s_z, s_y], [s_z, 0, -s_x], [-s_y, s_x, 0]] */
+    const double S[9] = {0, -c->s[2], c->s[1], c->s[2], 0, -c->s[0], -c->s[1], c->s[0], 0};
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) {
+            A[i * 6 + 3 + j] = -S[i * 3 + j];
+            A[(3 + i) * 6 + j] = S[i * 3 + j];
+        }
+    for (int j = 0; j < 3; ++j) { /* columns of (1 - V/m) I_world + J */
+        double e[3] = {0, 0, 0}, col[3], jc[3];
+        e[j] = 1.0;
+        acm_world_apply(b->q, b->inertia, e, col);
+        acm_sym_apply(c->J, e, jc);
+        for (int i = 0; i < 3; ++i)
+            A[(3 + i) * 6 + 3 + j] = scale * col[i] + jc[i];
+    }
+    acm_solve6(A, x);
+    for (int i = 0; i < 3; ++i) {
+        dv[i] = x[i];
+        dw[i] = x[3 + i];
+    }
+}
 
 /* Largest surface speed |v| + |w| r_max. */
 double acm__body_surface_speed(const acm_body *b);

@@ -763,7 +763,7 @@ void acm__solids_coupled_velocities(const acm_domain *d, const acm_coupling *pla
         if (d->solids[i]->body.motion == ACM_MOTION_FREE) {
             acm_coupling c;
             acm_coupling_fold(planes + (size_t)i * (size_t)nplanes, nplanes, &c);
-            acm__body_coupled_velocity(&d->solids[i]->body, &c, dvdw + 6 * i, dvdw + 6 * i + 3);
+            acm_body_coupled_velocity(&d->solids[i]->body, &c, dvdw + 6 * i, dvdw + 6 * i + 3);
         }
 }
 
