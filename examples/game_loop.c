@@ -39,6 +39,7 @@
 #include <stdio.h>  /* printf, fprintf */
 #include <stdlib.h> /* strtol, strtod, malloc, free, qsort, getenv */
 #include <string.h> /* strcmp, memset, memcpy */
+#include <sys/resource.h> /* getrusage: the context switches of a frame */
 #include <time.h>   /* clock_gettime */
 
 #include <acmlbm/acmlbm.h>
@@ -166,11 +167,24 @@ static int parse_args(int argc, char **argv, game_config *c)
 
 /* ---- timing ------------------------------------------------------------------------------- */
 
-static double now_ms(void)
+static double clock_ms(clockid_t clock)
 {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(clock, &t);
     return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static double now_ms(void) { return clock_ms(CLOCK_MONOTONIC); }
+
+/* The CPU time this thread has had: beside the wall time it tells whether a
+ * slow frame was work done slowly or the thread taken off its CPU. */
+static double thread_cpu_ms(void) { return clock_ms(CLOCK_THREAD_CPUTIME_ID); }
+
+/* The process's involuntary context switches so far (-1: not known). */
+static long involuntary_switches(void)
+{
+    struct rusage r;
+    return getrusage(RUSAGE_SELF, &r) == 0 ? r.ru_nivcsw : -1;
 }
 
 /* Where the wall time of a frame went, ms. */
@@ -180,6 +194,8 @@ typedef struct frame_times {
     double game;    /* the game's own CPU work */
     double wait;    /* waiting at the sync point */
     double read;    /* the wind at the probes */
+    double cpu;     /* the thread's CPU time in enqueue, wait and read */
+    long switched;  /* involuntary context switches of the process in the frame */
 } frame_times;
 
 /* What the simulation costs the frame: everything but the game's own work. */
@@ -638,7 +654,54 @@ typedef struct run_log {
     double *sim;   /* per frame: the simulation's share, ms */
     double *frame; /* per frame: with the game's own work, ms */
     double enqueue, state, wait, read, game; /* sums */
+    long *switched; /* per frame: involuntary context switches (-1: not known) */
+    frame_times slowest; /* the parts of the slowest simulation after frame 0 */
+    long slowest_frame;
 } run_log;
+
+/* The frames after frame 0 whose simulation took over 3 times the median,
+ * and those of them in which the system took a CPU from the process. */
+typedef struct spikes {
+    double limit; /* 3 x p50, ms */
+    long over, over_switched, switches;
+} spikes;
+
+/* Counted before print_stats sorts log->sim. */
+static spikes count_spikes(const run_log *log, long n)
+{
+    spikes k = {0.0, 0, 0, 0};
+    double *sorted = malloc((size_t)n * sizeof *sorted);
+    if (sorted == NULL)
+        return k;
+    memcpy(sorted, log->sim, (size_t)n * sizeof *sorted);
+    qsort(sorted, (size_t)n, sizeof *sorted, cmp_double);
+    k.limit = 3.0 * sorted[(n - 1) / 2];
+    free(sorted);
+    for (long f = 1; f < n; ++f) {
+        k.over += log->sim[f] > k.limit;
+        k.over_switched += log->sim[f] > k.limit && log->switched[f] > 0;
+        k.switches += log->switched[f] > 0 ? log->switched[f] : 0;
+    }
+    return k;
+}
+
+/* The spikes, and where the slowest frame's time went: a long wait is the
+ * GPU's; a long enqueue or read with little CPU time, a thread taken off its
+ * CPU; with all of it CPU time, host work done slowly. */
+static void print_spikes(const run_log *log, const spikes *k)
+{
+    if (log->slowest_frame == 0)
+        return;
+    const frame_times *t = &log->slowest;
+    printf("frames after frame 0 over 3 x p50 (%.3f ms): %ld, %ld of them with an involuntary "
+           "context switch (%ld switches in all frames)\n",
+           k->limit, k->over, k->over_switched, k->switches);
+    printf("slowest simulation after frame 0: frame %ld, %.3f ms: enqueue %.3f (the player's "
+           "state %.3f), wait %.3f, wind read %.3f; the thread's CPU time %.3f ms; involuntary "
+           "context switches %ld\n",
+           log->slowest_frame, sim_ms(t), t->enqueue, t->state, t->wait, t->read, t->cpu,
+           t->switched);
+}
 
 static int smoke_alive(sim_state *s, uint64_t *alive)
 {
@@ -657,19 +720,30 @@ static int smoke_alive(sim_state *s, uint64_t *alive)
 
 static int game_frame(sim_state *s, world *w, const game_config *c, long frame, run_log *log)
 {
-    frame_times t = {0.0, 0.0, 0.0, 0.0, 0.0};
+    frame_times t = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0};
+    const long switched = involuntary_switches();
     const unsigned keys = poll_input(frame, c->frames);    /* 1. input */
     player_update(&w->p, keys, c->steps_per_frame);        /* 2. update */
+    double cpu = thread_cpu_ms();
     if (sim_begin_frame(s, &w->p, c->steps_per_frame, &t) != 0) /* 3. enqueue */
         return -1;
+    t.cpu = thread_cpu_ms() - cpu;
     const double g0 = now_ms();                            /* 4. game work meanwhile */
     move_leaves(w);
     other_game_work(c->game_ms);
     t.game = now_ms() - g0;
+    cpu = thread_cpu_ms();
     if (sim_end_frame(s, w, &t) != 0)                      /* 5. sync, read the wind */
         return -1;
+    t.cpu += thread_cpu_ms() - cpu;
+    t.switched = switched < 0 ? -1 : involuntary_switches() - switched;
     player_advance(&w->p, c->steps_per_frame);
     log->sim[frame] = sim_ms(&t);
+    log->switched[frame] = t.switched;
+    if (frame > 0 && (log->slowest_frame == 0 || sim_ms(&t) > sim_ms(&log->slowest))) {
+        log->slowest = t;
+        log->slowest_frame = frame;
+    }
     log->frame[frame] = sim_ms(&t) + t.game;
     log->enqueue += t.enqueue;
     log->state += t.state;
@@ -691,7 +765,8 @@ static int run(sim_state *s, world *w, const game_config *c)
     memset(&log, 0, sizeof log);
     log.sim = malloc((size_t)c->frames * sizeof *log.sim);
     log.frame = malloc((size_t)c->frames * sizeof *log.frame);
-    int rc = log.sim != NULL && log.frame != NULL ? 0 : -1;
+    log.switched = malloc((size_t)c->frames * sizeof *log.switched);
+    int rc = log.sim != NULL && log.frame != NULL && log.switched != NULL ? 0 : -1;
     if (rc != 0)
         fprintf(stderr, "%s: out of memory for %ld frame times\n", prog, c->frames);
     const double t0 = now_ms();
@@ -703,12 +778,15 @@ static int run(sim_state *s, world *w, const game_config *c)
                "steps %.3f), wait %.2f, wind read %.3f, game work %.2f ms\n",
                c->frames, 1e-3 * wall, log.enqueue / n, log.state / n,
                (log.enqueue - log.state) / n, log.wait / n, log.read / n, log.game / n);
+        const spikes k = count_spikes(&log, c->frames);
         print_stats("simulation per frame:", log.sim, c->frames);
         print_stats("whole frame:", log.frame, c->frames);
+        print_spikes(&log, &k);
         print_recordings(s);
     }
     free(log.sim);
     free(log.frame);
+    free(log.switched);
     return rc;
 }
 

@@ -25,13 +25,20 @@
  * bound by memory, and for BGK, which spills below 96 registers. 1 for FP64,
  * whose kernels need 158-212 registers: capped at 128 they spilled up to 544
  * bytes a thread and ran 30-50 % slower on an H200 (docs/performance.md,
- * "Register spills"). 3 for the launches whose last block folds the sums
- * (LAST, small grids): the inlined redo would take 128 registers; held to 80
- * it spills, on its own rare path, and the 64^3 step keeps 3 blocks a
- * multiprocessor (25.7 against 29.0 us a step at 128, H200). */
+ * "Register spills"). The launches whose last block folds the sums (LAST,
+ * small grids of at most 4096 blocks) inline the redo, which would take 128
+ * registers: held to 80 (3) with FP32 storage, to 64 (4) with FP16. There
+ * they spill 1.4 and 2.5 kB, mostly on the redo's rare path, and a 64^3 FP16
+ * step is two full waves of 8 blocks a multiprocessor instead of 2.6 waves
+ * of 6: 19.8 against 20.9-21.5 us (LI2018), 22.0 against 24.2 (LI2020); FP32
+ * at 64 registers: LI2018 the same, LI2020 7 % slower (H100,
+ * docs/performance.md "Small grids"). At 128 the 64^3 FP32 step took
+ * 28.9-29.1 us against 25.7 at 80 (H200). */
 #define ACM_FUSED_MAX_THREADS 256
 template <typename T, int MODEL, bool LAST> struct acm_fused_min_blocks {
-    static constexpr int value = sizeof(T) == 8 ? 1 : (sizeof(T) == 2 && MODEL != ACM_COLLISION_BGK) || LAST ? 3 : 2;
+    static constexpr bool fp16_moment_model = sizeof(T) == 2 && MODEL != ACM_COLLISION_BGK;
+    static constexpr int last = sizeof(T) == 2 ? 4 : 3;
+    static constexpr int value = sizeof(T) == 8 ? 1 : LAST ? last : fp16_moment_model ? 3 : 2;
 };
 
 template <typename T, typename ADDR, int MODEL, bool PULL, int STATE, bool LAST = false>
