@@ -184,44 +184,68 @@ START_TEST(gpu_fp16_storage_tracks_cpu_fp32)
 }
 END_TEST
 
-/* A cell next to one wall pulls as an inner cell and bounces the nine
- * populations that cross it (cuda_common.cuh, acm_pull_one_face; the fused
- * two-array kernel): a moving wall on each face in turn, a resting one
- * opposite, the other axes periodic, FP64 and FP32 against the CPU. loop
- * index = face * 2 + FP32. */
-START_TEST(one_wall_pull_matches_cpu)
+/* GPU against CPU after 9 steps with the faces set by `walls` (a bit per
+ * face: a wall, moving along the face where wall_u says; the others
+ * periodic). */
+static double walls_diff(unsigned walls, const double wall_u[ACM_FACE_COUNT][3],
+                         acm_precision prec)
 {
-    const acm_face face = (acm_face)(_i / 2);
-    const acm_precision prec = _i % 2 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64;
-    const double tol = _i % 2 ? 1e-5 : 1e-12;
-    const int axis = (int)face / 2;
-    double wall[3] = {0.0, 0.0, 0.0};
-    wall[(axis + 1) % 3] = 0.04; /* along the wall */
-    wall[(axis + 2) % 3] = -0.015;
     double *f[2];
     for (int b = 0; b < 2; ++b) {
         acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, ACM_KERNEL_FUSED);
-        acm_domain_options o =
-            acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_ACM_LI2018, prec);
+        acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, ACM_COLLISION_ACM_LI2018, prec);
         o.backend = b ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU;
         o.layout = l;
         o.initial_velocity[0] = 0.01;
         o.initial_velocity[2] = -0.005;
         acm_domain *d = acm_test_domain(&o);
         acm_layout_destroy(l);
-        ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)(face ^ 1), ACM_BOUNDARY_WALL, NULL));
-        ACM_CK_OK(d, acm_domain_set_face(d, face, ACM_BOUNDARY_WALL, wall));
+        for (int face = 0; face < ACM_FACE_COUNT; ++face)
+            if (walls >> face & 1u)
+                ACM_CK_OK(d, acm_domain_set_face(d, (acm_face)face, ACM_BOUNDARY_WALL,
+                                                 wall_u[face]));
         ACM_CK_OK(d, acm_step(d, 9));
         f[b] = field(d, ACM_FIELD_POPULATIONS, 27);
         acm_domain_destroy(d);
     }
     const double df = rel_diff(f[1], f[0], 27 * NCELLS);
-    printf("one moving wall on face %d, precision %d: populations GPU vs CPU %.2e\n",
-           (int)face, (int)prec, df);
-    ck_assert_msg(df <= tol, "face %d precision %d: populations differ by %g", (int)face,
-                  (int)prec, df);
     free(f[0]);
     free(f[1]);
+    return df;
+}
+
+/* The pulls of the cells next to walls in the fused two-array kernel, FP64
+ * and FP32 against the CPU: next to one wall a cell pulls as an inner cell
+ * and bounces the nine populations that cross it (cuda_common.cuh,
+ * acm_pull_one_face); on the edges and corners, the general acm_pull. Loop
+ * index = case * 2 + FP32: cases 0-5 a moving wall on face `case` and a
+ * resting one opposite; 6 walls on the four faces of x and y, z periodic
+ * (edges: two walls); 7 a closed box of six walls, each moving its own way
+ * (corners: three walls). */
+START_TEST(wall_pull_matches_cpu)
+{
+    const int c = _i / 2;
+    const acm_precision prec = _i % 2 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64;
+    const double tol = _i % 2 ? 1e-5 : 1e-12;
+    double u[ACM_FACE_COUNT][3] = {{0.0}};
+    unsigned walls;
+    if (c < 6) {
+        const int axis = c / 2;
+        u[c][(axis + 1) % 3] = 0.04; /* along the wall */
+        u[c][(axis + 2) % 3] = -0.015;
+        walls = 1u << c | 1u << (c ^ 1);
+    } else {
+        walls = c == 6 ? 0x0fu : 0x3fu;
+        for (int face = 0; face < ACM_FACE_COUNT; ++face) {
+            const int axis = face / 2;
+            u[face][(axis + 1) % 3] = 0.01 * (face + 1);
+            u[face][(axis + 2) % 3] = -0.004 * (face + 2);
+        }
+    }
+    const double df = walls_diff(walls, (const double(*)[3])u, prec);
+    printf("walls 0x%02x, precision %d: populations GPU vs CPU %.2e\n", walls, (int)prec, df);
+    ck_assert_msg(df <= tol, "walls 0x%02x precision %d: populations differ by %g", walls,
+                  (int)prec, df);
 }
 END_TEST
 
@@ -1788,7 +1812,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_fp32_matches_cpu_fp32, 0, SCENE_COUNT * 15);
     tcase_add_loop_test(tc, gpu_fp64_matches_cpu_fp64, 0, SCENE_COUNT * 5);
     tcase_add_loop_test(tc, gpu_fp16_storage_tracks_cpu_fp32, 0, SCENE_COUNT * 3);
-    tcase_add_loop_test(tc, one_wall_pull_matches_cpu, 0, 12);
+    tcase_add_loop_test(tc, wall_pull_matches_cpu, 0, 16);
     tcase_add_loop_test(tc, gpu_safety_net_fallbacks_match_cpu, 0, 6);
     tcase_add_loop_test(tc, gpu_many_fallbacks_in_one_step_match_cpu, 0, 2);
     tcase_add_loop_test(tc, gpu_block_size_changes_nothing, 0, 3);
