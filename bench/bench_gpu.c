@@ -78,9 +78,8 @@ static double traffic(acm_kernel k, acm_storage s, acm_precision p, acm_collisio
     double e = p == ACM_PRECISION_FP16 ? 2 : p == ACM_PRECISION_FP64 ? 8 : 4;
     double r = p == ACM_PRECISION_FP64 ? 8 : 4;
     double tau = m == ACM_COLLISION_ACM_LI2020 ? 2 * r : 0;
-    if (s == ACM_STORAGE_MOMENTS) /* fused: read a cell's moments, write them (16-bit:
-                                     7 halves and the FP32 velocity, 26 bytes) */
-        return (p == ACM_PRECISION_FP16 ? 2 * 26.0 : 20 * e) + tau;
+    if (s == ACM_STORAGE_MOMENTS) /* fused: read a cell's 10 moments, write them */
+        return 20 * e + tau;
     switch (k) {
     case ACM_KERNEL_BASELINE: /* stream 54e, macro 27e + 4r, collide 54e */
         return 135 * e + 4 * r + tau;
@@ -337,7 +336,7 @@ int main(int argc, char **argv)
                     }
     printf("\nB/cell: bytes each kernel structure reads and writes per cell and step, every "
            "array touched once (fused FP32: 2 x 27 x 4 = 216; moments: 2 x 10 x 4 = 80 "
-           "FP32, 2 x 26 = 52 16-bit).\nmem B/cell: what the domain "
+           "FP32, 40 16-bit).\nmem B/cell: what the domain "
            "holds on the device per cell (acm_domain_info.bytes_per_cell).\nenq4 us: the "
            "host's time of acm_cuda_step_async(d, 4) on an idle device (median of 21).\nstep us: "
            "the wall time of a step of acm_step(d, 50), with the default divergence checks "

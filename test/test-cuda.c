@@ -1752,7 +1752,7 @@ START_TEST(gpu_moments_relayout_matches_cpu)
 END_TEST
 
 /* The device memory of moment storage: two arrays of 10 values a cell instead
- * of 27 (16-bit: 16 slots of 2 bytes, the velocity in FP32), all else equal
+ * of 27 (16-bit: 10 of 2 bytes), all else equal
  * (64^3 cells, whole CSoA groups). loop index = FP32, FP16, FP64. */
 START_TEST(gpu_moments_hold_two_small_arrays)
 {
@@ -1779,8 +1779,8 @@ START_TEST(gpu_moments_hold_two_small_arrays)
     const double cells = (double)n * n * n;
     printf("moment storage, precision %d: %.1f B/cell less than population storage\n",
            prec[_i], ((double)bytes[0] - (double)bytes[1]) / cells);
-    const double slots = prec[_i] == ACM_PRECISION_FP16 ? 16.0 : 10.0; /* lib/core/moments.h */
-    ck_assert_double_eq((double)bytes[0] - (double)bytes[1], 2 * (27 - slots) * elem[_i] * cells);
+    ck_assert_double_eq((double)bytes[0] - (double)bytes[1],
+                        2 * (27 - 10) * elem[_i] * cells); /* 10 moments: lib/core/moments.h */
 }
 END_TEST
 

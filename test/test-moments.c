@@ -232,6 +232,66 @@ START_TEST(half_rounding_is_ieee_binary16)
 }
 END_TEST
 
+/* The 16-bit velocity format (moments.h, acm_u16_encode): every code but the
+ * NaN one decodes to a value that encodes back to it, values grow with the
+ * codes, the spacing is 2^-19 below 2^-7 and 2^(e - 12) in [2^e, 2^(e+1)),
+ * and the edges: zero without a sign, NaN kept, |u| >= 1 and infinities
+ * held at 1 - 2^-13. */
+START_TEST(velocity_codes_round_trip)
+{
+    float last = -1.0f;
+    for (unsigned c = 0; c < 0x8000u; ++c) {
+        const float v = acm_u16_decode((uint16_t)c), w = acm_u16_decode((uint16_t)(c | 0x8000u));
+        ck_assert_msg(acm_u16_encode(v, 0.0f) == c && acm_u16_encode(v, 0.5f) == c,
+                      "code %#x: %.9g encodes to %#x", c, (double)v, acm_u16_encode(v, 0.0f));
+        if (c > 0) {
+            ck_assert_msg(w == -v && acm_u16_encode(w, 0.0f) == (c | 0x8000u), "code %#x", c);
+            const int e = (int)((c - 1) >> 12); /* the exponent field of the code below */
+            const float step = v - last, want = e <= 1 ? 0x1p-19f : ldexpf(1.0f, e - 20);
+            ck_assert_msg(step == want, "code %#x: step %g, expected %g", c, (double)step,
+                          (double)want);
+        }
+        last = v;
+    }
+    ck_assert(acm_u16_decode(0x7fffu) == 1.0f - 0x1p-13f);
+    ck_assert(acm_u16_encode(-0.0f, 0.5f) == 0 && acm_u16_encode(-1e-9f, 0.5f) == 0);
+    ck_assert(acm_u16_encode(NAN, 0.5f) == 0x8000u && isnan(acm_u16_decode(0x8000u)));
+    ck_assert(acm_u16_encode(INFINITY, 0.5f) == 0x7fffu && acm_u16_encode(-2.0f, 0.0f) == 0xffffu);
+    ck_assert(acm_u16_encode(0.99999f, 0.99f) == 0x7fffu);
+    /* to the nearest with r = 1/2: 0.03 lies in [2^-6, 2^-5), spacing 2^-18 */
+    ck_assert(fabsf(acm_u16_decode(acm_u16_encode(0.03f, 0.5f)) - 0.03f) <= 0x1p-19f);
+}
+END_TEST
+
+/* The draws make the rounding unbiased: over cells of different densities a
+ * velocity keeps its mean to far below a spacing, and each cell's value is
+ * one of the two codes around it. Rounded to the nearest the mean would be
+ * off by up to half a spacing. */
+START_TEST(velocity_rounding_is_unbiased)
+{
+    const float us[] = {0.0300001f, -0.07123f, 0.0031f, 0.2f + 0x1p-16f};
+    for (size_t k = 0; k < sizeof us / sizeof us[0]; ++k) {
+        const float u = us[k];
+        const float lo = acm_u16_decode(acm_u16_encode(u, 0.0f));
+        const float hi = acm_u16_decode(acm_u16_encode(u, 0.999999f));
+        const double spacing = fabs((double)hi - (double)lo);
+        double sum = 0;
+        const int n = 200000;
+        for (int i = 0; i < n; ++i) {
+            const float rho1 = 1e-3f * (float)i / (float)n - 5e-4f;
+            const float v = acm_u16_decode(acm_u16_encode(u, acm_mom16_dither(rho1, u, 1e-4f, 1)));
+            ck_assert(v == lo || v == hi);
+            sum += v;
+        }
+        const double bias = sum / n - (double)u;
+        printf("velocity %.7g: spacing %.3g, mean of the rounded values off by %.2g spacings\n",
+               (double)u, spacing, bias / spacing);
+        ck_assert_msg(spacing > 0 && fabs(bias) < 0.01 * spacing, "u %g: bias %g of %g",
+                      (double)u, bias, spacing);
+    }
+}
+END_TEST
+
 /* ---- domains --------------------------------------------------------------------------- */
 
 static acm_domain *moments_domain(int n, double nu, acm_collision model, acm_precision prec,
@@ -421,12 +481,12 @@ START_TEST(relayout_between_storages)
 END_TEST
 
 /* 16-bit moments on the CPU (its image of the GPU's storage): the
- * Taylor-Green vortex decays at the FP32 rate within what FP16 resolves,
- * and every stored velocity is an FP16 number (times its scale). */
-static double tgv_rate(acm_precision prec)
+ * Taylor-Green vortex decays at the FP32 rate within what 16 bits resolve,
+ * also where a step changes the velocity by less than half its spacing. */
+static double tgv_rate(acm_precision prec, double nu, double U, int steps)
 {
     const int n = 32;
-    const double nu = 0.01, U = 0.03, k = 2 * M_PI / n;
+    const double k = 2 * M_PI / n;
     acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
     acm_domain_options o = acm_test_options(n, n, 1, nu, ACM_COLLISION_DEFAULT, prec);
     o.layout = l;
@@ -443,7 +503,7 @@ static double tgv_rate(acm_precision prec)
     ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, cells));
     double amp[2];
     for (int pass = 0; pass < 2; ++pass) {
-        ACM_CK_OK(d, acm_step(d, 400));
+        ACM_CK_OK(d, acm_step(d, steps));
         double *v = field(d, ACM_FIELD_VELOCITY, 3 * cells), s = 0;
         for (size_t c = 0; c < cells; ++c)
             s += v[3 * c + 1] * sin(k * (double)(c % n)) * cos(k * (double)(c / n));
@@ -452,15 +512,22 @@ static double tgv_rate(acm_precision prec)
     }
     free(u);
     acm_domain_destroy(d);
-    return log(amp[0] / amp[1]) / 400 / (2 * nu * k * k) - 1;
+    return log(amp[0] / amp[1]) / steps / (2 * nu * k * k) - 1;
 }
 
 START_TEST(fp16_moments_decay_as_fp32)
 {
-    const double e32 = tgv_rate(ACM_PRECISION_FP32), e16 = tgv_rate(ACM_PRECISION_FP16);
+    const double e32 = tgv_rate(ACM_PRECISION_FP32, 0.01, 0.03, 400),
+                 e16 = tgv_rate(ACM_PRECISION_FP16, 0.01, 0.03, 400);
     printf("TGV 32^2 nu=0.01 on moment storage: rate error FP32 %+.3e, FP16 %+.3e\n", e32, e16);
     ck_assert_msg(fabs(e32) < 1e-3, "FP32: %g", e32);
     ck_assert_msg(fabs(e16 - e32) < 5e-3, "FP16 %g against FP32 %g", e16, e32);
+    /* slow and barely viscous: a step changes u by 2.4e-7 (a third of its
+     * spacing): rounded to the nearest it stalled (-8.3e-2) */
+    const double s32 = tgv_rate(ACM_PRECISION_FP32, 0.001, 0.01, 2000),
+                 s16 = tgv_rate(ACM_PRECISION_FP16, 0.001, 0.01, 2000);
+    printf("TGV 32^2 nu=0.001 U=0.01: rate error FP32 %+.3e, FP16 %+.3e\n", s32, s16);
+    ck_assert_msg(fabs(s16 - s32) < 5e-3, "FP16 %g against FP32 %g", s16, s32);
 }
 END_TEST
 
@@ -508,6 +575,8 @@ TEST_SUITE(moments_suite)
     tcase_add_test(tc, moment_collision_equals_the_full_one);
     tcase_add_test(tc, moment_limiter_reaches_the_floor);
     tcase_add_test(tc, half_rounding_is_ieee_binary16);
+    tcase_add_test(tc, velocity_codes_round_trip);
+    tcase_add_test(tc, velocity_rounding_is_unbiased);
     suite_add_tcase(s, tc);
     tc = acm_tcase("domain", 300);
     tcase_add_test(tc, moments_equal_populations_at_rate_one);

@@ -391,8 +391,9 @@ __device__ __forceinline__ void acm_pull(const acm_gpu_grid &g, const T *__restr
 /* Moment storage's types: the arithmetic type R of storage type T, and the
  * slots a cell takes (its moments together, cu_state_layout): FP32 and FP64
  * keep m_n in slot n; 16-bit storage (acm_mom_quantize16 on the CPU) keeps
- * half(m_n * acm_mom16_scale(n)) and the FP32 velocity (acm_mom16_slot). The
- * scales are powers of two, so the scaling itself is exact. */
+ * half(m_n * acm_mom16_scale(n)) for rho - 1 and the A and the velocity's
+ * 16-bit code (acm_u16_encode), m_n in half-slot n. The scales are powers of
+ * two, so the scaling itself is exact. */
 template <typename T> struct acm_mom_io {
     typedef T R;
     static constexpr int slots = ACM_MOMENTS;
@@ -434,40 +435,38 @@ template <typename T> struct acm_mom_vec {
             *(V *)(p + n) = acm_pair<T>::make(m[n], m[n + 1]);
     }
 };
-/* 16-bit: the 32-byte cell as two 16-byte vectors (acm_mom16_slot): rho - 1
- * and the A as halves in the first, the FP32 velocity in the second. */
+/* 16-bit: the 20-byte cell as five 4-byte words (cells are 4-byte aligned),
+ * moment n in half-word n: rho - 1 and the A as scaled FP16, the velocity
+ * in its own format (acm_u16_encode), as acm_mom_quantize16 on the CPU. */
 template <> struct acm_mom_vec<__half> {
+    static __device__ __forceinline__ float value(unsigned short bits, int n)
+    {
+        return acm_mom16_half(n) ? __half2float(__ushort_as_half(bits)) *
+                                       (float)(1.0 / acm_mom16_scale(n))
+                                 : acm_u16_decode(bits);
+    }
     static __device__ __forceinline__ void ld(const __half *p, float m[ACM_MOMENTS])
     {
-        const uint4 a = __ldg((const uint4 *)p), b = __ldg((const uint4 *)p + 1);
-        const unsigned w[4] = {a.x, a.y, a.z, a.w};
+        const unsigned *w = (const unsigned *)p;
 #pragma unroll
-        for (int n = 0; n < ACM_MOMENTS; ++n) {
-            if (!acm_mom16_half(n))
-                continue;
-            const int slot = acm_mom16_slot(n);
-            const unsigned short bits = (unsigned short)(w[slot / 2] >> (16 * (slot % 2)));
-            m[n] = __half2float(__ushort_as_half(bits)) * (float)(1.0 / acm_mom16_scale(n));
+        for (int i = 0; i < ACM_MOMENTS / 2; ++i) {
+            const unsigned v = __ldg(w + i);
+            m[2 * i] = value((unsigned short)(v & 0xffffu), 2 * i);
+            m[2 * i + 1] = value((unsigned short)(v >> 16), 2 * i + 1);
         }
-        m[1] = __uint_as_float(b.x);
-        m[2] = __uint_as_float(b.y);
-        m[3] = __uint_as_float(b.z);
+    }
+    static __device__ __forceinline__ unsigned bits(const float m[ACM_MOMENTS], int n)
+    {
+        if (acm_mom16_half(n))
+            return __half_as_ushort(__float2half_rn(m[n] * (float)acm_mom16_scale(n)));
+        return acm_u16_encode(m[n], acm_mom16_dither(m[0], m[n], m[4], n));
     }
     static __device__ __forceinline__ void st(__half *p, const float m[ACM_MOMENTS])
     {
-        unsigned w[4] = {0u, 0u, 0u, 0u};
+        unsigned *w = (unsigned *)p;
 #pragma unroll
-        for (int n = 0; n < ACM_MOMENTS; ++n) {
-            if (!acm_mom16_half(n))
-                continue;
-            const int slot = acm_mom16_slot(n);
-            const unsigned bits =
-                __half_as_ushort(__float2half_rn(m[n] * (float)acm_mom16_scale(n)));
-            w[slot / 2] |= bits << (16 * (slot % 2));
-        }
-        ((uint4 *)p)[0] = make_uint4(w[0], w[1], w[2], w[3]);
-        ((uint4 *)p)[1] = make_uint4(__float_as_uint(m[1]), __float_as_uint(m[2]),
-                                     __float_as_uint(m[3]), 0u);
+        for (int i = 0; i < ACM_MOMENTS / 2; ++i)
+            w[i] = bits(m, 2 * i) | bits(m, 2 * i + 1) << 16;
     }
 };
 

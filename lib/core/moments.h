@@ -36,23 +36,20 @@
  * as FP16 of the moment times a power of two that keeps its range inside
  * FP16's normal numbers: rho - 1 in [-15/16, 15] (the FP16 density range)
  * times 2^12 is at most 61440; the A of positive populations lie in
- * [-rho/3, 4 rho], times 2^9 at most 32768. The velocity stays FP32: rounded
- * to FP16 every step it stalls where a step changes it by less than half an
- * FP16 spacing (a 32^2 Taylor-Green vortex at u = 0.03 decayed 1.5 % too
- * slowly; FP16 rho - 1 and A changed its rate by 1e-4). 7 halves and 3 floats
- * in 32 bytes a cell (acm_mom16_slot). */
+ * [-rho/3, 4 rho], times 2^9 at most 32768. The velocity in a 16-bit format
+ * of its own, rounded without bias (acm_u16_encode below): FP16 rounded to
+ * the nearest stalls a velocity that a step changes by less than half a
+ * spacing (a 32^2 Taylor-Green vortex at u = 0.03 decayed 1.5 % too slowly).
+ * 10 values in 20 bytes a cell, moment n in slot n. */
 #define ACM_MOM16_SCALE_RHO 4096.0
 #define ACM_MOM16_SCALE_A 512.0
 
-/* Whether 16-bit storage keeps moment n in FP16 (else FP32: the velocity). */
+/* Whether 16-bit storage keeps moment n as scaled FP16 (else the velocity's
+ * format). */
 ACM_HD bool acm_mom16_half(int n) { return n == 0 || n >= 4; }
 
-/* 16-bit slots a cell of 16-bit storage takes, and the first of moment n's:
- * rho - 1 and the six A in slots 0-6, the FP32 velocity in slots 8-13 (two
- * each, 4-byte aligned), slots 7, 14, 15 unused: 32 bytes, two 16-byte loads
- * on the GPU. */
-#define ACM_MOM16_SLOTS 16
-ACM_HD int acm_mom16_slot(int n) { return n == 0 ? 0 : (n < 4 ? 6 + 2 * n : n - 3); }
+/* 16-bit slots a cell of 16-bit storage takes: moment n in slot n. */
+#define ACM_MOM16_SLOTS 10
 
 /* The 16-bit scale of moment n (FP16 ones). */
 ACM_HD double acm_mom16_scale(int n) { return n == 0 ? ACM_MOM16_SCALE_RHO : ACM_MOM16_SCALE_A; }
@@ -93,6 +90,102 @@ ACM_HD float acm_half_round(float x)
     v.u |= sign;
     return v.f;
 #endif /* __CUDA_ARCH__ */
+}
+
+/* ---- the 16-bit velocity (docs/physics.md, "16-bit moments") ----------------
+ * A velocity component u is stored in 16 bits as a sign, a 3-bit exponent E
+ * and a 12-bit mantissa M: |u| = M 2^-19 for E = 0, (4096 + M) 2^(E - 20)
+ * for E = 1..7, so |u| < 1 with 12 bits below the leading one from 2^-7 up
+ * (FP16 keeps 10: four times finer at the speeds a flow has) and a spacing of
+ * 2^-19 below 2^-7. The code 0x8000 (a negative zero) stands for NaN; |u| >= 1
+ * and infinities are kept as the largest magnitude, 1 - 2^-13.
+ * Rounding is unbiased (stochastic): u goes to the multiple of the spacing
+ * below it plus one with the probability of its remainder, drawn from a hash
+ * of the cell's moments before rounding (acm_mom16_dither). Rounded to the
+ * nearest, a velocity that a step changes by less than half a spacing stops
+ * changing: a Taylor-Green vortex at nu = 0.001 decayed 32 % too slowly. The
+ * hash makes the draw the same on the host and the GPU for the same values
+ * and needs no step count, so recorded runs replay it. */
+
+/* The bits of x. */
+ACM_HD uint32_t acm_fbits(float x)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v = {x};
+    return v.u;
+}
+
+/* 2^e for e in [-126, 127], exact. */
+ACM_HD float acm_pow2f(int e)
+{
+    union {
+        float f;
+        uint32_t u;
+    } v;
+    v.u = (uint32_t)(e + 127) << 23;
+    return v.f;
+}
+
+/* A 32-bit integer hash (xorshift-multiply rounds). */
+ACM_HD uint32_t acm_mix32(uint32_t x)
+{
+    x ^= x >> 16;
+    x *= 0x21f0aaadu;
+    x ^= x >> 15;
+    x *= 0x735a2d97u;
+    x ^= x >> 15;
+    return x;
+}
+
+/* The draw in [0, 1) (24 bits) that rounds velocity component n (1..3) of a
+ * cell whose moments before rounding are m (as floats): a hash of the
+ * component, the density and A_xx. */
+ACM_HD float acm_mom16_dither(float rho1, float u, float axx, int n)
+{
+    const uint32_t key = acm_mix32(acm_fbits(rho1) ^ acm_mix32(acm_fbits(axx) + (uint32_t)n));
+    return (float)(acm_mix32(acm_fbits(u) ^ key) >> 8) * (1.0f / 16777216.0f);
+}
+
+/* The 16-bit code of u rounded down to a multiple of its spacing after adding
+ * r in [0, 1) spacings (r = 1/2: to the nearest). */
+ACM_HD uint16_t acm_u16_encode(float u, float r)
+{
+    const uint32_t b = acm_fbits(u), sign = (b >> 16) & 0x8000u, mag = b & 0x7fffffffu;
+    if (mag > 0x7f800000u) /* NaN */
+        return 0x8000u;
+    const int e = (int)(mag >> 23) - 127; /* floor(log2 |u|) */
+    if (e >= 0)
+        return (uint16_t)(sign | 0x7fffu);
+    const int q = (e < -7 ? -7 : e) - 12; /* the spacing 2^q */
+    union {
+        float f;
+        uint32_t u;
+    } a = {0.0f};
+    a.u = mag;
+    /* |u| 2^-q < 2^13: the sum keeps 10 bits of r; both products are exact */
+    const float v = floorf(a.f * acm_pow2f(-q) + r) * acm_pow2f(q);
+    if (v >= 1.0f)
+        return (uint16_t)(sign | 0x7fffu);
+    uint32_t code;
+    if (v < 0.0078125f) /* below 2^-7: E = 0 */
+        code = (uint32_t)(v * 524288.0f);
+    else /* v is a multiple of 2^q: its top 12 mantissa bits hold it */
+        code = (uint32_t)((int)(acm_fbits(v) >> 23) - 127 + 8) << 12 |
+               ((acm_fbits(v) >> 11) & 0xfffu);
+    return (uint16_t)(code == 0 ? 0u : (sign | code));
+}
+
+/* The velocity component a 16-bit code stands for. */
+ACM_HD float acm_u16_decode(uint16_t c)
+{
+    if (c == 0x8000u)
+        return NAN;
+    const int E = (c >> 12) & 7;
+    const uint32_t m = c & 0xfffu;
+    const float v = E == 0 ? (float)m * acm_pow2f(-19) : (float)(4096u + m) * acm_pow2f(E - 20);
+    return (c & 0x8000u) ? -v : v;
 }
 
 #define ACM_R float

@@ -335,17 +335,20 @@ ACM_INLINE int ACM__F(acm_mom_limit)(const acm_collide_params *p, ACM__R m[ACM_M
     return 1;
 }
 
-/* m as 16-bit storage keeps it (moments.h: FP16 times a scale, the velocity
- * FP32; the host's image of the GPU's stores and loads). */
+/* m as 16-bit storage keeps it (moments.h: rho - 1 and A as scaled FP16,
+ * the velocity in its own format with unbiased rounding; the host's image of
+ * the GPU's stores and loads). */
 ACM_INLINE void ACM__F(acm_mom_quantize16)(ACM__R m[ACM_MOMENTS])
 {
+    const float rho1 = (float)m[0], axx = (float)m[4];
     ACM_UNROLL
     for (int n = 0; n < ACM_MOMENTS; ++n) {
         if (acm_mom16_half(n)) {
             const ACM__R s = (ACM__R)acm_mom16_scale(n);
             m[n] = (ACM__R)acm_half_round((float)(m[n] * s)) * ((ACM__R)1 / s);
         } else {
-            m[n] = (ACM__R)(float)m[n];
+            const float u = (float)m[n];
+            m[n] = (ACM__R)acm_u16_decode(acm_u16_encode(u, acm_mom16_dither(rho1, u, axx, n)));
         }
     }
 }
