@@ -234,6 +234,12 @@ struct acm_backend_ops {
     /* The reductions of the last advance, one per plane of [d->halo[0],
      * d->nz - d->halo[1]) in plane order (out: that many entries). */
     acm_status (*plane_sums)(acm_domain *d, acm_plane_sums *out);
+    /* Make plane_sums those of the state as it is now (its ghost planes
+     * changed since the last advance or initialisation). Needed by slabs of
+     * moment storage, whose ghost cells' crossing populations are rebuilt from
+     * all 27 of their own (docs/multi-gpu.md); NULL where the backend refuses
+     * moment storage in slabs. */
+    acm_status (*refresh_sums)(acm_domain *d);
     /* The stored populations of planes [z0, z0 + n), every slot as stored (the
      * storage type, acm__precision_bytes each), cell-major in canonical order:
      * element (k - z0 nx ny) * 27 + i for cell k and slot i, into host memory

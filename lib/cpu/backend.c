@@ -806,6 +806,16 @@ static acm_status cpu_plane_sums(acm_domain *d, acm_plane_sums *out)
     return ACM_OK;
 }
 
+static acm_status cpu_refresh_sums(acm_domain *d)
+{
+    cpu_impl *m = IMPL(d);
+    if (FP64(m))
+        refresh_prev_f64(d, m);
+    else
+        refresh_prev_f32(d, m);
+    return ACM_OK;
+}
+
 /* The array holding the state between steps: f[0] in place, else f[cur]. */
 static char *cpu_state_bytes(const cpu_impl *m) { return (char *)m->f[m->in_place ? 0 : m->cur]; }
 
@@ -970,6 +980,7 @@ const struct acm_backend_ops acm_backend_cpu = {
     .probe_cell = cpu_probe_cell,
     .stats = cpu_stats,
     .plane_sums = cpu_plane_sums,
+    .refresh_sums = cpu_refresh_sums,
     .planes_get = cpu_planes_get,
     .planes_put = cpu_planes_put,
     .planes_copy = cpu_planes_copy,

@@ -401,16 +401,6 @@ static acm_status after_step_sums(acm_domain *d)
     return ACM_OK;
 }
 
-/* After the state changed everywhere: the reductions and the ghost planes. */
-static acm_status settle(acm_domain *d)
-{
-    sums_on_devices(d, false); /* the planes hold the new state's sums */
-    ACM_TRY(fold_planes(d));
-    ACM_TRY(acm__halo_exchange(d));
-    account(d);
-    return ACM_OK;
-}
-
 /* Run fn on every local slab, then agree across processes on the outcome. */
 typedef acm_status (*slab_fn)(acm_domain *d, acm_domain *s, int32_t p, const void *ctx);
 
@@ -436,6 +426,35 @@ static acm_status each_slab_pass(acm_domain *d, slab_fn fn, const void *ctx, boo
 static acm_status each_slab(acm_domain *d, slab_fn fn, const void *ctx)
 {
     return each_slab_pass(d, fn, ctx, true);
+}
+
+static acm_status refresh_slab_sums(acm_domain *d, acm_domain *s, int32_t p, const void *ctx)
+{
+    (void)p;
+    (void)ctx;
+    if (s->ops->refresh_sums == NULL)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "the %s backend's slabs cannot hold moment storage",
+                        s->ops->name);
+    return s->ops->refresh_sums(s);
+}
+
+/* After the state changed everywhere: the reductions and the ghost planes.
+ * On moment storage the sums wait for the exchange: a slab made its ghost
+ * cells' crossing populations from all 27 of theirs, wrong at the outer ghost
+ * plane, and the planes next to a cut pull them. */
+static acm_status settle(acm_domain *d)
+{
+    const bool moments = d->layout.storage == ACM_STORAGE_MOMENTS;
+    if (moments) {
+        ACM_TRY(acm__halo_exchange(d));
+        ACM_TRY(each_slab(d, refresh_slab_sums, NULL));
+    }
+    sums_on_devices(d, false); /* the planes hold the new state's sums */
+    ACM_TRY(fold_planes(d));
+    if (!moments)
+        ACM_TRY(acm__halo_exchange(d));
+    account(d);
+    return ACM_OK;
 }
 
 /* Values per cell of `comp` elements of `size` bytes: slab s's planes from
