@@ -67,6 +67,30 @@ ACM_INLINE void ACM__F(acm_mom_encode)(const ACM__R g[27], ACM__R m[ACM_MOMENTS]
     ACM__F(acm_mom_from_sums)(s, m);
 }
 
+/* t / 27 without a bias: t times the rounded 1/27 and its remainder. The
+ * lattice weights are 1/27 times 8, 2, 1/2 and 1/8; as rounded constants
+ * (FP32 ones are 7.5e-9 too large, products of the 1-D weights 2/3 and 1/6
+ * 1.1e-7) they gave the rebuilt populations that much too much momentum,
+ * every cell and step, in the flow's direction: a flow with shear gained
+ * momentum and energy (docs/physics.md, "Moment storage: the weights'
+ * round-off"). t is the weight times 27 (exact) times the equilibrium's
+ * bracket. In FP64 the remainder is 0 and the product is the one of the
+ * rounded weight, bit for bit. */
+ACM_INLINE ACM__R ACM__F(acm_mom_div27)(ACM__R t)
+{
+#ifdef __CUDA_ARCH__
+    /* one rounding of t (hi + lo): t / 27 correctly rounded but where t / 27
+     * lies within about 1e-8 of a float spacing of a tie */
+    const ACM__R hi = (ACM__R)(1.0 / 27.0), lo = (ACM__R)(1.0 / 27.0 - (double)hi);
+    return sizeof(ACM__R) == sizeof(float) ? (ACM__R)fmaf((float)t, (float)hi, (float)(t * lo))
+                                           : t * hi;
+#else
+    /* the host's image: the exact product in double (FP32 t), rounded once;
+     * without a fused multiply-add t hi + t lo rounds twice and loses lo */
+    return (ACM__R)((double)t * (1.0 / 27.0));
+#endif
+}
+
 /* The 1-D factors of one axis at velocity u for c = a - 1: the equilibrium
  * offset d (phi = w1 (1 + d)), phi itself and H1 = d phi / d u. */
 ACM_INLINE void ACM__F(acm_mom_axis)(ACM__R u, int a, ACM__R *d, ACM__R *phi, ACM__R *h1)
@@ -99,8 +123,8 @@ ACM_INLINE void ACM__F(acm_mom_parts)(const ACM__R m[ACM_MOMENTS], int i, ACM__R
     const ACM__R h2z = c == 1 ? (ACM__R)-1 : (ACM__R)0.5;
     /* e = w (drho + rho (P - 1)), P - 1 telescoped as in acm_equilibrium */
     const ACM__R q = dx + dy + dx * dy, pm1 = q + dz + q * dz;
-    const ACM__R w = (ACM__R)acm_weight(i), rho = (ACM__R)1 + m[0];
-    *e = w * (m[0] + rho * pm1);
+    const ACM__R rho = (ACM__R)1 + m[0];
+    *e = ACM__F(acm_mom_div27)((ACM__R)(27.0 * acm_weight(i)) * (m[0] + rho * pm1));
     const ACM__R pyz = py * pz;
     *d = (m[4] * h2x * pyz + px * (m[5] * h2y * pz + m[6] * py * h2z)) +
          (hx * (m[7] * hy * pz + m[8] * py * hz) + m[9] * px * hy * hz);
@@ -140,13 +164,14 @@ ACM_INLINE void ACM__F(acm_mom_populations_abc)(const ACM__R m[ACM_MOMENTS], ACM
     const ACM__R rho = (ACM__R)1 + m[0];
     ACM_UNROLL
     for (int a = 0; a < 3; ++a) {
-        const ACM__R h2a = a == 1 ? (ACM__R)-1 : (ACM__R)0.5, w1a = a == 1 ? 2.0 / 3.0 : 1.0 / 6.0;
+        /* the 1-D weights times 3 (2/3 and 1/6 times 3: exact) */
+        const ACM__R h2a = a == 1 ? (ACM__R)-1 : (ACM__R)0.5, w1a = a == 1 ? 2 : 0.5;
         const ACM__R x4 = m[4] * h2a, x7 = m[7] * h[0][a], x8 = m[8] * h[0][a];
         const ACM__R x6 = m[6] * p[0][a];
         ACM_UNROLL
         for (int b = 0; b < 3; ++b) {
             const ACM__R h2b = b == 1 ? (ACM__R)-1 : (ACM__R)0.5;
-            const ACM__R w1b = b == 1 ? 2.0 / 3.0 : 1.0 / 6.0;
+            const ACM__R w1b = b == 1 ? 2 : 0.5;
             const ACM__R q = d[0][a] + d[1][b] + d[0][a] * d[1][b];
             const ACM__R e0 = m[0] + rho * q, e1 = rho + rho * q;
             const ACM__R b0 = x4 * p[1][b] + p[0][a] * (m[5] * h2b) + x7 * h[1][b];
@@ -155,9 +180,9 @@ ACM_INLINE void ACM__F(acm_mom_populations_abc)(const ACM__R m[ACM_MOMENTS], ACM
             ACM_UNROLL
             for (int c = 0; c < 3; ++c) {
                 const ACM__R h2c = c == 1 ? (ACM__R)-1 : (ACM__R)0.5;
-                const ACM__R w = w1a * w1b * (c == 1 ? 2.0 / 3.0 : 1.0 / 6.0);
-                g[9 * a + 3 * b + c] =
-                    w * (e0 + e1 * d[2][c]) + b0 * p[2][c] + b2 * h2c + b1 * h[2][c];
+                const ACM__R w27 = w1a * w1b * (c == 1 ? 2 : 0.5); /* 27 w_abc */
+                g[9 * a + 3 * b + c] = ACM__F(acm_mom_div27)(w27 * (e0 + e1 * d[2][c])) +
+                                       b0 * p[2][c] + b2 * h2c + b1 * h[2][c];
             }
         }
     }
@@ -225,10 +250,17 @@ ACM_INLINE void ACM__F(acm_mom_collide)(const acm_collide_params *p, int model,
 {
     const ACM__R half = (ACM__R)0.5, third = (ACM__R)(1.0 / 3.0);
     const ACM__R rho = (ACM__R)1 + s[0], inv = ACM__F(acm_rcp)(rho);
-    ACM__R u[3], A[6], uF[6];
+    /* the velocity stored, (j + F) / rho, is a quotient rounded once: as j
+     * times a rounded 1 / rho it came out 3e-8 too large in cells lighter
+     * than 1 (whose 1 / rho often lies half a float spacing above a float)
+     * and pushed every flow forward (docs/physics.md, "Moment storage: the
+     * weights' round-off"); u of the collision is the same without F / 2 */
+    ACM__R us[3], u[3], A[6], uF[6];
     ACM_UNROLL
-    for (int a = 0; a < 3; ++a)
-        u[a] = (s[1 + a] + half * F[a]) * inv;
+    for (int a = 0; a < 3; ++a) {
+        us[a] = (s[1 + a] + F[a]) / rho;
+        u[a] = us[a] - half * F[a] * inv;
+    }
     const int ab[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {0, 2}, {1, 2}};
     ACM_UNROLL
     for (int n = 0; n < 6; ++n) { /* A = Pi - rho c_s^2 I - rho u u + (u F + F u) / 2 */
@@ -269,7 +301,7 @@ ACM_INLINE void ACM__F(acm_mom_collide)(const acm_collide_params *p, int model,
     m[0] = s[0];
     ACM_UNROLL
     for (int a = 0; a < 3; ++a)
-        m[1 + a] = u[a] + half * F[a] * inv;
+        m[1 + a] = us[a];
     ACM_UNROLL
     for (int n = 0; n < 6; ++n)
         m[4 + n] = A[n] - q * F[ab[n][0]] * F[ab[n][1]];
