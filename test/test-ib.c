@@ -2,7 +2,8 @@
  * libacmlbm tests -- the per-sample IB math shared by host and device
  * (lib/core/ib.h, lib/core/morton.h): stencils wrap periodic axes from anywhere, drop
  * and renormalise across the others, and give trilinear weights; sort keys
- * order samples by block, then by Morton code inside the block.
+ * order samples by block, then by Morton code inside the block; a body's turn
+ * takes its sine and cosine from a series that host and device round alike.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>
@@ -11,6 +12,7 @@
 
 #include "ib.h"
 #include "morton.h"
+#include "rigid.h"
 
 static const acm_ib_grid periodic_grid = {{10, 6, 4}, {1, 1, 1}, {0, 0, 0}, {10, 6, 4}};
 static const acm_ib_grid walled_grid = {{10, 6, 4}, {0, 0, 0}, {0, 0, 0}, {10, 6, 4}};
@@ -177,6 +179,36 @@ START_TEST(sort_keys_go_by_block_then_morton)
 }
 END_TEST
 
+/* acm_half_turn's series (lib/core/rigid.h) against the C library over the
+ * half-angles a step's turn has: within 2 units in the last place of cos(x)
+ * and of sin(x) / x. And a turn keeps a unit quaternion, and two half turns
+ * about one axis are one whole (to rounding). */
+START_TEST(half_turn_is_the_sine_and_cosine)
+{
+    double worst_c = 0.0, worst_s = 0.0;
+    for (int k = 0; k <= 100000; ++k) {
+        const double x = 0.5 * k / 100000.0;
+        double c, s;
+        acm_half_turn(x, &c, &s);
+        const double sx = x > 0.0 ? sin(x) / x : 1.0;
+        worst_c = fmax(worst_c, fabs(c - cos(x)) / (nextafter(cos(x), 2.0) - cos(x)));
+        worst_s = fmax(worst_s, fabs(s - sx) / (nextafter(sx, 2.0) - sx));
+    }
+    printf("half-turn series: cos within %.1f, sin(x)/x within %.1f units in the last place\n",
+           worst_c, worst_s);
+    ck_assert_msg(worst_c <= 2.0 && worst_s <= 2.0, "cos %g, sin/x %g ulp", worst_c, worst_s);
+    double q[4] = {1, 0, 0, 0}, r[4] = {1, 0, 0, 0};
+    const double w[3] = {0.3, -0.2, 0.5}, half[3] = {0.15, -0.1, 0.25};
+    acm_quat_turn(q, w);
+    acm_quat_turn(r, half);
+    acm_quat_turn(r, half);
+    for (int i = 0; i < 4; ++i)
+        ck_assert_msg(fabs(q[i] - r[i]) < 1e-15, "component %d: %.17g vs %.17g", i, q[i], r[i]);
+    ck_assert(fabs(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0) < 1e-15);
+    ck_assert(fabs(q[0] - cos(0.5 * sqrt(0.38))) < 1e-15);
+}
+END_TEST
+
 TEST_SUITE(ib)
 {
     Suite *s = suite_create("ib");
@@ -186,6 +218,7 @@ TEST_SUITE(ib)
     tcase_add_test(tc, walls_drop_outside_nodes_and_renormalise);
     tcase_add_test(tc, slab_stencil_is_the_whole_grids_shifted);
     tcase_add_test(tc, sort_keys_go_by_block_then_morton);
+    tcase_add_test(tc, half_turn_is_the_sine_and_cosine);
     suite_add_tcase(s, tc);
     return s;
 }

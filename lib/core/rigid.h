@@ -1,9 +1,8 @@
 /*
  * libacmlbm -- rigid-body kinematics and dynamics of immersed solids
  * (physics-spec 9.2). The placement of a sample is shared with the CUDA
- * kernels, and so is the
- * implicit coupling's velocity change; the time integration runs on the host
- * for both backends.
+ * kernels, and so are the implicit coupling's velocity change and the time
+ * integration (which runs on the host for both backends so far).
  * SPDX-License-Identifier: Apache-2.0
  */
 #ifndef ACMLBM_RIGID_H
@@ -218,13 +217,117 @@ ACM_HD void acm_body_coupled_velocity(const acm_body *b, const acm_coupling *c, 
     }
 }
 
+/* ---- time integration (physics-spec 9.2), shared by the host and the device --------
+ *
+ * Free bodies follow Uhlmann's explicit scheme (J. Comput. Phys. 209, 2005):
+ * the fluid that the immersed boundary keeps inside the body is taken to move
+ * rigidly with it, so its momentum rate rho_f V dv/dt (and rho_f/rho_s of the
+ * angular momentum rate) joins the left-hand side:
+ *     (m - V) dv/dt = F_h + F_user + (m - V) g
+ *     (1 - V/m) dL/dt = T_h + T_user,   L = I_world w
+ * with F_h = -sum G dV, T_h = -sum r x G dV. It is stable for m/V >= 1.2
+ * (checked at creation). Translation uses the trapezoidal rule on x; rotation
+ * advances the world angular momentum and turns the orientation by the mean
+ * angular velocity of the step. Every operation is one the host and a device
+ * unit compiled without contracted multiply-adds (cuda/kernels/rigid.cu) round
+ * alike: + - * / and sqrt, no library sine. */
+
+/* out = a (x) b, Hamilton product (out may be a or b). */
+ACM_HD void acm_quat_mul(const double a[4], const double b[4], double out[4])
+{
+    double r[4];
+    r[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+    r[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+    r[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+    r[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+    memcpy(out, r, sizeof r);
+}
+
+/* cos(x) and sin(x) / x for |x| <= 1/2 by their Taylor series to x^18 and
+ * x^18 (the first term left out is below 1e-20 of the sum: double precision),
+ * in Horner form: the same bits on the host and the device, which glibc's and
+ * CUDA's sin and cos are not at every argument. The half-angle of a step's
+ * turn is |w| / 2 and |w| r_max stays below the divergence speed limit. */
+ACM_HD void acm_half_turn(double x, double *c, double *s_over_x)
+{
+    const double y = x * x;
+    double cs = 1.0, sn = 1.0;
+    for (int k = 9; k >= 1; --k) { /* cos: 1 - y/(1 2) (1 - y/(3 4) (...)) */
+        cs = 1.0 - y / (double)((2 * k - 1) * (2 * k)) * cs;
+        sn = 1.0 - y / (double)((2 * k) * (2 * k + 1)) * sn;
+    }
+    *c = cs;
+    *s_over_x = sn;
+}
+
+/* q <- rotation by the angle |w| about w (one time step) (x) q, normalised.
+ * Beyond a half-angle of 1/2 (a turn of more than a radian a step) the
+ * library's sine and cosine, which the host and the device may round apart. */
+ACM_HD void acm_quat_turn(double q[4], const double w[3])
+{
+    const double angle = sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]);
+    if (angle == 0.0)
+        return;
+    const double h = 0.5 * angle;
+    double c, s;
+    if (h <= 0.5) {
+        acm_half_turn(h, &c, &s);
+        s *= 0.5; /* sin(h) / angle = (sin(h) / h) / 2 */
+    } else {
+        c = cos(h);
+        s = sin(h) / angle;
+    }
+    const double dq[4] = {c, s * w[0], s * w[1], s * w[2]};
+    acm_quat_mul(dq, q, q);
+    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int i = 0; i < 4; ++i)
+        q[i] /= n;
+}
+
+/* Inverse of a symmetric 3x3 tensor (positive definite for a real body). */
+ACM_HD void acm_sym_inverse(const double I[6], double out[6])
+{
+    const double a = I[0], b = I[1], c = I[2], d = I[3], e = I[4], f = I[5];
+    const double c00 = b * c - f * f, c11 = a * c - e * e, c22 = a * b - d * d;
+    const double c01 = e * f - d * c, c02 = d * f - e * b, c12 = d * e - a * f;
+    const double det = a * c00 + d * c01 + e * c02;
+    out[0] = c00 / det;
+    out[1] = c11 / det;
+    out[2] = c22 / det;
+    out[3] = c01 / det;
+    out[4] = c02 / det;
+    out[5] = c12 / det;
+}
+
+/* One Newton-Euler step of a free body with the step's hydrodynamic force F_h
+ * and torque T_h (the scheme above). */
+ACM_HD void acm_body_advance_free(acm_body *b, const double F_h[3], const double T_h[3])
+{
+    const double excess = b->mass - b->volume; /* > 0: density ratio >= 1.2 */
+    for (int a = 0; a < 3; ++a) {
+        const double v_new = b->v[a] + (F_h[a] + b->load_f[a]) / excess + b->gravity[a];
+        b->x[a] += 0.5 * (b->v[a] + v_new);
+        b->v[a] = v_new;
+    }
+    double inv[6], L[3], w_new[3], w_mid[3];
+    acm_sym_inverse(b->inertia, inv);
+    acm_world_apply(b->q, b->inertia, b->w, L);
+    const double scale = 1.0 / (1.0 - b->volume / b->mass);
+    for (int a = 0; a < 3; ++a)
+        L[a] += (T_h[a] + b->load_t[a]) * scale;
+    acm_world_apply(b->q, inv, L, w_new);
+    for (int a = 0; a < 3; ++a)
+        w_mid[a] = 0.5 * (b->w[a] + w_new[a]);
+    acm_quat_turn(b->q, w_mid);
+    acm_world_apply(b->q, inv, L, b->w);
+}
+
 /* Largest surface speed |v| + |w| r_max. */
 double acm__body_surface_speed(const acm_body *b);
 
 /* Advance the body by one time step: PRESCRIBED integrates its constant
  * velocities exactly; FREE integrates Newton-Euler with the hydrodynamic force
- * F_h and torque T_h of the step (spec 9.2, the internal-fluid terms in
- * Uhlmann's rigid approximation); STATIC does nothing. */
+ * F_h and torque T_h of the step (acm_body_advance_free); STATIC does nothing. */
 void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3]);
 
 /* q = normalise(q); returns 0 when |q| is not within 1e-3 of 1 (or not finite). */
