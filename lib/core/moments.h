@@ -110,22 +110,30 @@ ACM_HD float acm_half_round(float x)
 /* The bits of x. */
 ACM_HD uint32_t acm_fbits(float x)
 {
+#ifdef __CUDA_ARCH__
+    return __float_as_uint(x);
+#else
     union {
         float f;
         uint32_t u;
     } v = {x};
     return v.u;
+#endif
 }
 
 /* 2^e for e in [-126, 127], exact. */
 ACM_HD float acm_pow2f(int e)
 {
+#ifdef __CUDA_ARCH__
+    return __uint_as_float((uint32_t)(e + 127) << 23);
+#else
     union {
         float f;
         uint32_t u;
     } v;
     v.u = (uint32_t)(e + 127) << 23;
     return v.f;
+#endif
 }
 
 /* A 32-bit integer hash (xorshift-multiply rounds). */
@@ -159,13 +167,10 @@ ACM_HD uint16_t acm_u16_encode(float u, float r)
     if (e >= 0)
         return (uint16_t)(sign | 0x7fffu);
     const int q = (e < -7 ? -7 : e) - 12; /* the spacing 2^q */
-    union {
-        float f;
-        uint32_t u;
-    } a = {0.0f};
-    a.u = mag;
-    /* |u| 2^-q < 2^13: the sum keeps 10 bits of r; both products are exact */
-    const float v = floorf(a.f * acm_pow2f(-q) + r) * acm_pow2f(q);
+    const float a = u < 0.0f ? -u : u;
+    /* |u| 2^-q < 2^13: the sum keeps 11 bits of r or more; both products are
+     * exact */
+    const float v = floorf(a * acm_pow2f(-q) + r) * acm_pow2f(q);
     if (v >= 1.0f)
         return (uint16_t)(sign | 0x7fffu);
     uint32_t code;
