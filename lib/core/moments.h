@@ -121,21 +121,6 @@ ACM_HD uint32_t acm_fbits(float x)
 #endif
 }
 
-/* 2^e for e in [-126, 127], exact. */
-ACM_HD float acm_pow2f(int e)
-{
-#ifdef __CUDA_ARCH__
-    return __uint_as_float((uint32_t)(e + 127) << 23);
-#else
-    union {
-        float f;
-        uint32_t u;
-    } v;
-    v.u = (uint32_t)(e + 127) << 23;
-    return v.f;
-#endif
-}
-
 /* A 32-bit integer hash (xorshift-multiply rounds). */
 ACM_HD uint32_t acm_mix32(uint32_t x)
 {
@@ -170,7 +155,7 @@ ACM_HD uint16_t acm_u16_encode(float u, float r)
     const float a = u < 0.0f ? -u : u;
     /* |u| 2^-q < 2^13: the sum keeps 11 bits of r or more; both products are
      * exact */
-    const float v = floorf(a * acm_pow2f(-q) + r) * acm_pow2f(q);
+    const float v = floorf(a * ldexpf(1.0f, -q) + r) * ldexpf(1.0f, q);
     if (v >= 1.0f)
         return (uint16_t)(sign | 0x7fffu);
     uint32_t code;
@@ -189,7 +174,7 @@ ACM_HD float acm_u16_decode(uint16_t c)
         return NAN;
     const int E = (c >> 12) & 7;
     const uint32_t m = c & 0xfffu;
-    const float v = E == 0 ? (float)m * acm_pow2f(-19) : (float)(4096u + m) * acm_pow2f(E - 20);
+    const float v = E == 0 ? ldexpf((float)m, -19) : ldexpf((float)(4096u + m), E - 20);
     return (c & 0x8000u) ? -v : v;
 }
 

@@ -4,7 +4,7 @@
  * shared with the device.
  * SPDX-License-Identifier: Apache-2.0
  */
-#include <math.h>   /* sqrt, cos, sin, acos, isfinite */
+#include <math.h>   /* sqrt, acos, isfinite */
 #include <string.h> /* memcpy */
 
 #include "rigid.h"

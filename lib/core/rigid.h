@@ -8,7 +8,7 @@
 #ifndef ACMLBM_RIGID_H
 #define ACMLBM_RIGID_H
 
-#include <math.h>   /* sqrt, fabs */
+#include <math.h>   /* sqrt, fabs, sin, cos */
 #include <string.h> /* memcpy */
 
 #include "acmlbm/acm_solid.h" /* acm_motion */
