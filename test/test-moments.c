@@ -375,7 +375,7 @@ START_TEST(velocity_rounding_is_unbiased)
         const int n = 200000;
         for (int i = 0; i < n; ++i) {
             const float rho1 = 1e-3f * (float)i / (float)n - 5e-4f;
-            const float v = acm_u16_decode(acm_u16_encode(u, acm_mom16_dither(rho1, u, 1e-4f, 1)));
+            const float v = acm_u16_decode(acm_u16_encode(u, acm_mom16_dither(acm_mom16_key(rho1, 1e-4f), u, 1)));
             ck_assert(v == lo || v == hi);
             sum += v;
         }

@@ -455,18 +455,20 @@ template <> struct acm_mom_vec<__half> {
             m[2 * i + 1] = value((unsigned short)(v >> 16), 2 * i + 1);
         }
     }
-    static __device__ __forceinline__ unsigned bits(const float m[ACM_MOMENTS], int n)
+    static __device__ __forceinline__ unsigned bits(const float m[ACM_MOMENTS], int n,
+                                                    uint32_t key)
     {
         if (acm_mom16_half(n))
             return __half_as_ushort(__float2half_rn(m[n] * (float)acm_mom16_scale(n)));
-        return acm_u16_encode(m[n], acm_mom16_dither(m[0], m[n], m[4], n));
+        return acm_u16_encode(m[n], acm_mom16_dither(key, m[n], n));
     }
     static __device__ __forceinline__ void st(__half *p, const float m[ACM_MOMENTS])
     {
         unsigned *w = (unsigned *)p;
+        const uint32_t key = acm_mom16_key(m[0], m[4]);
 #pragma unroll
         for (int i = 0; i < ACM_MOMENTS / 2; ++i)
-            w[i] = bits(m, 2 * i) | bits(m, 2 * i + 1) << 16;
+            w[i] = bits(m, 2 * i, key) | bits(m, 2 * i + 1, key) << 16;
     }
 };
 

@@ -381,6 +381,11 @@ cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint6
  * values of *out (dv, dw); rigid.cu, the host's rounding. */
 cudaError_t acm_launch_body_couple(const struct acm_body &b, const acm_gpu_sums *sums,
                                    acm_gpu_sums *out, cudaStream_t s);
+/* n free bodies' Newton-Euler steps (rigid.h acm_body_advance_free): body i
+ * of bodies (device memory) with the force and torque ft[6 i ..] into out[i];
+ * rigid.cu, the host's rounding. */
+cudaError_t acm_launch_body_advance(const struct acm_body *bodies, const double *ft, int n,
+                                    struct acm_body *out, cudaStream_t s);
 /* Blocks of acm_launch_ib_sums for a count of samples. */
 unsigned acm_ib_sum_blocks(uint64_t count);
 

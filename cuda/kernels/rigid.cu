@@ -2,7 +2,7 @@
  * libacmlbm -- the rigid bodies' host-side arithmetic on the device: the
  * implicit coupling's velocity change of a free body (lib/core/rigid.h), so
  * that the step does not wait for the host between the first interpolation
- * and the coupled forces. This unit is compiled with --fmad=false: without
+ * and the coupled forces, and its Newton-Euler step. This unit is compiled with --fmad=false: without
  * contracted multiply-adds every operation rounds as the host's (which is
  * compiled for baseline x86-64, no FMA), and the device's velocity change
  * has the host's bits.
@@ -32,6 +32,28 @@ cudaError_t acm_launch_body_couple(const acm_body &b, const acm_gpu_sums *sums,
                                    acm_gpu_sums *out, cudaStream_t s)
 {
     acm_body_couple_kernel<<<1, 1, 0, s>>>(b, sums, out);
+    return cudaGetLastError();
+}
+
+/* One thread a body: bodies[i] advanced by one Newton-Euler step with the
+ * force and torque ft[6 i .. 6 i + 5] into out[i] (out may be bodies). */
+__global__ void acm_body_advance_kernel(const acm_body *bodies, const double *ft, int n,
+                                        acm_body *out)
+{
+    const int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);
+    if (i >= n)
+        return;
+    acm_body b = bodies[i];
+    acm_body_advance_free(&b, ft + 6 * i, ft + 6 * i + 3);
+    out[i] = b;
+}
+
+cudaError_t acm_launch_body_advance(const acm_body *bodies, const double *ft, int n,
+                                    acm_body *out, cudaStream_t s)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    acm_body_advance_kernel<<<(unsigned)(n + 63) / 64, 64, 0, s>>>(bodies, ft, n, out);
     return cudaGetLastError();
 }
 

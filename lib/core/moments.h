@@ -121,6 +121,24 @@ ACM_HD uint32_t acm_fbits(float x)
 #endif
 }
 
+/* The float of bits b. */
+ACM_HD float acm_ffrom(uint32_t b)
+{
+#ifdef __CUDA_ARCH__
+    return __uint_as_float(b);
+#else
+    union {
+        uint32_t u;
+        float f;
+    } v = {b};
+    return v.f;
+#endif
+}
+
+/* 2^k for a normal power (-126 <= k <= 127), from its bits: what ldexpf(1, k)
+ * gives, without the library's range handling (a call on the GPU). */
+ACM_HD float acm_pow2f(int k) { return acm_ffrom((uint32_t)(k + 127) << 23); }
+
 /* A 32-bit integer hash (xorshift-multiply rounds). */
 ACM_HD uint32_t acm_mix32(uint32_t x)
 {
@@ -132,13 +150,18 @@ ACM_HD uint32_t acm_mix32(uint32_t x)
     return x;
 }
 
-/* The draw in [0, 1) (24 bits) that rounds velocity component n (1..3) of a
- * cell whose moments before rounding are m (as floats): a hash of the
- * component, the density and A_xx. */
-ACM_HD float acm_mom16_dither(float rho1, float u, float axx, int n)
+/* The key of a cell's draws: a hash of its density and A_xx before rounding. */
+ACM_HD uint32_t acm_mom16_key(float rho1, float axx)
 {
-    const uint32_t key = acm_mix32(acm_fbits(rho1) ^ acm_mix32(acm_fbits(axx) + (uint32_t)n));
-    return (float)(acm_mix32(acm_fbits(u) ^ key) >> 8) * (1.0f / 16777216.0f);
+    return acm_mix32(acm_fbits(rho1) ^ acm_mix32(acm_fbits(axx)));
+}
+
+/* The draw in [0, 1) (24 bits) that rounds velocity component n (1..3) of
+ * value u of a cell with draw key `key` (acm_mom16_key). */
+ACM_HD float acm_mom16_dither(uint32_t key, float u, int n)
+{
+    const uint32_t salt = (uint32_t)n * 0x9e3779b9u;
+    return (float)(acm_mix32(acm_fbits(u) ^ key ^ salt) >> 8) * (1.0f / 16777216.0f);
 }
 
 /* The 16-bit code of u rounded down to a multiple of its spacing after adding
@@ -152,10 +175,9 @@ ACM_HD uint16_t acm_u16_encode(float u, float r)
     if (e >= 0)
         return (uint16_t)(sign | 0x7fffu);
     const int q = (e < -7 ? -7 : e) - 12; /* the spacing 2^q */
-    const float a = u < 0.0f ? -u : u;
     /* |u| 2^-q < 2^13: the sum keeps 11 bits of r or more; both products are
      * exact */
-    const float v = floorf(a * ldexpf(1.0f, -q) + r) * ldexpf(1.0f, q);
+    const float v = floorf(acm_ffrom(mag) * acm_pow2f(-q) + r) * acm_pow2f(q);
     if (v >= 1.0f)
         return (uint16_t)(sign | 0x7fffu);
     uint32_t code;
@@ -172,10 +194,10 @@ ACM_HD float acm_u16_decode(uint16_t c)
 {
     if (c == 0x8000u)
         return NAN;
-    const int E = (c >> 12) & 7;
-    const uint32_t m = c & 0xfffu;
-    const float v = E == 0 ? ldexpf((float)m, -19) : ldexpf((float)(4096u + m), E - 20);
-    return (c & 0x8000u) ? -v : v;
+    const uint32_t E = (c >> 12) & 7u, m = c & 0xfffu;
+    /* E >= 1: (1 + m 2^-12) 2^(E - 8), built from its bits */
+    const float v = E == 0 ? (float)m * 1.9073486328125e-06f : acm_ffrom((E + 119u) << 23 | m << 11);
+    return acm_ffrom(acm_fbits(v) | (uint32_t)(c & 0x8000u) << 16);
 }
 
 #define ACM_R float

@@ -372,7 +372,7 @@ ACM_INLINE int ACM__F(acm_mom_limit)(const acm_collide_params *p, ACM__R m[ACM_M
  * the GPU's stores and loads). */
 ACM_INLINE void ACM__F(acm_mom_quantize16)(ACM__R m[ACM_MOMENTS])
 {
-    const float rho1 = (float)m[0], axx = (float)m[4];
+    const uint32_t key = acm_mom16_key((float)m[0], (float)m[4]);
     ACM_UNROLL
     for (int n = 0; n < ACM_MOMENTS; ++n) {
         if (acm_mom16_half(n)) {
@@ -380,7 +380,7 @@ ACM_INLINE void ACM__F(acm_mom_quantize16)(ACM__R m[ACM_MOMENTS])
             m[n] = (ACM__R)acm_half_round((float)(m[n] * s)) * ((ACM__R)1 / s);
         } else {
             const float u = (float)m[n];
-            m[n] = (ACM__R)acm_u16_decode(acm_u16_encode(u, acm_mom16_dither(rho1, u, axx, n)));
+            m[n] = (ACM__R)acm_u16_decode(acm_u16_encode(u, acm_mom16_dither(key, u, n)));
         }
     }
 }
