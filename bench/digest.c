@@ -163,12 +163,14 @@ static acm_status forced_box(scene *sc, const run_options *ro, acm_precision p)
 
 /* A channel with an inlet and an outlet around a static sphere and a spinning
  * torus, and a smoke with a box emitter. */
-static acm_status channel_solids(scene *sc, const run_options *ro, acm_precision p, int spread)
+static acm_status channel_solids(scene *sc, const run_options *ro, acm_precision p, int spread,
+                                 acm_storage storage)
 {
     acm_layout *l = NULL;
     if (acm_layout_create(&l) != ACM_OK)
         return ACM_ERR_NO_MEMORY;
     acm_layout_set(l, ACM_LAYOUT_IB_SPREAD, spread);
+    acm_layout_set(l, ACM_LAYOUT_STORAGE, storage);
     int32_t n[3] = {48, 24, 24};
     const acm_status st = make_domain(sc, ro, n, 0.02, ACM_COLLISION_ACM_LI2018, p, 0, l);
     acm_layout_destroy(l);
@@ -339,6 +341,18 @@ static acm_status make_cavity_fp16(scene *sc, const run_options *ro, int v)
     return cavity(sc, ro, ACM_PRECISION_FP16, 0, NULL);
 }
 
+/* The cavity on moment storage, FP32 or 16-bit (v = 1). */
+static acm_status make_cavity_moments(scene *sc, const run_options *ro, int v)
+{
+    acm_layout *l = NULL;
+    if (acm_layout_create(&l) != ACM_OK)
+        return ACM_ERR_NO_MEMORY;
+    acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
+    const acm_status st = cavity(sc, ro, v == 0 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP16, 0, l);
+    acm_layout_destroy(l);
+    return st;
+}
+
 static acm_status make_forced(scene *sc, const run_options *ro, int v)
 {
     return forced_box(sc, ro, v == 0 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP64);
@@ -347,7 +361,8 @@ static acm_status make_forced(scene *sc, const run_options *ro, int v)
 static acm_status make_channel(scene *sc, const run_options *ro, int v)
 {
     TRY(channel_solids(sc, ro, ACM_PRECISION_FP32,
-                       v == 1 ? ACM_IB_SPREAD_SCATTER : ACM_IB_SPREAD_GATHER));
+                       v == 1 ? ACM_IB_SPREAD_SCATTER : ACM_IB_SPREAD_GATHER,
+                       v == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS));
     if (v == 2) /* multi-direct forcing: the later iterations read the force spread so far */
         TRY(acm_domain_set_param(sc->d, ACM_PARAM_IB_ITERATIONS, 3));
     return ACM_OK;
@@ -370,6 +385,9 @@ static const scene_def scenes[] = {
     {"channel-solids-smoke-gather", false, make_channel, 0},
     {"channel-solids-smoke-scatter", false, make_channel, 1},
     {"channel-solids-3-iterations", false, make_channel, 2},
+    {"cavity-moments-fp32", false, make_cavity_moments, 0},
+    {"cavity-moments-16-bit", false, make_cavity_moments, 1},
+    {"channel-moments-gather", false, make_channel, 3},
     {"free-sphere", false, make_free, 0},
     {"free-sphere-2-slabs", false, make_free, 1},
 };

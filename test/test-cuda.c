@@ -41,18 +41,25 @@ static double rel_diff(const double *a, const double *b, size_t n)
 }
 
 /* SCENE_INFLOW_FORCE, past the scenes every kernel runs: the moment-storage
- * tests' inlet/outlet channel (absorbers in front of both), with a body force. */
+ * tests' inlet/outlet channel (absorbers in front of both), with a body force;
+ * SCENE_WIDE: the periodic vortex on a grid of WIDE_NX x NY x NZ, several
+ * tiles of the moment step in x and y (their seams). */
 typedef enum scene {
     SCENE_PERIODIC,
     SCENE_CHANNEL,
     SCENE_INLET,
     SCENE_BOX,
     SCENE_COUNT,
-    SCENE_INFLOW_FORCE = SCENE_COUNT
+    SCENE_INFLOW_FORCE = SCENE_COUNT,
+    SCENE_WIDE
 } scene;
-static const char *const scene_names[SCENE_COUNT + 1] = {
+static const char *const scene_names[SCENE_COUNT + 2] = {
     "periodic TGV", "slip/lid channel + force", "inlet/outlet + absorbers, slip wall",
-    "closed lid box", "inflow + absorbers + force"};
+    "closed lid box", "inflow + absorbers + force", "periodic TGV, 70 wide"};
+#define WIDE_NX 70
+
+/* Cells of scene sc's grid. */
+static size_t scene_cells(scene sc) { return (size_t)(sc == SCENE_WIDE ? WIDE_NX : NX) * NY * NZ; }
 
 /* A domain on `backend` with `storage` set up as `sc`, stepped nsteps times. */
 static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
@@ -63,25 +70,28 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, storage), ACM_OK);
-    acm_domain_options o = acm_test_options(NX, NY, NZ, 0.02, model, prec);
+    const size_t nx = sc == SCENE_WIDE ? WIDE_NX : NX, cells = scene_cells(sc);
+    acm_domain_options o = acm_test_options((int32_t)nx, NY, NZ, 0.02, model, prec);
     o.backend = backend;
     o.layout = l;
     acm_domain *d = acm_test_domain(&o);
     acm_layout_destroy(l);
     /* a 3-D Taylor-Green field in every scene: non-trivial populations */
-    double *u = acm_test_alloc(3 * NCELLS * sizeof(double));
-    for (size_t k = 0; k < NCELLS; ++k) {
-        double x = 2 * M_PI * (double)(k % NX) / NX, y = 2 * M_PI * (double)(k / NX % NY) / NY;
-        double z = 2 * M_PI * (double)(k / (NX * NY)) / NZ;
+    double *u = acm_test_alloc(3 * cells * sizeof(double));
+    for (size_t k = 0; k < cells; ++k) {
+        double x = 2 * M_PI * (double)(k % nx) / (double)nx;
+        double y = 2 * M_PI * (double)(k / nx % NY) / NY;
+        double z = 2 * M_PI * (double)(k / (nx * NY)) / NZ;
         u[3 * k] = 0.04 * sin(x) * cos(y) * cos(z);
         u[3 * k + 1] = -0.04 * cos(x) * sin(y) * cos(z);
         u[3 * k + 2] = 0.01 * sin(z);
     }
-    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, NCELLS));
+    ACM_CK_OK(d, acm_domain_init_fields(d, ACM_DTYPE_FLOAT64, NULL, u, cells));
     free(u);
     const double lid[3] = {0.05, 0, 0.02}, inflow[3] = {0.03, 0.005, 0}, g[3] = {2e-5, 0, 1e-5};
     switch (sc) {
-    case SCENE_PERIODIC: break;
+    case SCENE_PERIODIC:
+    case SCENE_WIDE: break;
     case SCENE_CHANNEL: /* a slip floor, a moving lid */
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_SLIP, NULL));
         ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
@@ -129,9 +139,11 @@ static void compare_storage(scene sc, acm_collision model, acm_precision gpu_pre
     acm_domain *cpu =
         run_scene(ACM_BACKEND_CPU, sc, model, cpu_prec, ACM_KERNEL_DEFAULT, storage, nsteps);
     acm_domain *gpu = run_scene(ACM_BACKEND_CUDA, sc, model, gpu_prec, kernel, storage, nsteps);
-    double *fc = field(cpu, ACM_FIELD_POPULATIONS, 27), *fg = field(gpu, ACM_FIELD_POPULATIONS, 27);
-    double *uc = field(cpu, ACM_FIELD_VELOCITY, 3), *ug = field(gpu, ACM_FIELD_VELOCITY, 3);
-    double df = rel_diff(fg, fc, 27 * NCELLS), du = rel_diff(ug, uc, 3 * NCELLS);
+    const size_t n = scene_cells(sc);
+    double *fc = field_n(cpu, ACM_FIELD_POPULATIONS, 27, n);
+    double *fg = field_n(gpu, ACM_FIELD_POPULATIONS, 27, n);
+    double *uc = field_n(cpu, ACM_FIELD_VELOCITY, 3, n), *ug = field_n(gpu, ACM_FIELD_VELOCITY, 3, n);
+    double df = rel_diff(fg, fc, 27 * n), du = rel_diff(ug, uc, 3 * n);
     acm_domain_stats sc_ = acm_test_stats(cpu), sg = acm_test_stats(gpu);
     printf("GPU vs CPU, %-15s model %d kernel %d precision %d storage %d: populations %.2e, "
            "velocity %.2e, mass %.2e\n",
@@ -1667,6 +1679,19 @@ START_TEST(gpu_moments_fp16_match_cpu_emulation)
 }
 END_TEST
 
+/* The tiles' seams: a grid of three tiles in x (32 cells a tile) and two in
+ * y (8 rows in FP32 and 16-bit, 4 in FP64), periodic, so that every cell
+ * takes the tiled step. loop index = precision (FP32, FP64, 16-bit) * 2 +
+ * model; the tolerances of the tests above. */
+START_TEST(gpu_moments_tile_seams_match_cpu)
+{
+    const acm_precision prec[3] = {ACM_PRECISION_FP32, ACM_PRECISION_FP64, ACM_PRECISION_FP16};
+    const double tol[3] = {1e-5, 1e-12, 5e-4};
+    compare_storage(SCENE_WIDE, mom_models[_i % 2], prec[_i / 2], prec[_i / 2], ACM_KERNEL_FUSED,
+                    ACM_STORAGE_MOMENTS, MOM_STEPS, tol[_i / 2]);
+}
+END_TEST
+
 /* The safety net's redo pass (which pulls the cell again from the moments
  * the step read) on the fallback scene, FP64: the same cells redone as on
  * the CPU and the same state. Moment storage relaxes the high orders at rate
@@ -1821,6 +1846,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_moments_fp32_match_cpu, 0, 6);
     tcase_add_loop_test(tc, gpu_moments_fp64_match_cpu, 0, 6);
     tcase_add_loop_test(tc, gpu_moments_fp16_match_cpu_emulation, 0, 6);
+    tcase_add_loop_test(tc, gpu_moments_tile_seams_match_cpu, 0, 6);
     tcase_add_loop_test(tc, gpu_moments_safety_net_matches_cpu, 0, 2);
     tcase_add_test(tc, gpu_moments_relayout_matches_cpu);
     tcase_add_test(tc, gpu_moments_refuse_unsupported_features);

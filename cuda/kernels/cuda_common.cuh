@@ -417,16 +417,62 @@ template <> struct acm_pair<double> {
     static __device__ __forceinline__ type make(double a, double b) { return make_double2(a, b); }
 };
 
+/* A cell's moments as loaded (fetch) and as values (open): the tiled step
+ * loads the next plane's cells while it works on this one's, so that the
+ * loads' latency hides behind a plane's arithmetic. */
+template <typename T> struct acm_mom_raw {
+    typedef typename acm_pair<T>::type V;
+    V v[ACM_MOMENTS / 2];
+    __device__ __forceinline__ void fetch(const T *p)
+    {
+#pragma unroll
+        for (int i = 0; i < ACM_MOMENTS / 2; ++i)
+            v[i] = __ldg((const V *)p + i);
+    }
+    __device__ __forceinline__ void open(T m[ACM_MOMENTS]) const
+    {
+#pragma unroll
+        for (int i = 0; i < ACM_MOMENTS / 2; ++i) {
+            m[2 * i] = v[i].x;
+            m[2 * i + 1] = v[i].y;
+        }
+    }
+};
+/* 16-bit: the 20-byte cell as five 4-byte words (cells are 4-byte aligned),
+ * moment n in half-word n: rho - 1 and the A as scaled FP16, the velocity
+ * in its own format (acm_u16_encode), as acm_mom_quantize16 on the CPU. */
+template <> struct acm_mom_raw<__half> {
+    unsigned w[ACM_MOMENTS / 2];
+    static __device__ __forceinline__ float value(unsigned short bits, int n)
+    {
+        return acm_mom16_half(n) ? __half2float(__ushort_as_half(bits)) *
+                                       (float)(1.0 / acm_mom16_scale(n))
+                                 : acm_u16_decode(bits);
+    }
+    __device__ __forceinline__ void fetch(const __half *p)
+    {
+#pragma unroll
+        for (int i = 0; i < ACM_MOMENTS / 2; ++i)
+            w[i] = __ldg((const unsigned *)p + i);
+    }
+    __device__ __forceinline__ void open(float m[ACM_MOMENTS]) const
+    {
+#pragma unroll
+        for (int i = 0; i < ACM_MOMENTS / 2; ++i) {
+            m[2 * i] = value((unsigned short)(w[i] & 0xffffu), 2 * i);
+            m[2 * i + 1] = value((unsigned short)(w[i] >> 16), 2 * i + 1);
+        }
+    }
+};
+
+/* A whole cell's moments: ld loads and opens them (acm_mom_raw), st stores. */
 template <typename T> struct acm_mom_vec {
     typedef typename acm_pair<T>::type V;
     static __device__ __forceinline__ void ld(const T *p, T m[ACM_MOMENTS])
     {
-#pragma unroll
-        for (int n = 0; n < ACM_MOMENTS; n += 2) {
-            const V v = __ldg((const V *)(p + n));
-            m[n] = v.x;
-            m[n + 1] = v.y;
-        }
+        acm_mom_raw<T> r;
+        r.fetch(p);
+        r.open(m);
     }
     static __device__ __forceinline__ void st(T *p, const T m[ACM_MOMENTS])
     {
@@ -435,25 +481,12 @@ template <typename T> struct acm_mom_vec {
             *(V *)(p + n) = acm_pair<T>::make(m[n], m[n + 1]);
     }
 };
-/* 16-bit: the 20-byte cell as five 4-byte words (cells are 4-byte aligned),
- * moment n in half-word n: rho - 1 and the A as scaled FP16, the velocity
- * in its own format (acm_u16_encode), as acm_mom_quantize16 on the CPU. */
 template <> struct acm_mom_vec<__half> {
-    static __device__ __forceinline__ float value(unsigned short bits, int n)
-    {
-        return acm_mom16_half(n) ? __half2float(__ushort_as_half(bits)) *
-                                       (float)(1.0 / acm_mom16_scale(n))
-                                 : acm_u16_decode(bits);
-    }
     static __device__ __forceinline__ void ld(const __half *p, float m[ACM_MOMENTS])
     {
-        const unsigned *w = (const unsigned *)p;
-#pragma unroll
-        for (int i = 0; i < ACM_MOMENTS / 2; ++i) {
-            const unsigned v = __ldg(w + i);
-            m[2 * i] = value((unsigned short)(v & 0xffffu), 2 * i);
-            m[2 * i + 1] = value((unsigned short)(v >> 16), 2 * i + 1);
-        }
+        acm_mom_raw<__half> r;
+        r.fetch(p);
+        r.open(m);
     }
     static __device__ __forceinline__ unsigned bits(const float m[ACM_MOMENTS], int n,
                                                     uint32_t key)

@@ -61,25 +61,30 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
 }
 
 /* ---- the tiled step (docs/performance.md, "Moment storage: the tiled step") ----------
- * A block of 32 x ACM_TILE_Y threads holds a tile of (32 - 2) x (ACM_TILE_Y - 2)
- * cells and the ring of cells around it, and walks along z through `lz`
- * planes. At each plane every thread loads one cell's moments (once: each
- * value is read about once from DRAM, the ring's again by the next tile, the
- * plane before and after a walk by the next walk), builds the 27
- * populations it streams (acm_mom_populations_abc: the 1-D factors shared
- * by all 27) into shared memory, and each cell of the tile adds the nine of
+ * A block of 32 x ACM_TILE_Y threads steps a tile of as many cells, a warp a
+ * row, and walks along z through `lz` planes. At each plane the block builds
+ * the 27 populations that each position of the tile and of the ring around it
+ * streams (34 x (y + 2) positions: a thread builds one or two), from the
+ * position's moments loaded one plane ahead (each value read about once from
+ * DRAM, the ring's again by the next tile, the plane before and after a walk
+ * by the next walk), with acm_mom_populations_abc (the 1-D factors shared by
+ * all 27), into shared memory. Each cell of the tile then adds the nine of
  * each stencil layer it pulls (acm_mom_add_layer) to the sums of the plane
  * below, its own or the one above. A plane's sums are complete one plane
- * later: that plane's cells collide (acm_mom_finish). Cells next to a
+ * later: that plane's cells collide (acm_mom_finish). Every warp steps cells,
+ * so no warp waits at the barriers while the others collide. Cells next to a
  * non-periodic face take the face rules' gather instead. The block's warps
  * reduce their part of a plane's sums (acm_plane_warp) and thread 0 adds
  * them to the plane's behind the next plane's first barrier. A launch steps
  * the planes [zb, ze). */
 template <typename R> struct acm_tile {
-    static constexpr int y = sizeof(R) == 8 ? 6 : 8; /* shared memory: 41 kB FP64, 27 kB else */
+    static constexpr int y = sizeof(R) == 8 ? 4 : 8; /* rows of cells, a warp each */
     static constexpr int threads = 32 * y;
-    /* at least 2 blocks a multiprocessor: 108 registers in float, 168 in
-     * FP64 (no spills; with 1 block FP64 took 186-192 and ran 25 % slower) */
+    static constexpr int px = 32 + 2, py = y + 2; /* the positions built: tile and ring */
+    /* positions a thread builds: shared memory 27 px py sizeof(R), 44 kB FP64,
+     * 37 kB else */
+    static constexpr int builds = (px * py + threads - 1) / threads;
+    /* 2 blocks a multiprocessor at least (FP32: at most 128 registers) */
     static constexpr int min_blocks = 2;
 };
 
@@ -101,51 +106,79 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
     acm_mom_tile_kernel(const acm_step_args a, int32_t zb, int32_t ze, int32_t lz)
 {
     typedef typename acm_io<T>::R R;
-    constexpr int TX = 32, TY = acm_tile<R>::y;
+    typedef acm_tile<R> tile;
+    constexpr int PX = tile::px, PY = tile::py, NB = tile::builds;
     const bool acm = acm_is_adaptive(MODEL);
     if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
         return;
     const acm_gpu_grid &g = a.g;
-    __shared__ R pop[27][TY][TX];
-    __shared__ acm_plane_fixed part[TY]; /* the warps' part of a plane's sums */
+    __shared__ R pop[27][PY][PX];
+    __shared__ acm_plane_fixed part[tile::y]; /* the warps' part of a plane's sums */
     const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
-    const int32_t x = (int32_t)blockIdx.x * (TX - 2) + tx - 1;
-    const int32_t y = (int32_t)blockIdx.y * (TY - 2) + ty - 1;
+    const int32_t x0 = (int32_t)blockIdx.x * 32, y0 = (int32_t)blockIdx.y * tile::y;
+    const int32_t x = x0 + tx, y = y0 + ty; /* the cell this thread steps */
     const int32_t z0 = zb + (int32_t)blockIdx.z * lz, z1 = min(z0 + lz, ze);
-    const bool mine = tx >= 1 && tx <= TX - 2 && ty >= 1 && ty <= TY - 2 && x < g.nx && y < g.ny;
-    const int32_t xs = acm_tile_coord(x, g.nx, g.face[ACM_FACE_X_MIN].type == ACM_BOUNDARY_PERIODIC);
-    const int32_t ys = acm_tile_coord(y, g.ny, g.face[ACM_FACE_Y_MIN].type == ACM_BOUNDARY_PERIODIC);
+    const bool mine = x < g.nx && y < g.ny;
+    const bool xper = g.face[ACM_FACE_X_MIN].type == ACM_BOUNDARY_PERIODIC;
+    const bool yper = g.face[ACM_FACE_Y_MIN].type == ACM_BOUNDARY_PERIODIC;
     const bool zper = g.face[ACM_FACE_Z_MIN].type == ACM_BOUNDARY_PERIODIC;
     const bool edge_xy = x < g.inner_lo[0] || x > g.inner_hi[0] || y < g.inner_lo[1] ||
                          y > g.inner_hi[1];
     const T *src = (const T *)a.src;
+    /* the positions this thread builds: i = threadIdx.x + b threads, at
+     * (i % PX, i / PX) of the tile's ring, whose cell is (xs, ys) */
+    uint32_t col[NB]; /* xs + nx ys */
+    bool builds[NB];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+        const int i = (int)threadIdx.x + b * tile::threads;
+        builds[b] = i < PX * PY;
+        const int32_t xs = acm_tile_coord(x0 - 1 + i % PX, g.nx, xper);
+        const int32_t ys = acm_tile_coord(y0 - 1 + i / PX, g.ny, yper);
+        col[b] = acm_lin(g, xs, ys, 0);
+    }
+    const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
     R acc[3][ACM_MOMENTS];
 #pragma unroll
     for (int l = 0; l < 3; ++l)
 #pragma unroll
         for (int n = 0; n < ACM_MOMENTS; ++n)
             acc[l][n] = 0;
-    for (int32_t p = z0 - 1; p <= z1; ++p) {
-        {
-            R m[ACM_MOMENTS], f[27];
-            const uint32_t ks = acm_lin(g, xs, ys, acm_tile_coord(p, g.nz, zper));
-            acm_mom_vec<T>::ld(src + (uint64_t)ks * acm_mom_io<T>::slots, m);
-            acm_mom_math<R>::populations_abc(m, f);
+    acm_mom_raw<T> next[NB]; /* the positions' cells of plane p, loaded one plane ahead */
+    {
+        const uint32_t zc = (uint32_t)acm_tile_coord(z0 - 1, g.nz, zper) * nxy;
 #pragma unroll
-            for (int i = 0; i < 27; ++i)
-                pop[i][ty][tx] = f[i];
+        for (int b = 0; b < NB; ++b)
+            if (builds[b])
+                next[b].fetch(src + (uint64_t)(col[b] + zc) * acm_mom_io<T>::slots);
+    }
+    for (int32_t p = z0 - 1; p <= z1; ++p) {
+        const uint32_t zn = (uint32_t)acm_tile_coord(p + 1, g.nz, zper) * nxy;
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+            if (!builds[b])
+                continue;
+            R m[ACM_MOMENTS], f[27];
+            next[b].open(m);
+            if (p < z1)
+                next[b].fetch(src + (uint64_t)(col[b] + zn) * acm_mom_io<T>::slots);
+            acm_mom_math<R>::populations_abc(m, f);
+            const int i = (int)threadIdx.x + b * tile::threads;
+#pragma unroll
+            for (int q = 0; q < 27; ++q)
+                pop[q][i / PX][i % PX] = f[q];
         }
         __syncthreads();
         if (acm && threadIdx.x == 0 && p - 2 >= z0) /* the plane stepped last time */
             acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(p - 2), part,
-                                                               TY);
+                                                               tile::y);
         if (mine) {
 #pragma unroll
             for (int c = 0; c < 3; ++c) { /* c_z = c - 1: to plane p + c - 1 */
                 R v[9];
 #pragma unroll
-                for (int ab = 0; ab < 9; ++ab)
-                    v[ab] = pop[3 * ab + c][ty + 1 - ab % 3][tx + 1 - ab / 3];
+                for (int ab = 0; ab < 9; ++ab) /* from position (tx + 1 - c_x, ty + 1 - c_y) */
+                    v[ab] = pop[3 * ab + c][ty + 2 - ab % 3][tx + 2 - ab / 3];
                 acm_mom_math<R>::add_layer(acc[c], c - 1, v);
             }
         }
@@ -184,7 +217,7 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
         __syncthreads();
         if (threadIdx.x == 0 && z1 - 1 >= z0)
             acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(z1 - 1), part,
-                                                               TY);
+                                                               tile::y);
     }
 }
 
@@ -211,7 +244,7 @@ cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, cudaStream_t s)
         return cudaErrorInvalidValue;
     const int32_t zb = (int32_t)(a.first / nxy), ze = (int32_t)(a.end / nxy);
     const unsigned ty = (unsigned)acm_tile<R>::y;
-    const unsigned gx = ((unsigned)a.g.nx + 29u) / 30u, gy = ((unsigned)a.g.ny + ty - 3u) / (ty - 2u);
+    const unsigned gx = ((unsigned)a.g.nx + 31u) / 32u, gy = ((unsigned)a.g.ny + ty - 1u) / ty;
     const int32_t lz = acm_tile_walk(ze - zb, gx * gy);
     const dim3 grid(gx, gy, (unsigned)((ze - zb + lz - 1) / lz));
     acm_with_model(a.p.model, [&](auto m) {
