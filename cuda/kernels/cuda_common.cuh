@@ -527,10 +527,16 @@ template <typename R> struct acm_mom_math;
         {                                                                                    \
             return acm_mom_population_##SFX(m, i);                                           \
         }                                                                                    \
-        static __device__ __forceinline__ void populations_abc(const R m[ACM_MOMENTS],        \
-                                                               R g[27])                      \
+        static __device__ __forceinline__ void axes(const R m[ACM_MOMENTS], R d[3][3],         \
+                                                    R p[3][3], R h[3][3])                    \
         {                                                                                    \
-            acm_mom_populations_abc_##SFX(m, g);                                             \
+            acm_mom_axes_##SFX(m, d, p, h);                                                  \
+        }                                                                                    \
+        static __device__ __forceinline__ void populations_a(const R m[ACM_MOMENTS],          \
+                                                             const R d[3][3], const R p[3][3], \
+                                                             const R h[3][3], int a, R g[9])   \
+        {                                                                                    \
+            acm_mom_populations_a_##SFX(m, d, p, h, a, g);                                   \
         }                                                                                    \
         static __device__ __forceinline__ void add_layer(R s[ACM_MOMENTS], int cz,           \
                                                          const R v[9])                       \

@@ -1,7 +1,7 @@
 /*
  * libacmlbm -- the fused step of moment storage (issue #30, lib/core/moments.h):
  * tiles of cells walk along z, rebuild the populations each cell streams
- * (acm_mom_populations_abc), sum the moments of those each cell pulls
+ * (acm_mom_axes, acm_mom_populations_a), sum the moments of those each cell pulls
  * (acm_mom_add_layer), collide in moment space (acm_mom_collide: what the
  * population collision of every model keeps at orders 0-2) and write the
  * result.
@@ -60,30 +60,37 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
     return redo;
 }
 
-/* ---- the tiled step (docs/performance.md, "Moment storage: the tiled step") ----------
- * A block of 32 x ACM_TILE_Y threads steps a tile of as many cells, a warp a
- * row, and walks along z through `lz` planes. At each plane the block builds
- * the 27 populations that each position of the tile and of the ring around it
- * streams (34 x (y + 2) positions: a thread builds one or two), from the
- * position's moments loaded one plane ahead (each value read about once from
- * DRAM, the ring's again by the next tile, the plane before and after a walk
- * by the next walk), with acm_mom_populations_abc (the 1-D factors shared by
- * all 27), into shared memory. Each cell of the tile then adds the nine of
- * each stencil layer it pulls (acm_mom_add_layer) to the sums of the plane
- * below, its own or the one above. A plane's sums are complete one plane
- * later: that plane's cells collide (acm_mom_finish). Every warp steps cells,
- * so no warp waits at the barriers while the others collide. Cells next to a
- * non-periodic face take the face rules' gather instead. The block's warps
- * reduce their part of a plane's sums (acm_plane_warp) and thread 0 adds
- * them to the plane's behind the next plane's first barrier. A launch steps
- * the planes [zb, ze). */
+/* ---- the tiled step (docs/performance.md, "Moment storage: every warp steps cells") ---
+ * A block of 32 x y threads (acm_tile) steps a tile of as many cells, a warp
+ * a row, and walks along z through `lz` planes. At each plane the block
+ * builds the 27 populations that each position of the tile and of the ring
+ * around it streams (34 x (y + 2) positions: a thread builds one whole, then
+ * a third or the whole of one of the rest), from the position's moments
+ * loaded one plane ahead (each value read about once from DRAM, the ring's
+ * again by the next tile, the plane before and after a walk by the next
+ * walk), with the 1-D factors shared by all 27 (acm_mom_axes,
+ * acm_mom_populations_a: a slice of c_x at a time), into shared memory. Each
+ * cell of the tile then adds the nine of each stencil layer it pulls
+ * (acm_mom_add_layer) to the sums of the plane below, its own or the one
+ * above. A plane's sums are complete one plane later: that plane's cells
+ * collide (acm_mom_finish). Every warp steps cells, so no warp idles at the
+ * barriers while the others collide. Cells next to a non-periodic face take
+ * the face rules' gather instead. The block's warps reduce their part of a
+ * plane's sums (acm_plane_warp) and thread 0 adds them to the plane's behind
+ * the next plane's first barrier. A launch steps the planes [zb, ze). */
 template <typename R> struct acm_tile {
     static constexpr int y = sizeof(R) == 8 ? 4 : 8; /* rows of cells, a warp each */
     static constexpr int threads = 32 * y;
     static constexpr int px = 32 + 2, py = y + 2; /* the positions built: tile and ring */
-    /* positions a thread builds: shared memory 27 px py sizeof(R), 44 kB FP64,
-     * 37 kB else */
-    static constexpr int builds = (px * py + threads - 1) / threads;
+    /* shared memory 27 px py sizeof(R), 44 kB FP64, 37 kB else. A thread
+     * builds a position whole, then one of the `extra` positions past the
+     * first `threads`: in thirds (a slice of c_x each, acm_mom_populations_a)
+     * where one round of thirds covers them (FP32, 16-bit: 252 thirds, 256
+     * threads), so that every warp takes its part of them; else whole (FP64:
+     * 76 positions, 128 threads; in two rounds of thirds it ran 10 % slower) */
+    static constexpr int extra = px * py - threads;
+    static constexpr bool thirds = 3 * extra <= threads;
+    static_assert(extra <= threads, "a thread builds at most two positions");
     /* 2 blocks a multiprocessor at least (FP32: at most 128 registers) */
     static constexpr int min_blocks = 2;
 };
@@ -107,7 +114,8 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
 {
     typedef typename acm_io<T>::R R;
     typedef acm_tile<R> tile;
-    constexpr int PX = tile::px, PY = tile::py, NB = tile::builds;
+    constexpr int PX = tile::px, PY = tile::py, TH = tile::threads;
+    constexpr bool THIRDS = tile::thirds;
     const bool acm = acm_is_adaptive(MODEL);
     if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
         return;
@@ -125,16 +133,20 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
     const bool edge_xy = x < g.inner_lo[0] || x > g.inner_hi[0] || y < g.inner_lo[1] ||
                          y > g.inner_hi[1];
     const T *src = (const T *)a.src;
-    /* the positions this thread builds: i = threadIdx.x + b threads, at
-     * (i % PX, i / PX) of the tile's ring, whose cell is (xs, ys) */
-    uint32_t col[NB]; /* xs + nx ys */
-    bool builds[NB];
+    /* what this thread builds: position pos[0] = threadIdx.x whole, then
+     * position pos[1] = TH + threadIdx.x / 3, its third threadIdx.x % 3
+     * (THIRDS), or TH + threadIdx.x whole; position i lies at (i % PX, i / PX)
+     * of the tile's ring, cell (xs, ys) */
+    const int t = (int)threadIdx.x, third = THIRDS ? t % 3 : 0;
+    int pos[2];
+    uint32_t col[2]; /* xs + nx ys */
+    bool builds[2];
 #pragma unroll
-    for (int b = 0; b < NB; ++b) {
-        const int i = (int)threadIdx.x + b * tile::threads;
-        builds[b] = i < PX * PY;
-        const int32_t xs = acm_tile_coord(x0 - 1 + i % PX, g.nx, xper);
-        const int32_t ys = acm_tile_coord(y0 - 1 + i / PX, g.ny, yper);
+    for (int b = 0; b < 2; ++b) {
+        pos[b] = b == 0 ? t : TH + (THIRDS ? t / 3 : t);
+        builds[b] = b == 0 || (THIRDS ? t < 3 * tile::extra : t < tile::extra);
+        const int32_t xs = acm_tile_coord(x0 - 1 + pos[b] % PX, g.nx, xper);
+        const int32_t ys = acm_tile_coord(y0 - 1 + pos[b] / PX, g.ny, yper);
         col[b] = acm_lin(g, xs, ys, 0);
     }
     const uint32_t nxy = (uint32_t)g.nx * (uint32_t)g.ny;
@@ -144,29 +156,38 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
 #pragma unroll
         for (int n = 0; n < ACM_MOMENTS; ++n)
             acc[l][n] = 0;
-    acm_mom_raw<T> next[NB]; /* the positions' cells of plane p, loaded one plane ahead */
+    acm_mom_raw<T> next[2]; /* the positions' cells of plane p, loaded a plane ahead */
     {
         const uint32_t zc = (uint32_t)acm_tile_coord(z0 - 1, g.nz, zper) * nxy;
 #pragma unroll
-        for (int b = 0; b < NB; ++b)
+        for (int b = 0; b < 2; ++b)
             if (builds[b])
                 next[b].fetch(src + (uint64_t)(col[b] + zc) * acm_mom_io<T>::slots);
     }
     for (int32_t p = z0 - 1; p <= z1; ++p) {
         const uint32_t zn = (uint32_t)acm_tile_coord(p + 1, g.nz, zper) * nxy;
 #pragma unroll
-        for (int b = 0; b < NB; ++b) {
+        for (int b = 0; b < 2; ++b) {
             if (!builds[b])
                 continue;
-            R m[ACM_MOMENTS], f[27];
+            R m[ACM_MOMENTS], d[3][3], e[3][3], h[3][3];
             next[b].open(m);
             if (p < z1)
                 next[b].fetch(src + (uint64_t)(col[b] + zn) * acm_mom_io<T>::slots);
-            acm_mom_math<R>::populations_abc(m, f);
-            const int i = (int)threadIdx.x + b * tile::threads;
+            acm_mom_math<R>::axes(m, d, e, h);
+            const int i = pos[b];
+            const bool part = b == 1 && THIRDS; /* a third of the position, else whole */
 #pragma unroll
-            for (int q = 0; q < 27; ++q)
-                pop[q][i / PX][i % PX] = f[q];
+            for (int a = 0; a < 3; ++a) {
+                const int sa = part ? third : a;
+                if (part && a > 0)
+                    break;
+                R f[9];
+                acm_mom_math<R>::populations_a(m, d, e, h, sa, f);
+#pragma unroll
+                for (int q = 0; q < 9; ++q)
+                    pop[9 * sa + q][i / PX][i % PX] = f[q];
+            }
         }
         __syncthreads();
         if (acm && threadIdx.x == 0 && p - 2 >= z0) /* the plane stepped last time */

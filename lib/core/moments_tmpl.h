@@ -147,43 +147,53 @@ ACM_INLINE void ACM__F(acm_mom_populations)(const ACM__R m[ACM_MOMENTS], ACM__R 
         g[i] = ACM__F(acm_mom_population)(m, i);
 }
 
-/* All 27 shifted populations of moments m in abc order (lattice.h), the
- * same values as acm_mom_population, grouped by axes: the 1-D factors once a
- * cell, then per (a, b) the parts that do not depend on c, then 5 operations
- * a population (the GPU's tiled step builds a cell's whole set this way):
- *   g_abc = w_abc (E0_ab + E1_ab d_c) + B0_ab P_z(c) + B2_ab H2(c) + B1_ab H1_z(c)
- * with E0 = drho + rho q, E1 = rho (1 + q), q = d_a + d_b + d_a d_b. */
-ACM_INLINE void ACM__F(acm_mom_populations_abc)(const ACM__R m[ACM_MOMENTS], ACM__R g[27])
+/* The 1-D factors (acm_mom_axis) of moments m's velocity along each axis
+ * ax for c = v - 1: what all 27 populations of the cell share. */
+ACM_INLINE void ACM__F(acm_mom_axes)(const ACM__R m[ACM_MOMENTS], ACM__R d[3][3], ACM__R p[3][3],
+                                     ACM__R h[3][3])
 {
-    ACM__R d[3][3], p[3][3], h[3][3];
     ACM_UNROLL
     for (int ax = 0; ax < 3; ++ax)
         ACM_UNROLL
         for (int v = 0; v < 3; ++v)
             ACM__F(acm_mom_axis)(m[1 + ax], v, &d[ax][v], &p[ax][v], &h[ax][v]);
+}
+
+/* The nine shifted populations g[3 b + c] of moments m with c_x = a - 1
+ * (abc order, lattice.h), the same values as acm_mom_population, grouped by
+ * axes: the cell's 1-D factors (acm_mom_axes) made once for all 27, then per
+ * (a, b) the parts that do not depend on c, then 5 operations a population
+ * (the GPU's tiled step builds a cell's populations this way):
+ *   g_abc = w_abc (E0_ab + E1_ab d_c) + B0_ab P_z(c) + B2_ab H2(c) + B1_ab H1_z(c)
+ * with E0 = drho + rho q, E1 = rho (1 + q), q = d_a + d_b + d_a d_b. */
+ACM_INLINE void ACM__F(acm_mom_populations_a)(const ACM__R m[ACM_MOMENTS], const ACM__R d[3][3],
+                                              const ACM__R p[3][3], const ACM__R h[3][3], int a,
+                                              ACM__R g[9])
+{
+    /* the x factors of slice a (a may be a run-time value: no indexing) */
+    const ACM__R da = a == 0 ? d[0][0] : (a == 1 ? d[0][1] : d[0][2]);
+    const ACM__R pa = a == 0 ? p[0][0] : (a == 1 ? p[0][1] : p[0][2]);
+    const ACM__R ha = a == 0 ? h[0][0] : (a == 1 ? h[0][1] : h[0][2]);
     const ACM__R rho = (ACM__R)1 + m[0];
+    /* the 1-D weights times 3 (2/3 and 1/6 times 3: exact) */
+    const ACM__R h2a = a == 1 ? (ACM__R)-1 : (ACM__R)0.5, w1a = a == 1 ? 2 : 0.5;
+    const ACM__R x4 = m[4] * h2a, x7 = m[7] * ha, x8 = m[8] * ha;
+    const ACM__R x6 = m[6] * pa;
     ACM_UNROLL
-    for (int a = 0; a < 3; ++a) {
-        /* the 1-D weights times 3 (2/3 and 1/6 times 3: exact) */
-        const ACM__R h2a = a == 1 ? (ACM__R)-1 : (ACM__R)0.5, w1a = a == 1 ? 2 : 0.5;
-        const ACM__R x4 = m[4] * h2a, x7 = m[7] * h[0][a], x8 = m[8] * h[0][a];
-        const ACM__R x6 = m[6] * p[0][a];
+    for (int b = 0; b < 3; ++b) {
+        const ACM__R h2b = b == 1 ? (ACM__R)-1 : (ACM__R)0.5;
+        const ACM__R w1b = b == 1 ? 2 : 0.5;
+        const ACM__R q = da + d[1][b] + da * d[1][b];
+        const ACM__R e0 = m[0] + rho * q, e1 = rho + rho * q;
+        const ACM__R b0 = x4 * p[1][b] + pa * (m[5] * h2b) + x7 * h[1][b];
+        const ACM__R b1 = x8 * p[1][b] + pa * (m[9] * h[1][b]);
+        const ACM__R b2 = x6 * p[1][b];
         ACM_UNROLL
-        for (int b = 0; b < 3; ++b) {
-            const ACM__R h2b = b == 1 ? (ACM__R)-1 : (ACM__R)0.5;
-            const ACM__R w1b = b == 1 ? 2 : 0.5;
-            const ACM__R q = d[0][a] + d[1][b] + d[0][a] * d[1][b];
-            const ACM__R e0 = m[0] + rho * q, e1 = rho + rho * q;
-            const ACM__R b0 = x4 * p[1][b] + p[0][a] * (m[5] * h2b) + x7 * h[1][b];
-            const ACM__R b1 = x8 * p[1][b] + p[0][a] * (m[9] * h[1][b]);
-            const ACM__R b2 = x6 * p[1][b];
-            ACM_UNROLL
-            for (int c = 0; c < 3; ++c) {
-                const ACM__R h2c = c == 1 ? (ACM__R)-1 : (ACM__R)0.5;
-                const ACM__R w27 = w1a * w1b * (c == 1 ? 2 : 0.5); /* 27 w_abc */
-                g[9 * a + 3 * b + c] = ACM__F(acm_mom_div27)(w27 * (e0 + e1 * d[2][c])) +
-                                       b0 * p[2][c] + b2 * h2c + b1 * h[2][c];
-            }
+        for (int c = 0; c < 3; ++c) {
+            const ACM__R h2c = c == 1 ? (ACM__R)-1 : (ACM__R)0.5;
+            const ACM__R w27 = w1a * w1b * (c == 1 ? 2 : 0.5); /* 27 w_abc */
+            g[3 * b + c] = ACM__F(acm_mom_div27)(w27 * (e0 + e1 * d[2][c])) + b0 * p[2][c] +
+                           b2 * h2c + b1 * h[2][c];
         }
     }
 }
