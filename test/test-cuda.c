@@ -58,8 +58,9 @@ static const char *const scene_names[SCENE_COUNT + 2] = {
     "closed lid box", "inflow + absorbers + force", "periodic TGV, 70 wide"};
 #define WIDE_NX 70
 
-/* Cells of scene sc's grid. */
-static size_t scene_cells(scene sc) { return (size_t)(sc == SCENE_WIDE ? WIDE_NX : NX) * NY * NZ; }
+/* Cells along x of scene sc's grid, and its cells. */
+static size_t scene_nx(scene sc) { return sc == SCENE_WIDE ? WIDE_NX : NX; }
+static size_t scene_cells(scene sc) { return scene_nx(sc) * NY * NZ; }
 
 /* A domain on `backend` with `storage` set up as `sc`, stepped nsteps times. */
 static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
@@ -70,7 +71,7 @@ static acm_domain *run_scene(acm_backend backend, scene sc, acm_collision model,
     ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_KERNEL, kernel), ACM_OK);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, storage), ACM_OK);
-    const size_t nx = sc == SCENE_WIDE ? WIDE_NX : NX, cells = scene_cells(sc);
+    const size_t nx = scene_nx(sc), cells = scene_cells(sc);
     acm_domain_options o = acm_test_options((int32_t)nx, NY, NZ, 0.02, model, prec);
     o.backend = backend;
     o.layout = l;

@@ -176,11 +176,11 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                 next[b].fetch(src + (uint64_t)(col[b] + zn) * acm_mom_io<T>::slots);
             acm_mom_math<R>::axes(m, d, e, h);
             const int i = pos[b];
-            const bool part = b == 1 && THIRDS; /* a third of the position, else whole */
+            const bool sliced = b == 1 && THIRDS; /* a third of the position, else whole */
 #pragma unroll
             for (int a = 0; a < 3; ++a) {
-                const int sa = part ? third : a;
-                if (part && a > 0)
+                const int sa = sliced ? third : a;
+                if (sliced && a > 0)
                     break;
                 R f[9];
                 acm_mom_math<R>::populations_a(m, d, e, h, sa, f);
