@@ -341,16 +341,22 @@ static acm_status make_cavity_fp16(scene *sc, const run_options *ro, int v)
     return cavity(sc, ro, ACM_PRECISION_FP16, 0, NULL);
 }
 
-/* The cavity on moment storage, FP32 or 16-bit (v = 1). */
+/* The cavity on moment storage, FP32 or 16-bit (v = 1); v = 2: FP32 with
+ * CM-MRT (the central closure, lib/core/moments.h). */
 static acm_status make_cavity_moments(scene *sc, const run_options *ro, int v)
 {
     acm_layout *l = NULL;
     if (acm_layout_create(&l) != ACM_OK)
         return ACM_ERR_NO_MEMORY;
     acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
-    const acm_status st = cavity(sc, ro, v == 0 ? ACM_PRECISION_FP32 : ACM_PRECISION_FP16, 0, l);
+    const acm_status st = cavity(sc, ro, v == 1 ? ACM_PRECISION_FP16 : ACM_PRECISION_FP32, 0, l);
     acm_layout_destroy(l);
-    return st;
+    if (st != ACM_OK || v != 2)
+        return st;
+    acm_collision_options c = ACM_COLLISION_OPTIONS_INIT;
+    c.model = ACM_COLLISION_CM_MRT;
+    c.high_order_rate = 1.0;
+    return acm_domain_set_collision(sc->d, &c);
 }
 
 static acm_status make_forced(scene *sc, const run_options *ro, int v)
@@ -387,6 +393,7 @@ static const scene_def scenes[] = {
     {"channel-solids-3-iterations", false, make_channel, 2},
     {"cavity-moments-fp32", false, make_cavity_moments, 0},
     {"cavity-moments-16-bit", false, make_cavity_moments, 1},
+    {"cavity-moments-cm", false, make_cavity_moments, 2},
     {"channel-moments-gather", false, make_channel, 3},
     {"free-sphere", false, make_free, 0},
     {"free-sphere-2-slabs", false, make_free, 1},

@@ -205,6 +205,7 @@ acm_gpu_grid cu_grid_of(const acm_domain *d)
     g.state = cu_moments(d) ? ACM_STATE_MOMENTS
               : !m->in_place ? ACM_STATE_POST
                              : (m->parity ? ACM_STATE_AA_SWAP : ACM_STATE_AA_OWN);
+    g.closure = cu_moments(d) ? acm_mom_closure(d->setup.coll.model) : 0;
     acm_inner_bounds(g);
     return g;
 }

@@ -1647,22 +1647,24 @@ END_TEST
  * closed box with a moving lid, the inlet/outlet channel with a body force;
  * models: BGK and ACM_LI2018 with its safety net (the default options). */
 static const scene mom_scenes[3] = {SCENE_PERIODIC, SCENE_BOX, SCENE_INFLOW_FORCE};
-static const acm_collision mom_models[2] = {ACM_COLLISION_BGK, ACM_COLLISION_ACM_LI2018};
+/* BGK and the ACM in the Hermite closure, CM-MRT in the central one (moments.h) */
+static const acm_collision mom_models[3] = {ACM_COLLISION_BGK, ACM_COLLISION_CM_MRT,
+                                            ACM_COLLISION_ACM_LI2018};
 #define MOM_STEPS 50
 
-/* loop index = scene * 2 + model. The same arithmetic on both sides but for
+/* loop index = scene * 3 + model. The same arithmetic on both sides but for
  * contractions into FMAs and the order of a few sums: the tolerance of the
  * population comparisons. */
 START_TEST(gpu_moments_fp32_match_cpu)
 {
-    compare_storage(mom_scenes[_i / 2], mom_models[_i % 2], ACM_PRECISION_FP32, ACM_PRECISION_FP32,
+    compare_storage(mom_scenes[_i / 3], mom_models[_i % 3], ACM_PRECISION_FP32, ACM_PRECISION_FP32,
                     ACM_KERNEL_FUSED, ACM_STORAGE_MOMENTS, MOM_STEPS, 1e-5);
 }
 END_TEST
 
 START_TEST(gpu_moments_fp64_match_cpu)
 {
-    compare_storage(mom_scenes[_i / 2], mom_models[_i % 2], ACM_PRECISION_FP64, ACM_PRECISION_FP64,
+    compare_storage(mom_scenes[_i / 3], mom_models[_i % 3], ACM_PRECISION_FP64, ACM_PRECISION_FP64,
                     ACM_KERNEL_FUSED, ACM_STORAGE_MOMENTS, MOM_STEPS, 1e-12);
 }
 END_TEST
@@ -1675,21 +1677,54 @@ END_TEST
  * leaves a margin of 30 over one step. */
 START_TEST(gpu_moments_fp16_match_cpu_emulation)
 {
-    compare_storage(mom_scenes[_i / 2], mom_models[_i % 2], ACM_PRECISION_FP16, ACM_PRECISION_FP16,
+    compare_storage(mom_scenes[_i / 3], mom_models[_i % 3], ACM_PRECISION_FP16, ACM_PRECISION_FP16,
                     ACM_KERNEL_FUSED, ACM_STORAGE_MOMENTS, MOM_STEPS, 5e-4);
 }
 END_TEST
 
 /* The tiles' seams: a grid of three tiles in x (32 cells a tile) and two in
  * y (8 rows in FP32 and 16-bit, 4 in FP64), periodic, so that every cell
- * takes the tiled step. loop index = precision (FP32, FP64, 16-bit) * 2 +
+ * takes the tiled step. loop index = precision (FP32, FP64, 16-bit) * 3 +
  * model; the tolerances of the tests above. */
 START_TEST(gpu_moments_tile_seams_match_cpu)
 {
     const acm_precision prec[3] = {ACM_PRECISION_FP32, ACM_PRECISION_FP64, ACM_PRECISION_FP16};
     const double tol[3] = {1e-5, 1e-12, 5e-4};
-    compare_storage(SCENE_WIDE, mom_models[_i % 2], prec[_i / 2], prec[_i / 2], ACM_KERNEL_FUSED,
-                    ACM_STORAGE_MOMENTS, MOM_STEPS, tol[_i / 2]);
+    compare_storage(SCENE_WIDE, mom_models[_i % 3], prec[_i / 3], prec[_i / 3], ACM_KERNEL_FUSED,
+                    ACM_STORAGE_MOMENTS, MOM_STEPS, tol[_i / 3]);
+}
+END_TEST
+
+/* A model of the other closure set between steps (the default ACM, then
+ * CM-MRT, then the ACM again): the GPU rebuilds its stored moments in the new
+ * closure, the CPU projects its populations again (lib/cpu/lbm_tmpl.h
+ * follow_closure); the two keep agreeing. FP64, the box with its lid. */
+START_TEST(gpu_moments_follow_the_closure)
+{
+    acm_domain *d[2];
+    for (int b = 0; b < 2; ++b) {
+        d[b] = run_scene(b ? ACM_BACKEND_CUDA : ACM_BACKEND_CPU, SCENE_BOX,
+                         ACM_COLLISION_ACM_LI2018, ACM_PRECISION_FP64,
+                         b ? ACM_KERNEL_FUSED : ACM_KERNEL_DEFAULT, ACM_STORAGE_MOMENTS, 10);
+        acm_collision_options c = ACM_COLLISION_OPTIONS_INIT, cm = ACM_COLLISION_OPTIONS_INIT;
+        ACM_CK_OK(d[b], acm_domain_get_collision(d[b], &c));
+        cm.model = ACM_COLLISION_CM_MRT;
+        cm.high_order_rate = 1.0;
+        ACM_CK_OK(d[b], acm_domain_set_collision(d[b], &cm));
+        ACM_CK_OK(d[b], acm_step(d[b], 10));
+        ACM_CK_OK(d[b], acm_domain_set_collision(d[b], &c));
+        ACM_CK_OK(d[b], acm_step(d[b], 10));
+    }
+    const size_t n = scene_cells(SCENE_BOX);
+    double *fc = field_n(d[0], ACM_FIELD_POPULATIONS, 27, n);
+    double *fg = field_n(d[1], ACM_FIELD_POPULATIONS, 27, n);
+    const double df = rel_diff(fg, fc, 27 * n);
+    printf("moment storage, ACM -> CM-MRT -> ACM: GPU vs CPU populations %.2e\n", df);
+    ck_assert_msg(df <= 1e-12, "populations differ by %g", df);
+    free(fc);
+    free(fg);
+    acm_domain_destroy(d[0]);
+    acm_domain_destroy(d[1]);
 }
 END_TEST
 
@@ -1844,10 +1879,11 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_block_size_changes_nothing, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("moments", 600);
-    tcase_add_loop_test(tc, gpu_moments_fp32_match_cpu, 0, 6);
-    tcase_add_loop_test(tc, gpu_moments_fp64_match_cpu, 0, 6);
-    tcase_add_loop_test(tc, gpu_moments_fp16_match_cpu_emulation, 0, 6);
-    tcase_add_loop_test(tc, gpu_moments_tile_seams_match_cpu, 0, 6);
+    tcase_add_loop_test(tc, gpu_moments_fp32_match_cpu, 0, 9);
+    tcase_add_loop_test(tc, gpu_moments_fp64_match_cpu, 0, 9);
+    tcase_add_loop_test(tc, gpu_moments_fp16_match_cpu_emulation, 0, 9);
+    tcase_add_loop_test(tc, gpu_moments_tile_seams_match_cpu, 0, 9);
+    tcase_add_test(tc, gpu_moments_follow_the_closure);
     tcase_add_loop_test(tc, gpu_moments_safety_net_matches_cpu, 0, 2);
     tcase_add_test(tc, gpu_moments_relayout_matches_cpu);
     tcase_add_test(tc, gpu_moments_refuse_unsupported_features);

@@ -26,36 +26,82 @@ static void random_moments(unsigned *seed, double m[ACM_MOMENTS])
     }
 }
 
+/* Both closures (moments.h) give populations whose moments are m: the
+ * rebuild and the encoding are a projection. */
 START_TEST(encoding_inverts_the_populations)
 {
     unsigned seed = 11;
-    double worst = 0.0;
-    for (int trial = 0; trial < 1000; ++trial) {
-        double m[ACM_MOMENTS], g[27], back[ACM_MOMENTS];
-        random_moments(&seed, m);
-        acm_mom_populations_f64(m, g);
-        acm_mom_encode_f64(g, back);
-        for (int n = 0; n < ACM_MOMENTS; ++n)
-            worst = fmax(worst, fabs(back[n] - m[n]));
+    for (int closure = ACM_CLOSURE_HERMITE; closure <= ACM_CLOSURE_CENTRAL; ++closure) {
+        double worst = 0.0;
+        for (int trial = 0; trial < 1000; ++trial) {
+            double m[ACM_MOMENTS], g[27], back[ACM_MOMENTS];
+            random_moments(&seed, m);
+            acm_mom_populations_f64(m, closure, g);
+            acm_mom_encode_f64(g, back);
+            for (int n = 0; n < ACM_MOMENTS; ++n)
+                worst = fmax(worst, fabs(back[n] - m[n]));
+        }
+        ck_assert_msg(worst < 1e-15, "closure %d: encode(populations(m)) - m up to %g", closure,
+                      worst);
     }
-    ck_assert_msg(worst < 1e-15, "encode(populations(m)) - m up to %g", worst);
+}
+END_TEST
+
+/* The two closures differ only above order 2, by the 1-D factor of the A
+ * terms: the central one's has second central moment 0 (P = phi - H2 / 3),
+ * so with A = 0 both give the equilibrium and with A != 0 they differ. */
+START_TEST(closures_differ_above_order_two)
+{
+    unsigned seed = 29;
+    double same = 0.0, apart = 0.0;
+    for (int trial = 0; trial < 200; ++trial) {
+        double m[ACM_MOMENTS], h[27], c[27];
+        random_moments(&seed, m);
+        acm_mom_populations_f64(m, ACM_CLOSURE_HERMITE, h);
+        acm_mom_populations_f64(m, ACM_CLOSURE_CENTRAL, c);
+        for (int i = 0; i < 27; ++i)
+            apart = fmax(apart, fabs(h[i] - c[i]));
+        for (int n = 4; n < ACM_MOMENTS; ++n)
+            m[n] = 0.0;
+        acm_mom_populations_f64(m, ACM_CLOSURE_HERMITE, h);
+        acm_mom_populations_f64(m, ACM_CLOSURE_CENTRAL, c);
+        for (int i = 0; i < 27; ++i)
+            same = fmax(same, fabs(h[i] - c[i]));
+        /* the central closure's 1-D factor: mass 1, mean u, second central moment 0 */
+        for (int a = 0; a < 3; ++a) {
+            double dd, p[3], h1, mass = 0.0, mean = 0.0, var = 0.0;
+            for (int v = 0; v < 3; ++v) {
+                acm_mom_axis_f64(m[1 + a], v, ACM_CLOSURE_CENTRAL, &dd, &p[v], &h1);
+                mass += p[v];
+                mean += (v - 1) * p[v];
+            }
+            for (int v = 0; v < 3; ++v)
+                var += (v - 1 - mean) * (v - 1 - mean) * p[v];
+            ck_assert_double_eq_tol(mass, 1.0, 1e-15);
+            ck_assert_double_eq_tol(mean, m[1 + a], 1e-15);
+            ck_assert_double_eq_tol(var, 0.0, 1e-15);
+        }
+    }
+    printf("closures: populations differ by up to %.2e with A, %.2e without\n", apart, same);
+    ck_assert_msg(same < 1e-16, "the closures differ at equilibrium by %g", same);
+    ck_assert_msg(apart > 1e-4, "the closures do not differ (%g)", apart);
 }
 END_TEST
 
 /* All 27 populations of moments m in abc order as the GPU's tiled step
  * builds them: the 1-D factors once, then the three slices of c_x. */
-static void grouped_f32(const float m[ACM_MOMENTS], float g[27])
+static void grouped_f32(const float m[ACM_MOMENTS], int closure, float g[27])
 {
     float d[3][3], p[3][3], h[3][3];
-    acm_mom_axes_f32(m, d, p, h);
+    acm_mom_axes_f32(m, closure, d, p, h);
     for (int a = 0; a < 3; ++a)
         acm_mom_populations_a_f32(m, d, p, h, a, g + 9 * a);
 }
 
-static void grouped_f64(const double m[ACM_MOMENTS], double g[27])
+static void grouped_f64(const double m[ACM_MOMENTS], int closure, double g[27])
 {
     double d[3][3], p[3][3], h[3][3];
-    acm_mom_axes_f64(m, d, p, h);
+    acm_mom_axes_f64(m, closure, d, p, h);
     for (int a = 0; a < 3; ++a)
         acm_mom_populations_a_f64(m, d, p, h, a, g + 9 * a);
 }
@@ -79,8 +125,9 @@ START_TEST(rebuilt_populations_keep_their_momentum)
         float m[ACM_MOMENTS], g[27], ga[27];
         for (int q = 0; q < ACM_MOMENTS; ++q)
             m[q] = (float)md[q];
-        acm_mom_populations_f32(m, g);
-        grouped_f32(m, ga);
+        const int closure = k & 1; /* both closures */
+        acm_mom_populations_f32(m, closure, g);
+        grouped_f32(m, closure, ga);
         double j[2] = {0, 0};
         for (int i = 0; i < 27; ++i) {
             j[0] += acm_cx(i) * (double)g[i];
@@ -165,10 +212,11 @@ START_TEST(grouped_forms_equal_the_one_formula)
     double worst_g = 0.0, worst_s = 0.0;
     for (int trial = 0; trial < 1000; ++trial) {
         double m[ACM_MOMENTS], g[27], ref[ACM_MOMENTS] = {0}, got[ACM_MOMENTS] = {0};
+        const int closure = trial & 1; /* both closures */
         random_moments(&seed, m);
-        grouped_f64(m, g);
+        grouped_f64(m, closure, g);
         for (int i = 0; i < 27; ++i) {
-            worst_g = fmax(worst_g, fabs(g[acm_abc(i)] - acm_mom_population_f64(m, i)));
+            worst_g = fmax(worst_g, fabs(g[acm_abc(i)] - acm_mom_population_f64(m, closure, i)));
             acm_mom_add_f64(ref, i, g[acm_abc(i)]);
         }
         for (int c = 0; c < 3; ++c) {
@@ -185,11 +233,12 @@ START_TEST(grouped_forms_equal_the_one_formula)
 }
 END_TEST
 
-/* Without a force, the collision moment storage runs (Hermite high orders at
- * rate 1, lib/engine/pipeline.c) leaves populations its moments reproduce:
- * the projection changes nothing but round-off. A CM collision whose
- * monomial high orders relax at 1 does not (its fourth orders keep A^2
- * terms): that is why moment storage sets the Hermite basis. */
+/* Without a force, the collision moment storage runs leaves populations its
+ * moments reproduce in the model's closure: the projection changes nothing
+ * but round-off. The ACM models (Hermite high orders at rate 1,
+ * lib/engine/pipeline.c) in the Hermite closure; CM-MRT with its monomial
+ * high orders at 1 (CM(1)) in the central closure, and not in the Hermite
+ * one (its fourth orders keep A^2 terms): hence a closure per model. */
 START_TEST(rate_one_collision_stays_on_the_moments)
 {
     unsigned seed = 3;
@@ -201,17 +250,17 @@ START_TEST(rate_one_collision_stays_on_the_moments)
     p.rate_min = p.rate_max = 1.0;
     p.hermite_high_orders = 1;
     p.floor_ratio = ACM_SAFETY_FLOOR;
-    double on = 0.0, off = 0.0;
+    double on = 0.0, cm = 0.0, off = 0.0;
     for (int trial = 0; trial < 200; ++trial) {
         double m[ACM_MOMENTS], g[27], o[27], h[27], F[3] = {0, 0, 0}, tau = 0;
         random_moments(&seed, m);
-        acm_mom_populations_f64(m, g);
+        acm_mom_populations_f64(m, ACM_CLOSURE_HERMITE, g);
         for (int i = 0; i < 27; ++i) /* high orders out of equilibrium, as streaming leaves them */
             g[i] += 1e-4 * acm_weight(i) * sin(3.0 * i + trial);
         acm_cell_diag_f64 d;
         acm_collide_f64(&p, p.model, g, F, 1.0, &tau, o, &d);
         memcpy(h, o, sizeof h);
-        acm_mom_project_f64(h, 64);
+        acm_mom_project_f64(h, 64, acm_mom_closure(p.model));
         for (int i = 0; i < 27; ++i)
             on = fmax(on, fabs(h[i] - o[i]));
         acm_collide_params q = p;
@@ -220,13 +269,19 @@ START_TEST(rate_one_collision_stays_on_the_moments)
         q.hermite_high_orders = 0;
         acm_collide_f64(&q, q.model, g, F, 1.0, &tau, o, &d);
         memcpy(h, o, sizeof h);
-        acm_mom_project_f64(h, 64);
+        acm_mom_project_f64(h, 64, acm_mom_closure(q.model));
+        for (int i = 0; i < 27; ++i)
+            cm = fmax(cm, fabs(h[i] - o[i]));
+        memcpy(h, o, sizeof h);
+        acm_mom_project_f64(h, 64, ACM_CLOSURE_HERMITE);
         for (int i = 0; i < 27; ++i)
             off = fmax(off, fabs(h[i] - o[i]));
     }
-    printf("projection of a rate-1 collision: Hermite basis %.2e, monomial basis %.2e\n", on, off);
+    printf("projection of a rate-1 collision: ACM, Hermite closure %.2e; CM(1), central closure "
+           "%.2e, Hermite closure %.2e\n", on, cm, off);
     ck_assert_msg(on < 1e-16, "Hermite rate-1 collision moved by the projection: %g", on);
-    ck_assert_msg(off > 1e-9, "monomial basis unexpectedly on the moments: %g", off);
+    ck_assert_msg(cm < 1e-16, "CM(1) collision moved by the central closure: %g", cm);
+    ck_assert_msg(off > 1e-9, "CM(1) unexpectedly on the Hermite closure: %g", off);
 }
 END_TEST
 
@@ -255,7 +310,7 @@ START_TEST(moment_collision_equals_the_full_one)
             double m[ACM_MOMENTS], g[27], o[27], full[ACM_MOMENTS], sums[ACM_MOMENTS], mine[ACM_MOMENTS];
             double F[3], tau = 0.0;
             random_moments(&seed, m);
-            acm_mom_populations_f64(m, g);
+            acm_mom_populations_f64(m, acm_mom_closure(p.model), g);
             for (int i = 0; i < 27; ++i)
                 g[i] += 2e-4 * acm_weight(i) * sin(5.0 * i + trial);
             for (int a = 0; a < 3; ++a)
@@ -290,7 +345,7 @@ START_TEST(moment_limiter_reaches_the_floor)
     double closest = 1.0;
     for (int i = 0; i < 27; ++i) {
         double e, d;
-        acm_mom_parts_f64(m, i, &e, &d);
+        acm_mom_parts_f64(m, ACM_CLOSURE_HERMITE, i, &e, &d);
         const double feq = e + acm_weight(i), f = feq + d;
         ck_assert_msg(f >= ACM_SAFETY_FLOOR * feq - 1e-15, "population %d: %g below %g", i, f,
                       ACM_SAFETY_FLOOR * feq);
@@ -308,7 +363,7 @@ START_TEST(moment_limiter_reaches_the_floor)
         int needs = 0;
         for (int i = 0; i < 27; ++i) {
             double e, d;
-            acm_mom_parts_f64(r, i, &e, &d);
+            acm_mom_parts_f64(r, ACM_CLOSURE_HERMITE, i, &e, &d);
             needs |= (1.0 - ACM_SAFETY_FLOOR) * (e + acm_weight(i)) + d < 0; /* f < floor */
         }
         const int sure = acm_mom_surely_above_f64(r, 0.7);
@@ -482,6 +537,49 @@ START_TEST(moments_equal_populations_at_rate_one)
     free(pb);
     acm_domain_destroy(a);
     acm_domain_destroy(b);
+}
+END_TEST
+
+/* CM-MRT on moment storage (the central closure) steps as population
+ * storage of CM(1), CM-MRT with every high-order rate at 1: the same to
+ * round-off in FP64, walls and moving lid included. The default ACM on
+ * moment storage (the Hermite closure) does not. */
+START_TEST(cm_moments_equal_cm1_populations)
+{
+    const int n = 12;
+    const size_t cells = (size_t)n * (n - 2) * (n - 4);
+    acm_domain *a = moments_domain(n, 0.02, ACM_COLLISION_CM_MRT, ACM_PRECISION_FP64,
+                                   ACM_STORAGE_POPULATIONS, 0.0);
+    acm_test_set_cm(a, 1.0);
+    double worst[2] = {0, 0}, umax = 0.0;
+    for (int k = 0; k < 2; ++k) { /* CM-MRT, then the default ACM, on moment storage */
+        acm_domain *b = moments_domain(n, 0.02, k == 0 ? ACM_COLLISION_CM_MRT : ACM_COLLISION_DEFAULT,
+                                       ACM_PRECISION_FP64, ACM_STORAGE_MOMENTS, 0.0);
+        if (k == 0)
+            acm_test_set_cm(b, 1.0);
+        lid_walls(b);
+        ACM_CK_OK(b, acm_step(b, 60));
+        if (k == 0) {
+            lid_walls(a);
+            ACM_CK_OK(a, acm_step(a, 60));
+        }
+        double *pa = field(a, ACM_FIELD_POPULATIONS, 27 * cells);
+        double *pb = field(b, ACM_FIELD_POPULATIONS, 27 * cells);
+        double *ua = field(a, ACM_FIELD_VELOCITY, 3 * cells);
+        worst[k] = max_diff(pa, pb, 27 * cells);
+        for (size_t c = 0; c < 3 * cells; ++c)
+            umax = fmax(umax, fabs(ua[c]));
+        free(pa);
+        free(pb);
+        free(ua);
+        acm_domain_destroy(b);
+    }
+    printf("lid box, 60 steps, |df| from population storage of CM(1): CM-MRT on moments %.2e, "
+           "the default ACM on moments %.2e (max |u| %.3f)\n", worst[0], worst[1], umax);
+    ck_assert_msg(umax > 0.01, "the lid set nothing in motion");
+    ck_assert_msg(worst[0] < 1e-13, "CM-MRT on moments: |df| %g", worst[0]);
+    ck_assert_msg(worst[1] > 1e-8, "the ACM on moments equals CM(1): |df| %g", worst[1]);
+    acm_domain_destroy(a);
 }
 END_TEST
 
@@ -684,6 +782,7 @@ TEST_SUITE(moments_suite)
     Suite *s = suite_create("moments");
     TCase *tc = acm_tcase("algebra", 30);
     tcase_add_test(tc, encoding_inverts_the_populations);
+    tcase_add_test(tc, closures_differ_above_order_two);
     tcase_add_test(tc, grouped_forms_equal_the_one_formula);
     tcase_add_test(tc, rate_one_collision_stays_on_the_moments);
     tcase_add_test(tc, moment_collision_equals_the_full_one);
@@ -696,6 +795,7 @@ TEST_SUITE(moments_suite)
     suite_add_tcase(s, tc);
     tc = acm_tcase("domain", 300);
     tcase_add_test(tc, moments_equal_populations_at_rate_one);
+    tcase_add_test(tc, cm_moments_equal_cm1_populations);
     tcase_add_test(tc, smooth_fields_read_back);
     tcase_add_loop_test(tc, restart_is_bitwise, 0, 3);
     tcase_add_test(tc, relayout_between_storages);

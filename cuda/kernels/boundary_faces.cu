@@ -83,7 +83,7 @@ __global__ void acm_mom_layer_kernel(const acm_gpu_grid g, T *mom, const acm_gat
     double dr = 0.0, j[3] = {0.0, 0.0, 0.0};
 #pragma unroll
     for (int i = 0; i < 27; ++i) {
-        const double v = (double)acm_mom_math<R>::population(m, i);
+        const double v = (double)acm_mom_math<R>::population(m, g.closure, i);
         dr += v;
         j[0] += acm_cx(i) * v;
         j[1] += acm_cy(i) * v;
@@ -159,7 +159,7 @@ __global__ void acm_absorber_kernel(const acm_gpu_grid g, T *f, const acm_gate g
         acm_mom_load<T>(g, f, k, m);
 #pragma unroll
         for (int i = 0; i < 27; ++i)
-            v[i] = acm_mom_math<R>::population(m, i);
+            v[i] = acm_mom_math<R>::population(m, g.closure, i);
     } else {
 #pragma unroll
         for (int i = 0; i < 27; ++i) {

@@ -166,6 +166,8 @@ struct acm_gpu_grid {
                                          non-periodic face (acm_inner_bounds) */
     int32_t rule_lo[3], rule_hi[3];   /* per axis, those whose pull crosses no face that
                                          takes the face rule (acm_face_takes_rule) */
+    int32_t closure; /* moment storage: how its cells' moments close (acm_mom_closure of
+                        the model); else 0. Last: in the struct's former tail padding */
 };
 
 /* The inner coordinate range of every axis: 1 in from a non-periodic face. */
@@ -523,14 +525,15 @@ template <typename R> struct acm_mom_math;
         {                                                                                    \
             acm_mom_add_##SFX(s, i, v);                                                      \
         }                                                                                    \
-        static __device__ __forceinline__ R population(const R m[ACM_MOMENTS], int i)         \
+        static __device__ __forceinline__ R population(const R m[ACM_MOMENTS], int closure,   \
+                                                       int i)                                \
         {                                                                                    \
-            return acm_mom_population_##SFX(m, i);                                           \
+            return acm_mom_population_##SFX(m, closure, i);                                  \
         }                                                                                    \
-        static __device__ __forceinline__ void axes(const R m[ACM_MOMENTS], R d[3][3],         \
-                                                    R p[3][3], R h[3][3])                    \
+        static __device__ __forceinline__ void axes(const R m[ACM_MOMENTS], int closure,       \
+                                                    R d[3][3], R p[3][3], R h[3][3])         \
         {                                                                                    \
-            acm_mom_axes_##SFX(m, d, p, h);                                                  \
+            acm_mom_axes_##SFX(m, closure, d, p, h);                                         \
         }                                                                                    \
         static __device__ __forceinline__ void populations_a(const R m[ACM_MOMENTS],          \
                                                              const R d[3][3], const R p[3][3], \
@@ -597,12 +600,13 @@ __device__ __forceinline__ void acm_mom_store_populations(const acm_gpu_grid &g,
 
 /* Shifted populations of cell (x, y, z) after streaming from a moment array:
  * acm_pull's face rules (lib/cpu/lbm_tmpl.h stream_row) on the populations
- * the cells' moments stand for. Across a non-periodic face the bounced
+ * the cells' moments stand for in closure `closure` (g.closure; a kernel of
+ * one model passes its own as a constant). Across a non-periodic face the bounced
  * population is the cell's own post-collision population opp(i), rebuilt
  * from its own moments, plus the wall term. */
 template <typename T>
 __device__ __forceinline__ void acm_mom_pull(const acm_gpu_grid &g, const T *__restrict__ src,
-                                             int32_t x, int32_t y, int32_t z,
+                                             int32_t x, int32_t y, int32_t z, int closure,
                                              typename acm_io<T>::R f[27])
 {
     typedef typename acm_io<T>::R R;
@@ -619,12 +623,14 @@ __device__ __forceinline__ void acm_mom_pull(const acm_gpu_grid &g, const T *__r
         if (fx[a] < 0 && fy[b] < 0 && fz[c] < 0) { /* wrapped, or mirrored across slip faces */
             R m[ACM_MOMENTS];
             acm_mom_load<T>(g, src, acm_lin(g, sx[a], sy[b], sz[c]), m);
-            f[i] = acm_mom_math<R>::population(m, acm_mirror(i, acm_slip_mask(fx[a], fy[b], fz[c])));
+            f[i] = acm_mom_math<R>::population(
+                m, closure, acm_mirror(i, acm_slip_mask(fx[a], fy[b], fz[c])));
         } else { /* bounce-back, or a layer cell's own equilibrium (acm_layer_pull) */
             const acm_crossing cr = acm_crossing_of(g, fx[a], fy[b], fz[c]);
             f[i] = acm_layer_pull(&cr, true)
-                       ? acm_mom_math<R>::population(own, i)
-                       : acm_mom_math<R>::population(own, acm_opp(i)) + (R)acm_bounce_term(i, &cr);
+                       ? acm_mom_math<R>::population(own, closure, i)
+                       : acm_mom_math<R>::population(own, closure, acm_opp(i)) +
+                             (R)acm_bounce_term(i, &cr);
         }
     }
 }
@@ -638,7 +644,7 @@ __device__ __forceinline__ void acm_pull_state(const acm_gpu_grid &g, const T *_
                                                typename acm_io<T>::R f[27])
 {
     if (g.state == ACM_STATE_MOMENTS)
-        acm_mom_pull<T>(g, src, x, y, z, f);
+        acm_mom_pull<T>(g, src, x, y, z, g.closure, f);
     else if (g.state == ACM_STATE_AA_OWN)
         acm_pull<T, 1, ACM_STATE_AA_OWN>(g, src, x, y, z, f);
     else if (g.state == ACM_STATE_AA_SWAP)

@@ -236,7 +236,7 @@ __global__ void acm_mom_get_kernel(const acm_gpu_grid g, const T *__restrict__ m
     acm_mom_load<T>(g, mom, k0 + t, m);
 #pragma unroll
     for (int i = 0; i < 27; ++i)
-        dst[(size_t)t * 27 + i] = (double)acm_mom_math<acm_real<T>>::population(m, i);
+        dst[(size_t)t * 27 + i] = (double)acm_mom_math<acm_real<T>>::population(m, g.closure, i);
 }
 
 /* The inverse: the moments of src[t * 27 + i] (in the arithmetic type) into

@@ -20,14 +20,16 @@
 #  error "compiled once per storage type: -DACM_TU_ELEM=ACM_ELEM_HALF, _FLOAT or _DOUBLE"
 #endif
 
-/* The sums of cell (x, y, z) next to a non-periodic face (acm_mom_pull's rules). */
+/* The sums of cell (x, y, z) next to a non-periodic face (acm_mom_pull's
+ * rules), the populations in closure `closure` (the kernel's model's, a
+ * constant: the edge cells' path stays as short as one closure's). */
 template <typename T>
 __device__ __forceinline__ void acm_mom_gather_edge(const acm_gpu_grid &g, const T *src,
-                                                    int32_t x, int32_t y, int32_t z,
+                                                    int32_t x, int32_t y, int32_t z, int closure,
                                                     typename acm_io<T>::R sums[ACM_MOMENTS])
 {
     typename acm_io<T>::R f[27];
-    acm_mom_pull<T>(g, src, x, y, z, f);
+    acm_mom_pull<T>(g, src, x, y, z, closure, f);
     acm_mom_math<typename acm_io<T>::R>::sums(f, sums);
 }
 
@@ -174,7 +176,7 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
             next[b].open(m);
             if (p < z1)
                 next[b].fetch(src + (uint64_t)(col[b] + zn) * acm_mom_io<T>::slots);
-            acm_mom_math<R>::axes(m, d, e, h);
+            acm_mom_math<R>::axes(m, acm_mom_closure(MODEL), d, e, h);
             const int i = pos[b];
             const bool sliced = b == 1 && THIRDS; /* a third of the position, else whole */
 #pragma unroll
@@ -214,7 +216,7 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                 const bool edge = edge_xy || z < g.inner_lo[2] || z > g.inner_hi[2];
                 const uint32_t ib_word = acm_ib_word(a, k);
                 if (edge) /* next to a wall, inlet or outlet: the face rules */
-                    acm_mom_gather_edge<T>(g, src, x, y, z, acc[0]);
+                    acm_mom_gather_edge<T>(g, src, x, y, z, acm_mom_closure(MODEL), acc[0]);
                 redo = acm_mom_finish<T, MODEL>(a, k, edge && acm_rule_at(g, x, y, z), ib_word,
                                                 acc[0], u2max, rho_sum, j_sum, pi_sum);
             }

@@ -58,7 +58,8 @@ __global__ void acm_mom_redo_kernel(const acm_step_args a)
         R f[27], F[3], s[ACM_MOMENTS], m[ACM_MOMENTS];
         int32_t x, y, z;
         acm_coords(a.g, k, x, y, z);
-        acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, f);
+        /* the adaptive models' redo: their closure is the Hermite one */
+        acm_mom_pull<T>(a.g, (const T *)a.src, x, y, z, ACM_CLOSURE_HERMITE, f);
         acm_mom_math<R>::sums(f, s);
         acm_cell_force(a, k, acm_ib_word(a, k), F);
         const acm_collide_params p =

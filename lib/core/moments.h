@@ -19,10 +19,21 @@
  *       + A_xx H2(a) P_y(b) P_z(c) + A_yy P_x(a) H2(b) P_z(c) + A_zz P_x(a) P_y(b) H2(c)
  *       + A_xy H1_x(a) H1_y(b) P_z(c) + A_xz H1_x(a) P_y(b) H1_z(c)
  *       + A_yz P_x(a) H1_y(b) H1_z(c)
- * with e the product-form equilibrium minus w (collide_tmpl.h), P the 1-D
- * equilibrium factors phi(c, u), H1 = d phi / d u = (u - 1/2, -2u, u + 1/2)
- * and H2 = (1/2, -1, 1/2). Encoding these populations gives m back exactly:
- * the pair is a projection (test-moments checks it).
+ * with e the product-form equilibrium minus w (collide_tmpl.h), H1 =
+ * d phi / d u = (u - 1/2, -2u, u + 1/2), H2 = (1/2, -1, 1/2) and P the 1-D
+ * factor of the closure (acm_mom_closure, docs/physics.md "One closure per
+ * model"):
+ *   Hermite (every model but CM-MRT): P = phi(c, u), the equilibrium's
+ *     1-D factors; the populations' central Hermite moments of order 3 and
+ *     more vanish (the regularised, recursive closure: their third raw
+ *     non-equilibrium moments are u_a A_bc + u_b A_ac + u_c A_ab);
+ *   central (CM-MRT): P = phi - H2 / 3 = ((u^2 - u)/2, 1 - u^2, (u^2 + u)/2),
+ *     the factor of second central moment 0; the populations' central
+ *     moments of order 3 and more are those of the equilibrium, what the
+ *     CM-MRT collision with every high-order rate at 1 (CM(1)) leaves, so
+ *     that moment storage of CM-MRT steps as population storage of CM(1).
+ * Encoding these populations gives m back exactly in either closure: the
+ * pair is a projection (test-moments checks it).
  */
 #ifndef ACMLBM_MOMENTS_H
 #define ACMLBM_MOMENTS_H
@@ -31,6 +42,17 @@
 
 /* Values a cell stores. */
 #define ACM_MOMENTS 10
+
+/* How the populations a cell streams close its 10 moments (above). */
+typedef enum acm_mom_closure_kind { ACM_CLOSURE_HERMITE = 0, ACM_CLOSURE_CENTRAL = 1 } acm_mom_closure_kind;
+
+/* The closure of collision model `model`: central for CM-MRT, Hermite for
+ * the others (the ACM models' adaptive rates sit at 1 in the Hermite basis
+ * on this storage, and BGK and RM-MRT regularise in it). */
+ACM_HD int acm_mom_closure(int model)
+{
+    return model == ACM_COLLISION_CM_MRT ? ACM_CLOSURE_CENTRAL : ACM_CLOSURE_HERMITE;
+}
 
 /* 16-bit storage (docs/physics.md, "16-bit moments"): rho - 1 and the six A
  * as FP16 of the moment times a power of two that keeps its range inside

@@ -92,32 +92,37 @@ ACM_INLINE ACM__R ACM__F(acm_mom_div27)(ACM__R t)
 }
 
 /* The 1-D factors of one axis at velocity u for c = a - 1: the equilibrium
- * offset d (phi = w1 (1 + d)), phi itself and H1 = d phi / d u. */
-ACM_INLINE void ACM__F(acm_mom_axis)(ACM__R u, int a, ACM__R *d, ACM__R *phi, ACM__R *h1)
+ * offset d (phi = w1 (1 + d)), the A terms' factor P of the closure
+ * (moments.h: phi for the Hermite closure, phi - H2 / 3 for the central one)
+ * and H1 = d phi / d u. */
+ACM_INLINE void ACM__F(acm_mom_axis)(ACM__R u, int a, int closure, ACM__R *d, ACM__R *p,
+                                     ACM__R *h1)
 {
     const ACM__R uu = u * u;
+    const int central = closure == ACM_CLOSURE_CENTRAL;
     if (a == 1) {
         *d = (ACM__R)-1.5 * uu;
-        *phi = (ACM__R)(2.0 / 3.0) - uu;
+        *p = (central ? (ACM__R)1 : (ACM__R)(2.0 / 3.0)) - uu;
         *h1 = (ACM__R)-2 * u;
     } else {
         const ACM__R half = a == 2 ? (ACM__R)0.5 : (ACM__R)-0.5, cu = a == 2 ? u : -u;
         *d = (ACM__R)3 * (uu + cu);
-        *phi = (ACM__R)0.5 * (uu + cu) + (ACM__R)(1.0 / 6.0);
+        *p = central ? (ACM__R)0.5 * (uu + cu) : (ACM__R)0.5 * (uu + cu) + (ACM__R)(1.0 / 6.0);
         *h1 = u + half;
     }
 }
 
 /* Population i (public order) of moments m in two parts: *e, the shifted
- * equilibrium f^eq_i(rho, u) - w_i, and *d, the part of the A; f_i - w_i is
- * their sum (moments.h). */
-ACM_INLINE void ACM__F(acm_mom_parts)(const ACM__R m[ACM_MOMENTS], int i, ACM__R *e, ACM__R *d)
+ * equilibrium f^eq_i(rho, u) - w_i, and *d, the part of the A in the closure
+ * `closure` (moments.h); f_i - w_i is their sum. */
+ACM_INLINE void ACM__F(acm_mom_parts)(const ACM__R m[ACM_MOMENTS], int closure, int i, ACM__R *e,
+                                      ACM__R *d)
 {
     const int a = acm_cx(i) + 1, b = acm_cy(i) + 1, c = acm_cz(i) + 1;
     ACM__R dx, px, hx, dy, py, hy, dz, pz, hz;
-    ACM__F(acm_mom_axis)(m[1], a, &dx, &px, &hx);
-    ACM__F(acm_mom_axis)(m[2], b, &dy, &py, &hy);
-    ACM__F(acm_mom_axis)(m[3], c, &dz, &pz, &hz);
+    ACM__F(acm_mom_axis)(m[1], a, closure, &dx, &px, &hx);
+    ACM__F(acm_mom_axis)(m[2], b, closure, &dy, &py, &hy);
+    ACM__F(acm_mom_axis)(m[3], c, closure, &dz, &pz, &hz);
     const ACM__R h2x = a == 1 ? (ACM__R)-1 : (ACM__R)0.5;
     const ACM__R h2y = b == 1 ? (ACM__R)-1 : (ACM__R)0.5;
     const ACM__R h2z = c == 1 ? (ACM__R)-1 : (ACM__R)0.5;
@@ -130,38 +135,41 @@ ACM_INLINE void ACM__F(acm_mom_parts)(const ACM__R m[ACM_MOMENTS], int i, ACM__R
          (hx * (m[7] * hy * pz + m[8] * py * hz) + m[9] * px * hy * hz);
 }
 
-/* Shifted population i (public order) that moments m stand for. The one
- * formula of the storage: the CPU's projection and the GPU's gather both use it. */
-ACM_INLINE ACM__R ACM__F(acm_mom_population)(const ACM__R m[ACM_MOMENTS], int i)
+/* Shifted population i (public order) that moments m stand for in the
+ * closure `closure`. The one formula of the storage: the CPU's projection
+ * and the GPU's gather both use it. */
+ACM_INLINE ACM__R ACM__F(acm_mom_population)(const ACM__R m[ACM_MOMENTS], int closure, int i)
 {
     ACM__R e, d;
-    ACM__F(acm_mom_parts)(m, i, &e, &d);
+    ACM__F(acm_mom_parts)(m, closure, i, &e, &d);
     return e + d;
 }
 
 /* All 27 shifted populations of moments m, public order. */
-ACM_INLINE void ACM__F(acm_mom_populations)(const ACM__R m[ACM_MOMENTS], ACM__R g[27])
+ACM_INLINE void ACM__F(acm_mom_populations)(const ACM__R m[ACM_MOMENTS], int closure,
+                                            ACM__R g[27])
 {
     ACM_UNROLL
     for (int i = 0; i < 27; ++i)
-        g[i] = ACM__F(acm_mom_population)(m, i);
+        g[i] = ACM__F(acm_mom_population)(m, closure, i);
 }
 
 /* The 1-D factors (acm_mom_axis) of moments m's velocity along each axis
- * ax for c = v - 1: what all 27 populations of the cell share. */
-ACM_INLINE void ACM__F(acm_mom_axes)(const ACM__R m[ACM_MOMENTS], ACM__R d[3][3], ACM__R p[3][3],
-                                     ACM__R h[3][3])
+ * ax for c = v - 1 in the closure `closure`: what all 27 populations of the
+ * cell share. */
+ACM_INLINE void ACM__F(acm_mom_axes)(const ACM__R m[ACM_MOMENTS], int closure, ACM__R d[3][3],
+                                     ACM__R p[3][3], ACM__R h[3][3])
 {
     ACM_UNROLL
     for (int ax = 0; ax < 3; ++ax)
         ACM_UNROLL
         for (int v = 0; v < 3; ++v)
-            ACM__F(acm_mom_axis)(m[1 + ax], v, &d[ax][v], &p[ax][v], &h[ax][v]);
+            ACM__F(acm_mom_axis)(m[1 + ax], v, closure, &d[ax][v], &p[ax][v], &h[ax][v]);
 }
 
 /* The nine shifted populations g[3 b + c] of moments m with c_x = a - 1
- * (abc order, lattice.h), the same values as acm_mom_population, grouped by
- * axes: the cell's 1-D factors (acm_mom_axes) made once for all 27, then per
+ * (abc order, lattice.h), the same values as acm_mom_population in the
+ * closure the factors p were made for (acm_mom_axes), grouped by axes: the cell's 1-D factors (acm_mom_axes) made once for all 27, then per
  * (a, b) the parts that do not depend on c, then 5 operations a population
  * (the GPU's tiled step builds a cell's populations this way):
  *   g_abc = w_abc (E0_ab + E1_ab d_c) + B0_ab P_z(c) + B2_ab H2(c) + B1_ab H1_z(c)
@@ -352,7 +360,8 @@ ACM_INLINE int ACM__F(acm_mom_surely_above)(const ACM__R m[ACM_MOMENTS], ACM__R 
 }
 
 /* The safety net of moment storage (adaptive models with the net, as for
- * populations): the A scaled by the largest s in [0, 1] that keeps every
+ * populations; their closure is Hermite, as acm_mom_surely_above's bound
+ * assumes): the A scaled by the largest s in [0, 1] that keeps every
  * population the cell streams above its floor, ACM_SAFETY_FLOOR f^eq
  * (e_i + s d_i >= floor - w_i, acm_mom_parts). Returns whether it scaled. */
 ACM_INLINE int ACM__F(acm_mom_limit)(const acm_collide_params *p, ACM__R m[ACM_MOMENTS])
@@ -364,7 +373,7 @@ ACM_INLINE int ACM__F(acm_mom_limit)(const acm_collide_params *p, ACM__R m[ACM_M
     ACM_UNROLL
     for (int i = 0; i < 27; ++i) {
         ACM__R e, d;
-        ACM__F(acm_mom_parts)(m, i, &e, &d);
+        ACM__F(acm_mom_parts)(m, ACM_CLOSURE_HERMITE, i, &e, &d);
         const ACM__R room = keep * (e + (ACM__R)acm_weight(i)); /* f^eq - floor */
         if (d < (ACM__R)0 && room + s * d < (ACM__R)0)
             s = room > (ACM__R)0 ? room / -d : (ACM__R)0;
@@ -396,15 +405,15 @@ ACM_INLINE void ACM__F(acm_mom_quantize16)(ACM__R m[ACM_MOMENTS])
 }
 
 /* Replace shifted post-collision populations g by the ones their moments
- * stand for, as stored with `bits` 32/64 (exact) or 16 (quantised): what a
- * cell of moment storage streams. */
-ACM_INLINE void ACM__F(acm_mom_project)(ACM__R g[27], int bits)
+ * stand for in the closure `closure`, as stored with `bits` 32/64 (exact)
+ * or 16 (quantised): what a cell of moment storage streams. */
+ACM_INLINE void ACM__F(acm_mom_project)(ACM__R g[27], int bits, int closure)
 {
     ACM__R m[ACM_MOMENTS];
     ACM__F(acm_mom_encode)(g, m);
     if (bits == 16)
         ACM__F(acm_mom_quantize16)(m);
-    ACM__F(acm_mom_populations)(m, g);
+    ACM__F(acm_mom_populations)(m, closure, g);
 }
 
 #undef ACM__R

@@ -89,6 +89,9 @@ typedef struct cpu_impl {
     int mom_bits;       /* moment storage: every post-collision cell projected on its
                            moments as stored with 16, 32 or 64 bits (lib/core/moments.h);
                            0 for population storage */
+    int mom_closure;    /* moment storage: the closure (acm_mom_closure) the state's
+                           populations were projected with; a step under a model of
+                           the other closure projects them again first */
     int parity;         /* in place: 0 = f[0] holds the physical (streamed) state,
                            1 = the post-collision state of an even step, each
                            population in its opposite slot (cpu/lbm_tmpl.h) */
@@ -349,6 +352,7 @@ static acm_status cpu_domain_init(acm_domain *d)
     m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     if (d->layout.storage == ACM_STORAGE_MOMENTS)
         m->mom_bits = d->layout.precision == ACM_PRECISION_FP16 ? 16 : 8 * (int)m->elem;
+    m->mom_closure = acm_mom_closure(d->setup.coll.model);
     const int arrays = m->in_place ? 1 : 2;
     /* refuse what the machine cannot hold (available_memory) before the
      * kernel grants it and kills the process on first touch */
@@ -471,11 +475,21 @@ static acm_status cpu_prepare(acm_domain *d)
     return d->setup.coll.model == ACM_COLLISION_ACM_LI2020 ? acm_cpu_ensure_tau(d, m) : ACM_OK;
 }
 
+/* Moment storage's populations in the closure of the model now set. */
+static void cpu_follow_closure(const acm_domain *d, cpu_impl *m)
+{
+    if (FP64(m))
+        follow_closure_f64(d, m);
+    else
+        follow_closure_f32(d, m);
+}
+
 static acm_status cpu_advance(acm_domain *d, acm_check check)
 {
     (void)check; /* the CPU checks every step */
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
+    cpu_follow_closure(d, m);
     return FP64(m) ? advance_f64(d, m) : advance_f32(d, m);
 }
 
@@ -483,6 +497,7 @@ static acm_status cpu_advance_edges(acm_domain *d)
 {
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
+    cpu_follow_closure(d, m);
     return FP64(m) ? advance_edges_f64(d, m) : advance_edges_f32(d, m);
 }
 
@@ -737,6 +752,7 @@ static acm_status cpu_get_field(acm_domain *d, acm_field field, acm_dtype dtype,
 {
     cpu_impl *m = IMPL(d);
     ACM_TRY(sync_threads(d, m));
+    cpu_follow_closure(d, m);
     if (FP64(m))
         get_field_f64(d, m, field, dtype, dst);
     else
@@ -881,6 +897,7 @@ static acm_status cpu_state_save(acm_domain *d, acm_state *st, bool park)
     (void)park; /* host memory is where the CPU keeps it anyway */
     cpu_impl *m = IMPL(d);
     ACM_TRY(acm__state_alloc(d, st, m->force != NULL, m->tau != NULL, m->ib.force != NULL));
+    cpu_follow_closure(d, m);
     if (FP64(m))
         state_save_f64(d, m, st);
     else

@@ -287,7 +287,7 @@ static void S(apply_layer)(const acm_domain *d, const cpu_impl *m, R *f, int fac
                 R mom[ACM_MOMENTS];
                 S(acm_mom_encode)(e, mom);
                 S(acm_mom_quantize16)(mom);
-                S(acm_mom_populations)(mom, e);
+                S(acm_mom_populations)(mom, acm_mom_closure(d->setup.coll.model), e);
             }
             for (int i = 0; i < ACM_Q; ++i) {
                 double t;
@@ -320,7 +320,7 @@ static void S(absorb_cell)(const acm_domain *d, const cpu_impl *m, R *f, double 
     for (int i = 0; i < ACM_Q; ++i)
         g[i] = g[i] + s * (e[i] - g[i]);
     if (m->mom_bits)
-        S(acm_mom_project)(g, m->mom_bits);
+        S(acm_mom_project)(g, m->mom_bits, acm_mom_closure(d->setup.coll.model));
     for (int i = 0; i < ACM_Q; ++i)
         f[at[i]] = (R)((double)g[i] + term[i]);
 }
@@ -592,6 +592,18 @@ static acm_status S(finish_step)(acm_domain *d, cpu_impl *m, R *dst, bool layere
     return ACM_OK;
 }
 
+static void S(project_state)(const acm_domain *d, cpu_impl *m);
+
+/* Moment storage whose model now takes the other closure (acm_domain_set_collision
+ * between CM-MRT and another model): the state's populations projected again,
+ * those the GPU rebuilds from the same moments (backend.c calls it before a
+ * step and before the state is read). */
+static void S(follow_closure)(const acm_domain *d, cpu_impl *m)
+{
+    if (m->mom_bits != 0 && m->mom_closure != acm_mom_closure(d->setup.coll.model))
+        S(project_state)(d, m);
+}
+
 /* The fluid part of one step: pull-stream, collide with the external and the
  * immersed-boundary force, face layers. */
 static acm_status S(advance)(acm_domain *d, cpu_impl *m)
@@ -662,13 +674,14 @@ static void S(project_state)(const acm_domain *d, cpu_impl *m)
 {
     if (m->mom_bits == 0)
         return;
+    m->mom_closure = acm_mom_closure(d->setup.coll.model);
     R *f = S(state)(m);
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k) {
         R g[ACM_Q];
         for (int i = 0; i < ACM_Q; ++i)
             g[i] = f[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)];
-        S(acm_mom_project)(g, m->mom_bits);
+        S(acm_mom_project)(g, m->mom_bits, acm_mom_closure(d->setup.coll.model));
         for (int i = 0; i < ACM_Q; ++i)
             f[acm_csoa_index(d->layout.csoa, (uint64_t)k, (uint32_t)i)] = g[i];
     }
@@ -810,6 +823,7 @@ static void S(state_save)(const acm_domain *d, const cpu_impl *m, acm_state *st)
     const int swap = m->in_place && m->parity == 1;
     st->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
     st->mom_bits = m->mom_bits;
+    st->mom_closure = 1 + m->mom_closure;
 #pragma omp parallel for schedule(static) num_threads(m->nthreads) if (d->ncells >= ACM_CPU_PARALLEL_MIN)
     for (int64_t k = 0; k < d->ncells; ++k)
         for (int i = 0; i < ACM_Q; ++i)
@@ -843,6 +857,9 @@ static void S(state_load_populations)(acm_domain *d, cpu_impl *m, const acm_stat
         S(unstream_into_current)(d, m);
     if (physical || st->mom_bits != m->mom_bits) /* else already what the storage holds */
         S(project_state)(d, m);
+    else if (m->mom_bits != 0) /* a later step or read follows the model (follow_closure) */
+        m->mom_closure = st->mom_closure > 0 ? st->mom_closure - 1
+                                             : acm_mom_closure(d->setup.coll.model);
 }
 
 static void S(probe)(const acm_domain *d, cpu_impl *m, int32_t x, int32_t y, int32_t z,

@@ -59,6 +59,7 @@ static void ACM_SFX(row_moments)(const acm_row_args *a)
     ACM_R *restrict tau = a->tau ? (ACM_R *)a->tau : scratch + 4 * a->n;
     const int32_t n = a->n, st = a->stride, model = a->params->model;
     const int limit = acm_is_adaptive(model) && a->params->safety_net;
+    const int closure = acm_mom_closure(model);
     for (int32_t x = 0; x < n; ++x) {
         ACM_R f[27], s[ACM_MOMENTS], m[ACM_MOMENTS], F[3];
         for (int b = 0; b < 3; ++b)
@@ -72,7 +73,7 @@ static void ACM_SFX(row_moments)(const acm_row_args *a)
         fb[x] = limit ? (ACM_R)ACM_SFX(acm_mom_limit)(a->params, m) : (ACM_R)0;
         if (a->project == 16)
             ACM_SFX(acm_mom_quantize16)(m);
-        ACM_SFX(acm_mom_populations)(m, f);
+        ACM_SFX(acm_mom_populations)(m, closure, f);
         for (int i = 0; i < 27; ++i)
             fout[i * st + x] = f[i];
         rho[x] = d.rho;

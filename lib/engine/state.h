@@ -39,6 +39,9 @@ typedef struct acm_state {
     acm_state_form form;
     int mom_bits;      /* the moment storage (16, 32, 64 bits) whose populations f holds
                           (lib/core/moments.h), 0: population storage */
+    int mom_closure;   /* moment storage: 1 + the closure of f's populations
+                          (acm_mom_closure); 0: that of the model the state is loaded
+                          under (GPU states, checkpoints) */
     double *f;         /* ACM_Q per cell */
     double *force;     /* the per-cell force field, 3 per cell (x, y, z), or NULL */
     double *tau;       /* ACM_LI2020 tau* per cell, or NULL */

@@ -1350,6 +1350,7 @@ static void state_parts(const acm_domain *d, const acm_domain *s, const acm_stat
 {
     to->form = from->form;
     to->mom_bits = from->mom_bits;
+    to->mom_closure = from->mom_closure;
     state_part(d, s, ACM_Q, from->f, to->f, to_slab);
     state_part(d, s, 3, from->force, to->force, to_slab);
     state_part(d, s, 1, from->tau, to->tau, to_slab);
