@@ -431,12 +431,13 @@ static acm_status save_populations(acm_domain *d, acm_state *st)
 }
 
 /* A state parked in device memory (acm_state.parked): the populations in
- * canonical order as stored, the per-cell planes and the mask as they are. */
+ * canonical order as stored, or moment storage's moment array as it is (mom,
+ * then f is NULL), the per-cell planes and the mask as they are. */
 struct cuda_parked {
     int device;
     acm_gpu_elem elem;
     acm_state_form form;
-    void *f, *force, *tau, *ib_force;
+    void *f, *mom, *force, *tau, *ib_force;
     uint32_t *ib_mask;
 };
 
@@ -444,7 +445,7 @@ static void parked_free(void *p)
 {
     cuda_parked *k = (cuda_parked *)p;
     cudaSetDevice(k->device);
-    void *bufs[] = {k->f, k->force, k->tau, k->ib_force, k->ib_mask};
+    void *bufs[] = {k->f, k->mom, k->force, k->tau, k->ib_force, k->ib_mask};
     for (void *b : bufs)
         if (b != NULL)
             cudaFree(b);
@@ -466,7 +467,8 @@ static acm_status park_copy(acm_domain *d, const void *src, size_t bytes, void *
     return ACM_OK;
 }
 
-/* The state into device memory, as stored. */
+/* The state into device memory, as stored (moment storage: its moments,
+ * which a re-layout to moment storage gets back bit for bit). */
 static acm_status park(acm_domain *d, acm_state *st)
 {
     cuda_impl *m = IMPL(d);
@@ -477,16 +479,22 @@ static acm_status park(acm_domain *d, acm_state *st)
     k->elem = m->elem;
     st->parked = k;
     st->parked_free = parked_free;
-    const bool swap = m->in_place && m->parity == 1;
-    k->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
-    const size_t pops = (size_t)ACM_Q * (size_t)d->ncells * (size_t)m->elem;
-    if (cudaMalloc(&k->f, pops) != cudaSuccess) {
-        k->f = NULL;
-        (void)cudaGetLastError();
-        return ACM_FAIL(d, ACM_ERR_DEVICE_MEMORY, "no device memory to park the state");
+    if (cu_moments(d)) {
+        k->form = ACM_FORM_POST_COLLISION;
+        st->mom_bits = d->layout.precision == ACM_PRECISION_FP16 ? 16 : 8 * (int)m->real;
+        ACM_TRY(park_copy(d, cu_state_array(m), cu_state_bytes(d), &k->mom));
+    } else {
+        const bool swap = m->in_place && m->parity == 1;
+        k->form = m->in_place && m->parity == 0 ? ACM_FORM_PHYSICAL : ACM_FORM_POST_COLLISION;
+        const size_t pops = (size_t)ACM_Q * (size_t)d->ncells * (size_t)m->elem;
+        if (cudaMalloc(&k->f, pops) != cudaSuccess) {
+            k->f = NULL;
+            (void)cudaGetLastError();
+            return ACM_FAIL(d, ACM_ERR_DEVICE_MEMORY, "no device memory to park the state");
+        }
+        CU_TRY(d, acm_launch_move_stored(cu_grid_of(d), cu_state_array(m), m->elem, swap, k->f,
+                                         false, 0, 0, (uint32_t)d->ncells, m->stream));
     }
-    CU_TRY(d, acm_launch_move_stored(cu_grid_of(d), cu_state_array(m), m->elem, swap, k->f, false, 0, 0,
-                                     (uint32_t)d->ncells, m->stream));
     ACM_TRY(park_copy(d, m->force, 3 * cu_plane_bytes(d), &k->force));
     ACM_TRY(park_copy(d, m->tau, cu_plane_bytes(d), &k->tau));
     if (m->ib.force != NULL) {
@@ -523,9 +531,7 @@ extern "C" acm_status acm_cuda_state_save(acm_domain *d, acm_state *st, bool par
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     memset(st, 0, sizeof *st);
-    /* moment storage goes through the host: its FP64 populations encode back
-     * to the moments within rounding (a parked state holds populations) */
-    acm_status s = parked && !cu_moments(d) ? park(d, st) : ACM_ERR_UNSUPPORTED;
+    acm_status s = parked ? park(d, st) : ACM_ERR_UNSUPPORTED;
     if (s == ACM_ERR_DEVICE_MEMORY || s == ACM_ERR_UNSUPPORTED) { /* through the host, then */
         acm__state_free(st);
         s = save_to_host(d, st);
@@ -551,6 +557,11 @@ static acm_status mom_load_populations(acm_domain *d, const acm_state *st)
     cuda_impl *m = IMPL(d);
     const acm_gpu_grid g = cu_grid_of(d);
     const cuda_parked *k = (const cuda_parked *)st->parked;
+    if (k != NULL && k->mom != NULL) { /* parked moments: back bit for bit */
+        CU_TRY(d, cudaMemcpyAsync(cu_state_array(m), k->mom, cu_state_bytes(d),
+                                  cudaMemcpyDeviceToDevice, m->stream));
+        return ACM_OK;
+    }
     acm_gpu_grid canon = cu_pop_grid(d);
     canon.l = acm_csoa_pow2(0, ACM_Q);
     double *stage = (double *)m->staging;
@@ -582,6 +593,27 @@ static acm_status mom_load_populations(acm_domain *d, const acm_state *st)
     });
 }
 
+/* Parked moments (a re-layout from moment storage) into a population array:
+ * the post-collision populations they stand for in the model's closure, FP64
+ * in staging chunk by chunk, stored in this layout's type. */
+static acm_status unpark_moments_as_populations(acm_domain *d, const cuda_parked *k, void *dst,
+                                                bool swap)
+{
+    cuda_impl *m = IMPL(d);
+    const acm_gpu_grid g = cu_grid_of(d);
+    acm_gpu_grid gm = g; /* the parked array's: only its closure is read */
+    gm.state = ACM_STATE_MOMENTS;
+    gm.closure = acm_mom_closure(d->setup.coll.model);
+    double *stage = (double *)m->staging;
+    const uint32_t chunk = chunk_cells(d, ACM_Q * sizeof(double));
+    for (uint32_t k0 = 0; k0 < (uint32_t)d->ncells; k0 += chunk) {
+        const uint32_t n = (uint32_t)d->ncells - k0 < chunk ? (uint32_t)d->ncells - k0 : chunk;
+        CU_TRY(d, acm_launch_mom_get(gm, k->mom, m->elem, stage, k0, n, m->stream));
+        CU_TRY(d, acm_launch_set_stored(g, dst, m->elem, swap, stage, k0, n, m->stream));
+    }
+    return ACM_OK;
+}
+
 /* A saved state's populations into this layout: a post-collision state into
  * f[cur] (two arrays) or the opposite slots of f[0] (in place, parity 1); a
  * physical state into f[0] (in place, parity 0) or, with two arrays, through
@@ -593,9 +625,12 @@ static acm_status load_populations(acm_domain *d, const acm_state *st)
     const bool physical = st->form == ACM_FORM_PHYSICAL;
     const bool swap = m->in_place && !physical;
     void *dst = physical ? physical_target(m) : cu_state_array(m);
-    if (st->parked != NULL)
-        CU_TRY(d, acm_launch_move_stored(g, dst, m->elem, swap, ((cuda_parked *)st->parked)->f,
-                                         true, 0, 0, (uint32_t)d->ncells, m->stream));
+    const cuda_parked *k = (const cuda_parked *)st->parked;
+    if (k != NULL && k->mom != NULL)
+        ACM_TRY(unpark_moments_as_populations(d, k, dst, swap));
+    else if (k != NULL)
+        CU_TRY(d, acm_launch_move_stored(g, dst, m->elem, swap, k->f, true, 0, 0,
+                                         (uint32_t)d->ncells, m->stream));
     else
         ACM_TRY(upload_chunks(d, ACM_Q, ACM_DTYPE_FLOAT64, st->f,
                               [&](int, uint32_t k0, uint32_t n) {
