@@ -330,6 +330,25 @@ __global__ void acm_ib_fill_kernel(const acm_ib_args ib, const acm_ib_region rg,
         list[start[slot] + atomicAdd(cursor + slot, 1u)] = (uint32_t)(first + t);
 }
 
+/* Each region cell's list of samples in ascending order (insertion sort: a
+ * cell's base holds a few samples): the fill's atomics place them in any
+ * order, and the gather's sums must not depend on it (two runs bitwise equal,
+ * as the CPU's are). */
+__global__ void acm_ib_order_kernel(uint64_t cells, const uint32_t *start, uint32_t *list)
+{
+    const uint64_t r = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= cells)
+        return;
+    const uint32_t b = start[r], e = start[r + 1];
+    for (uint32_t i = b + 1; i < e; ++i) {
+        const uint32_t v = list[i];
+        uint32_t j = i;
+        for (; j > b && list[j - 1] > v; --j)
+            list[j] = list[j - 1];
+        list[j] = v;
+    }
+}
+
 template <typename R>
 __global__ void acm_ib_gather_kernel(const acm_ib_args ib, uint64_t ncells, const acm_ib_region rg,
                                      const uint32_t *start, const uint32_t *list)
@@ -559,6 +578,8 @@ cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     if (e != cudaSuccess)
         return e;
     acm_ib_fill_kernel<<<grid, ACM_IB_BLOCK, 0, s>>>(ib, rg, first, count, g.start, g.cursor, g.list);
+    acm_ib_order_kernel<<<acm_blocks(rg.cells, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(rg.cells, g.start,
+                                                                                   g.list);
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
         acm_ib_gather_kernel<R><<<acm_blocks(rg.cells, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
