@@ -512,6 +512,18 @@ static acm_status save_to_host(acm_domain *d, acm_state *st)
     cuda_impl *m = IMPL(d);
     ACM_TRY(acm__state_alloc(d, st, m->force != NULL, m->tau != NULL, m->ib.force != NULL));
     ACM_TRY(save_populations(d, st));
+    if (cu_moments(d)) { /* the moments as stored, which a load into this storage takes back */
+        st->mom = (double *)acm__malloc((size_t)d->ncells * ACM_MOMENTS * sizeof(double));
+        if (st->mom == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g GB for the moments",
+                            (double)d->ncells * ACM_MOMENTS * sizeof(double) / 1e9);
+        ACM_TRY(download_chunks(d, ACM_MOMENTS, ACM_DTYPE_FLOAT64, st->mom,
+                                [&](int, uint32_t k0, uint32_t n) {
+                                    return acm_launch_mom_values(cu_grid_of(d), cu_state_array(m),
+                                                                 m->elem, (double *)m->staging,
+                                                                 false, k0, n, m->stream);
+                                }));
+    }
     if (st->force != NULL) /* the field only: the uniform part is the handle's */
         ACM_TRY(save_planes(d, m->force, 3, st->force));
     if (st->tau != NULL)
@@ -562,6 +574,13 @@ static acm_status mom_load_populations(acm_domain *d, const acm_state *st)
                                   cudaMemcpyDeviceToDevice, m->stream));
         return ACM_OK;
     }
+    if (k == NULL && st->mom != NULL) /* saved moments (a checkpoint's): as they were */
+        return upload_chunks(d, ACM_MOMENTS, ACM_DTYPE_FLOAT64, st->mom,
+                             [&](int, uint32_t k0, uint32_t n) {
+                                 return acm_launch_mom_values(g, cu_state_array(m), m->elem,
+                                                              (double *)m->staging, true, k0, n,
+                                                              m->stream);
+                             });
     acm_gpu_grid canon = cu_pop_grid(d);
     canon.l = acm_csoa_pow2(0, ACM_Q);
     double *stage = (double *)m->staging;

@@ -2,7 +2,8 @@
  * Seeds of fuzz_checkpoint: small checkpoints of every section type (a plain
  * grid; walls, an inlet, a force field and LI2020's tau; a prescribed solid of
  * samples and a free one of a closed mesh; two smokes with every emitter shape
- * around a moving closed mesh). Usage: checkpoint_seeds DIR
+ * around a moving closed mesh; a grid of moment storage and its moments
+ * section). Usage: checkpoint_seeds DIR
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <stdio.h>
@@ -153,5 +154,22 @@ int main(int argc, char **argv)
     save(d, argv[1], "solids.ckpt");
 
     save(smoky(), argv[1], "smoke.ckpt");
+
+    acm_layout *l = NULL; /* moment storage: its moments section */
+    if (acm_layout_create(&l) != ACM_OK || acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS) != ACM_OK)
+        return 1;
+    acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
+    o.nx = 4;
+    o.ny = 3;
+    o.nz = 2;
+    o.viscosity = 0.05;
+    o.backend = ACM_BACKEND_CPU;
+    o.initial_velocity[0] = 0.02;
+    o.layout = l;
+    d = NULL;
+    if (acm_domain_create(&d, &o) != ACM_OK)
+        return 1;
+    acm_layout_destroy(l);
+    save(d, argv[1], "moments.ckpt");
     return 0;
 }

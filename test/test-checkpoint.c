@@ -962,6 +962,76 @@ START_TEST(save_errors)
 }
 END_TEST
 
+/* Moment storage writes a moments section (10 doubles a cell: what a GPU
+ * loads back bit for bit; the CPU loads the populations), checked as
+ * hostile: sized by the grid, finite, and only with moment storage. */
+START_TEST(moments_section_checked)
+{
+    tmpdir t;
+    tmpdir_make(&t);
+    acm_layout *l = NULL;
+    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
+    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS), ACM_OK);
+    acm_domain_options o = acm_test_options(12, 10, 8, 0.05, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    o.layout = l;
+    acm_domain *d = acm_test_domain(&o);
+    acm_layout_destroy(l);
+    const double lid[3] = {0.05, 0.0, 0.0};
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid));
+    ACM_CK_OK(d, acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL));
+    ACM_CK_OK(d, acm_step(d, 5));
+    ACM_CK_OK(d, acm_domain_save(d, t.path));
+    size_t n = 0;
+    unsigned char *good = slurp(t.path, &n), *b = acm_test_alloc(n);
+    char bad[160];
+    snprintf(bad, sizeof bad, "%s/bad.ckpt", t.dir);
+    const size_t e = entry_of(good, 12);
+    const uint64_t off = rd64(good, e + 8), size = rd64(good, e + 16);
+    ck_assert_uint_eq(size, 12 * 10 * 8 * 10 * sizeof(double));
+    /* the moments of the saved populations: densities the lid has moved */
+    double most = 0.0;
+    for (size_t k = 0; k < 12 * 10 * 8; ++k) {
+        double m0 = 0.0;
+        memcpy(&m0, good + off + k * 10 * sizeof(double), sizeof m0);
+        most = fmax(most, fabs(m0));
+    }
+    ck_assert_msg(most > 1e-6 && most < 0.01, "largest |rho - 1| %g", most);
+    /* a value not finite */
+    memcpy(b, good, n);
+    const double nan = NAN;
+    memcpy(b + off + 8 * 17, &nan, sizeof nan);
+    reseal_section(b, e);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "moments", "NaN moment");
+    /* a section shorter than the grid needs (its own checksum and the table's right) */
+    memcpy(b, good, n);
+    wr64(b, e + 16, size - 8);
+    reseal_section(b, e);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "moments", "short moments section");
+    /* a second one (the populations' entry relabelled) */
+    memcpy(b, good, n);
+    wr32(b, entry_of(b, 3), 12);
+    reseal(b);
+    expect_refused(bad, b, n, ACM_ERR_BAD_FORMAT, "twice", "moments twice");
+    /* the file as written loads and steps on as the domain saved */
+    acm_domain *back = acm_test_load(t.path, ACM_BACKEND_AUTO);
+    ACM_CK_OK(d, acm_step(d, 3));
+    ACM_CK_OK(back, acm_step(back, 3));
+    double *pa = populations(d), *pb = populations(back);
+    for (size_t i = 0; i < 27 * 12 * 10 * 8; ++i)
+        ck_assert_msg(memcmp(&pa[i], &pb[i], sizeof(double)) == 0, "population %zu: %.17g vs %.17g",
+                      i, pa[i], pb[i]);
+    free(pa);
+    free(pb);
+    acm_domain_destroy(back);
+    acm_domain_destroy(d);
+    free(good);
+    free(b);
+    remove(bad);
+    tmpdir_remove(&t);
+}
+END_TEST
+
 /* ---- arguments ------------------------------------------------------------------------------ */
 
 START_TEST(load_arguments)
@@ -1046,6 +1116,7 @@ TEST_SUITE(checkpoint_suite)
     tc = acm_tcase("files", 120);
     tcase_add_test(tc, corrupted_files);
     tcase_add_test(tc, corrupted_smoke);
+    tcase_add_test(tc, moments_section_checked);
     tcase_add_test(tc, save_errors);
     tcase_add_test(tc, load_arguments);
     tcase_add_test(tc, crc_check_value);

@@ -255,6 +255,31 @@ __global__ void acm_mom_set_kernel(const acm_gpu_grid g, T *mom, const double *s
     acm_mom_store_populations<T>(g, mom, k0 + t, f);
 }
 
+/* The stored moments of cells k0 .. k0 + count as FP64, 10 a cell (to_mom
+ * false), or the other way: values that the storage type holds exactly
+ * (those read from it) come back bit for bit. */
+template <typename T>
+__global__ void acm_mom_values_kernel(const acm_gpu_grid g, T *mom, double *buf, bool to_mom,
+                                      uint32_t k0, uint32_t count)
+{
+    const uint32_t t = blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= count)
+        return;
+    acm_real<T> m[ACM_MOMENTS];
+    double *v = buf + (size_t)t * ACM_MOMENTS;
+    if (to_mom) {
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n)
+            m[n] = (acm_real<T>)v[n];
+        acm_mom_store<T>(g, mom, k0 + t, m);
+    } else {
+        acm_mom_load<T>(g, mom, k0 + t, m);
+#pragma unroll
+        for (int n = 0; n < ACM_MOMENTS; ++n)
+            v[n] = (double)m[n];
+    }
+}
+
 /* The same moments m in every cell (a uniform equilibrium). */
 template <typename T>
 __global__ void acm_mom_fill_kernel(const acm_gpu_grid g, T *mom, acm_mom_uniform u)
@@ -442,6 +467,17 @@ cudaError_t acm_launch_mom_set(const acm_gpu_grid &g, void *mom, acm_gpu_elem el
         typedef decltype(t) T;
         acm_mom_set_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
             g, (T *)mom, src, k0, count);
+    });
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_mom_values(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem, double *buf,
+                                  bool to_mom, uint32_t k0, uint32_t count, cudaStream_t s)
+{
+    acm_with_elem(elem, [&](auto t) {
+        typedef decltype(t) T;
+        acm_mom_values_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
+            g, (T *)mom, buf, to_mom, k0, count);
     });
     return cudaGetLastError();
 }

@@ -113,6 +113,10 @@ cudaError_t acm_launch_mom_fill(const acm_gpu_grid &g, void *mom, acm_gpu_elem e
                                 const acm_mom_uniform &u, cudaStream_t s);
 cudaError_t acm_launch_mom_get(const acm_gpu_grid &g, const void *mom, acm_gpu_elem elem,
                                double *dst, uint32_t k0, uint32_t count, cudaStream_t s);
+/* The stored moments of cells [k0, k0 + count) as FP64, 10 a cell, into buf
+ * (to_mom false) or from it (checkpoints' moments section). */
+cudaError_t acm_launch_mom_values(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem, double *buf,
+                                  bool to_mom, uint32_t k0, uint32_t count, cudaStream_t s);
 cudaError_t acm_launch_mom_set(const acm_gpu_grid &g, void *mom, acm_gpu_elem elem,
                                const double *src, uint32_t k0, uint32_t count, cudaStream_t s);
 

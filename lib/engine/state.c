@@ -144,6 +144,7 @@ void acm__state_free(acm_state *st)
     if (st->parked != NULL)
         st->parked_free(st->parked);
     acm__free(st->f);
+    acm__free(st->mom);
     acm__free(st->force);
     acm__free(st->tau);
     acm__free(st->ib_force);

@@ -43,6 +43,9 @@ typedef struct acm_state {
                           (acm_mom_closure); 0: that of the model the state is loaded
                           under (GPU states, checkpoints) */
     double *f;         /* ACM_Q per cell */
+    double *mom;       /* the GPU's moment storage: its stored moments, ACM_MOMENTS (10) per
+                          cell as FP64, or NULL; a load into the same storage takes them
+                          instead of encoding f again (checkpoints' moments section) */
     double *force;     /* the per-cell force field, 3 per cell (x, y, z), or NULL */
     double *tau;       /* ACM_LI2020 tau* per cell, or NULL */
     double *ib_force;  /* the last immersed-boundary force, 3 per cell, or NULL */

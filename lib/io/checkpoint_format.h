@@ -41,7 +41,9 @@ enum ckpt_section {
     SEC_FACE_VALUES = 10, /* 1.8: a face's values (acm_domain_set_face_values), index = face */
     SEC_ABSORBER = 11,    /* 1.9: a face's absorbing layer (acm_domain_set_face_absorber), index
                              = face: cells, strength, density, velocity as 6 doubles */
-    SEC_LAST = SEC_ABSORBER
+    SEC_MOMENTS = 12,     /* after 1.12: moment storage's moments, 10 doubles a cell
+                             (lib/core/moments.h order) */
+    SEC_LAST = SEC_MOMENTS
 };
 
 typedef struct ckpt_entry {

@@ -15,6 +15,7 @@
 #include "backend.h" /* acm_backend_ops */
 #include "checkpoint_format.h"
 #include "file.h"     /* acm__file_fopen */
+#include "moments.h"  /* ACM_MOMENTS, acm_mom16_half, acm_mom16_scale */
 #include "options.h"  /* acm__options_init */
 #include "pipeline.h" /* acm__domain_check_faces */
 #include "smoke.h"
@@ -33,7 +34,7 @@ static const char *section_name(uint32_t type)
 {
     static const char *const names[] = {"?",   "settings", "counters", "populations", "force",
                                         "tau", "ib-force", "ib-mask",  "solid",       "smoke",
-                                        "face-values", "absorber"};
+                                        "face-values", "absorber", "moments"};
     return type >= 1 && type <= SEC_LAST ? names[type] : "unknown";
 }
 
@@ -43,7 +44,7 @@ typedef struct loader {
     uint64_t size; /* of the file */
     ckpt_entry *table;
     uint32_t nsections;
-    const ckpt_entry *settings, *counters, *pops, *force, *tau, *ib_force, *ib_mask;
+    const ckpt_entry *settings, *counters, *pops, *mom, *force, *tau, *ib_force, *ib_mask;
     const ckpt_entry *faces[ACM_FACE_COUNT];     /* face-values sections, by face */
     const ckpt_entry *absorbers[ACM_FACE_COUNT]; /* absorber sections, by face */
     const ckpt_entry **solids, **smokes; /* by index */
@@ -273,6 +274,7 @@ static acm_status check_table(loader *l)
         case SEC_SETTINGS: slot = &l->settings; break;
         case SEC_COUNTERS: slot = &l->counters; break;
         case SEC_POPULATIONS: slot = &l->pops; break;
+        case SEC_MOMENTS: slot = &l->mom; break;
         case SEC_FORCE: slot = &l->force; break;
         case SEC_TAU: slot = &l->tau; break;
         case SEC_IB_FORCE: slot = &l->ib_force; break;
@@ -909,7 +911,8 @@ static acm_status check_grid(loader *l, const ckpt_settings *s, uint64_t *cells_
     const uint64_t cells = (uint64_t)s->nx * (uint64_t)s->ny * (uint64_t)s->nz;
     char name[32];
     const struct { const ckpt_entry *e; uint64_t bytes; } want[] = {
-        {l->pops, cells * ACM_Q * 8},    {l->force, cells * 3 * 8},
+        {l->pops, cells * ACM_Q * 8},    {l->mom, cells * ACM_MOMENTS * 8},
+        {l->force, cells * 3 * 8},
         {l->tau, cells * 8},             {l->ib_force, cells * 3 * 8},
         {l->ib_mask, (cells + 31) / 32 * 4}};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
@@ -949,6 +952,15 @@ static acm_status read_fields(loader *l, acm_snapshot *snap, uint64_t cells)
 {
     acm_state *st = &snap->backend;
     ACM_TRY(sec_whole(l, l->pops, st->f, cells * ACM_Q * 8));
+    if (l->mom != NULL) {
+        if (st->mom_bits == 0)
+            return lfail(l, ACM_ERR_BAD_FORMAT,
+                         "section moments in a checkpoint of population storage");
+        if ((st->mom = acm__malloc(cells * ACM_MOMENTS * sizeof(double))) == NULL)
+            return lfail(l, ACM_ERR_NO_MEMORY, "cannot allocate %.3g GB for the moments",
+                         (double)cells * ACM_MOMENTS * sizeof(double) / 1e9);
+        ACM_TRY(sec_whole(l, l->mom, st->mom, cells * ACM_MOMENTS * 8));
+    }
     if (l->force != NULL)
         ACM_TRY(sec_whole(l, l->force, st->force, cells * 3 * 8));
     if (l->tau != NULL)
@@ -963,12 +975,31 @@ static acm_status read_fields(loader *l, acm_snapshot *snap, uint64_t cells)
     return ACM_OK;
 }
 
+/* Whether moments m fit the storage of precision p: finite, and for 16-bit
+ * storage rho - 1 and the A inside what its scaled FP16 holds (moments.h; the
+ * velocity's format saturates). */
+static bool moments_fit(const double *m, acm_precision p)
+{
+    for (int n = 0; n < ACM_MOMENTS; ++n)
+        if (!isfinite(m[n]) ||
+            (p == ACM_PRECISION_FP16 && acm_mom16_half(n) &&
+             !(fabs(m[n] * acm_mom16_scale(n)) <= 65504.0)))
+            return false;
+    return true;
+}
+
 /* The per-cell values, hostile until checked: populations that the loaded
- * domain's storage holds (acm__population_fits), finite forces and tau*. */
+ * domain's storage holds (acm__population_fits), moments likewise, finite
+ * forces and tau*. */
 static acm_status check_fields(loader *l, const acm_domain *d, const acm_state *st,
                                uint64_t cells)
 {
     const acm_precision p = d->layout.precision;
+    for (uint64_t k = 0; st->mom != NULL && k < cells; ++k)
+        if (!moments_fit(st->mom + k * ACM_MOMENTS, p))
+            return lfail(l, ACM_ERR_BAD_FORMAT, "section moments: the moments of cell %llu are "
+                         "not finite or beyond what %s moment storage holds",
+                         (unsigned long long)k, acm__precision_name(p));
     for (uint64_t i = 0; i < cells * ACM_Q; ++i)
         if (!acm__population_fits(st->f[i], p))
             return lfail(l, ACM_ERR_BAD_FORMAT, "section populations: population %llu of cell "

@@ -15,6 +15,7 @@
 #include "file.h"   /* acm__temp_name, acm__temp_fopen, acm__temp_finish */
 #include "guard.h"  /* ACM_GUARDED */
 #include "halo.h"   /* acm__halo_agree */
+#include "moments.h" /* acm_mom_encode_f64 */
 #include "smoke.h"
 #include "solid.h"
 #include "state.h"
@@ -216,7 +217,7 @@ static uint32_t section_count(const acm_domain *d, const acm_snapshot *snap)
     uint32_t faces = 0;
     for (int f = 0; f < ACM_FACE_COUNT; ++f)
         faces += (d->face_values[f] != NULL) + (d->setup.absorber[f].cells > 0);
-    return 3u + (st->force != NULL) + (st->tau != NULL) + 2u * has_ib(st) +
+    return 3u + (st->mom_bits != 0) + (st->force != NULL) + (st->tau != NULL) + 2u * has_ib(st) +
            (uint32_t)snap->nsolids + (uint32_t)d->nsmokes + faces;
 }
 
@@ -281,12 +282,36 @@ static void write_records(writer *w, const acm_domain *d, const acm_snapshot *sn
     w_array(w, SEC_COUNTERS, 0, r.b, r.n);
 }
 
-/* The per-cell arrays: the populations, then the force field, tau and the
- * immersed-boundary force and support where the state has them. */
+/* Moment storage's moments: as the GPU stores them (st->mom), else those of
+ * the saved populations (the CPU keeps populations): a GPU loads them back
+ * bit for bit instead of encoding the populations again. */
+static void write_moments(writer *w, const acm_domain *d, const acm_state *st)
+{
+    const size_t cells = (size_t)d->ncells;
+    if (st->mom != NULL) {
+        w_array(w, SEC_MOMENTS, 0, st->mom, ACM_MOMENTS * cells * sizeof(double));
+        return;
+    }
+    rec stage = {.n = 0};
+    w_begin(w, SEC_MOMENTS, 0);
+    for (size_t k = 0; k < cells; ++k) {
+        double m[ACM_MOMENTS];
+        acm_mom_encode_f64(st->f + k * ACM_Q, m);
+        w_piece(w, &stage, m, sizeof m);
+    }
+    w_bytes(w, stage.b, stage.n);
+    w_end(w);
+}
+
+/* The per-cell arrays: the populations (and moment storage's moments), then
+ * the force field, tau and the immersed-boundary force and support where the
+ * state has them. */
 static void write_fields(writer *w, const acm_domain *d, const acm_state *st)
 {
     const size_t cells = (size_t)d->ncells;
     w_array(w, SEC_POPULATIONS, 0, st->f, (size_t)ACM_Q * cells * sizeof(double));
+    if (st->mom_bits != 0)
+        write_moments(w, d, st);
     if (st->force != NULL)
         w_array(w, SEC_FORCE, 0, st->force, 3 * cells * sizeof(double));
     if (st->tau != NULL)
