@@ -237,10 +237,13 @@ END_TEST
  * space (8 MB by default), and a pool made under limit_rank_1's limit, by the
  * first parallel loop of a process whose domains all run on a GPU, would not
  * fit in 64 MB on a machine of many cores (libgomp then ends the process). A
- * CPU domain's step makes the pool, which the runtime keeps. */
+ * CPU domain's step makes the pool, which the runtime keeps: 32^3 cells, as
+ * the CPU backend runs its loops in parallel from 16384 cells on (an 8^3
+ * domain made no pool, and test-mpi -n 3 on a GPU of a 16-core machine ended
+ * with "libgomp: Thread creation failed"). */
 static void make_threads_now(void)
 {
-    acm_domain_options o = acm_test_options(8, 8, 8, 0.05, ACM_COLLISION_BGK,
+    acm_domain_options o = acm_test_options(32, 32, 32, 0.05, ACM_COLLISION_BGK,
                                             ACM_PRECISION_FP32);
     o.backend = ACM_BACKEND_CPU;
     acm_domain *d = acm_test_domain(&o);
