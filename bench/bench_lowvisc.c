@@ -7,6 +7,7 @@
  *   acm-bench-lowvisc [--scene cavity|channel|jet|tgv|open] [--size N] [--steps S]
  *                     [--every K] [--nu NU] [--speed U] [--backend cpu|cuda]
  *                     [--model acm|acm-li2020|cm|rm|bgk] [--precision fp32|fp64|fp16]
+ *                     [--storage populations|moments] (ACM_LAYOUT_STORAGE)
  *                     [--max-rate R] (ACM: the safety net's clamp of the adaptive rates)
  *                     [--rates H,B] (CM: the high-order and the bulk rate)
  *                     [--nu0 A,B,C,D] (ACM: base viscosities of orders 3..6)
@@ -46,6 +47,7 @@ typedef struct lv_args {
     acm_backend backend;
     acm_collision model;
     acm_precision precision;
+    acm_storage storage;
     double max_rate; /* ACM: the safety net's clamp, 0 = default */
     double rates[2]; /* CM: high-order and bulk rate, 0 = default */
     double nu0[4];   /* ACM_LI2018: base viscosities of orders 3..6, 0 = default */
@@ -63,6 +65,8 @@ static const lv_name lv_models[] = {
     {"bgk", ACM_COLLISION_BGK}};
 static const lv_name lv_precisions[] = {
     {"fp32", ACM_PRECISION_FP32}, {"fp64", ACM_PRECISION_FP64}, {"fp16", ACM_PRECISION_FP16}};
+static const lv_name lv_storages[] = {{"populations", ACM_STORAGE_POPULATIONS},
+                                      {"moments", ACM_STORAGE_MOMENTS}};
 
 /* The value of `name` in a table of n names; -1 if it is not there. */
 static int lv_lookup(const lv_name *t, int n, const char *name)
@@ -116,6 +120,8 @@ static int lv_option(const char *k, const char *v, lv_args *a)
     else if (!strcmp(k, "--precision"))
         r = (int)(a->precision =
                       (acm_precision)lv_lookup(lv_precisions, LV_COUNT(lv_precisions), v)) < 0;
+    else if (!strcmp(k, "--storage"))
+        r = (int)(a->storage = (acm_storage)lv_lookup(lv_storages, LV_COUNT(lv_storages), v)) < 0;
     else
         return fprintf(stderr, "acm-bench-lowvisc: unknown option %s\n", k), 1;
     if (r)
@@ -126,7 +132,8 @@ static int lv_option(const char *k, const char *v, lv_args *a)
 static int lv_parse(int argc, char **argv, lv_args *a)
 {
     *a = (lv_args){LV_CAVITY, 64, 1000, 100, 1e-6, 0.1, ACM_BACKEND_AUTO,
-                   ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32, 0, {0, 0}, {0, 0, 0, 0}};
+                   ACM_COLLISION_DEFAULT, ACM_PRECISION_FP32, ACM_STORAGE_POPULATIONS, 0, {0, 0},
+                   {0, 0, 0, 0}};
     if (argc % 2 == 0)
         return fprintf(stderr, "acm-bench-lowvisc: %s needs a value\n", argv[argc - 1]), 1;
     for (int i = 1; i + 1 < argc; i += 2)
@@ -183,8 +190,18 @@ int main(int argc, char **argv)
     o.collision = a.model;
     o.error_buffer = err;
     o.error_buffer_size = sizeof err;
+    acm_layout *l = NULL;
+    if (acm_layout_create(&l) != ACM_OK ||
+        acm_layout_set(l, ACM_LAYOUT_STORAGE, (int64_t)a.storage) != ACM_OK) {
+        fprintf(stderr, "out of memory\n");
+        acm_layout_destroy(l);
+        return 1;
+    }
+    o.layout = l;
     acm_domain *d = NULL;
-    if (acm_domain_create(&d, &o) != ACM_OK || lv_collision(d, &a) != ACM_OK ||
+    const acm_status made = acm_domain_create(&d, &o);
+    acm_layout_destroy(l);
+    if (made != ACM_OK || lv_collision(d, &a) != ACM_OK ||
         lv_scene_setup(d, (lv_scene)a.scene, a.n, a.speed) != ACM_OK) {
         fprintf(stderr, "setup failed: %s\n", d ? acm_domain_last_error(d) : err);
         acm_domain_destroy(d);
