@@ -155,19 +155,10 @@ int main(int argc, char **argv)
 
     save(smoky(), argv[1], "smoke.ckpt");
 
-    acm_layout *l = NULL; /* moment storage: its moments section */
-    if (acm_layout_create(&l) != ACM_OK || acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS) != ACM_OK)
-        return 1;
-    acm_domain_options o = ACM_DOMAIN_OPTIONS_INIT;
-    o.nx = 4;
-    o.ny = 3;
-    o.nz = 2;
-    o.viscosity = 0.05;
-    o.backend = ACM_BACKEND_CPU;
-    o.initial_velocity[0] = 0.02;
-    o.layout = l;
-    d = NULL;
-    if (acm_domain_create(&d, &o) != ACM_OK)
+    d = grid(4, 3, 2, ACM_COLLISION_DEFAULT); /* moment storage: its moments section */
+    acm_layout *l = NULL;
+    if (acm_layout_create(&l) != ACM_OK || acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS) != ACM_OK ||
+        acm_domain_set_layout(d, l) != ACM_OK)
         return 1;
     acm_layout_destroy(l);
     save(d, argv[1], "moments.ckpt");

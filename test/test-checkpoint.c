@@ -12,6 +12,7 @@
 #include <unistd.h>       /* rmdir */
 
 #include "test-common.h"
+#include "test-solid-common.h" /* acm_test_layout */
 
 /* ---- helpers ---------------------------------------------------------------------------- */
 
@@ -969,9 +970,7 @@ START_TEST(moments_section_checked)
 {
     tmpdir t;
     tmpdir_make(&t);
-    acm_layout *l = NULL;
-    ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
-    ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS), ACM_OK);
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS);
     acm_domain_options o = acm_test_options(12, 10, 8, 0.05, ACM_COLLISION_DEFAULT,
                                             ACM_PRECISION_FP64);
     o.layout = l;
