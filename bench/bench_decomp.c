@@ -6,13 +6,14 @@
  * gives one row: ms per step, MLUPS and GLUPS, the speed-up over 1 slab, the
  * overhead of the decomposition, the memory per cell and the share of the
  * copy bandwidth, measured in the same run, that the step's own traffic
- * reaches (2 x 27 populations per cell, read once and written once).
+ * reaches (2 x 27 populations per cell, read once and written once; with
+ * --storage moments 2 x 10 moments).
  *
  *   acm-bench-decomp [--backend cpu|cuda] [--size NXxNYxNZ] [--slabs 1,2,4]
  *                    [--devices 0,1,...] [--weak] [--steps N] [--warmup N]
  *                    [--precision fp32|fp64|fp16] [--collision NAME] [--copy-mib M]
  *                    [--samples N] [--exchange auto|overlap|after|both] [--check-every N]
- *                    [--mpi] [--csv FILE]
+ *                    [--storage populations|moments] [--mpi] [--csv FILE]
  *
  * --samples puts a static sphere of N immersed-boundary samples (radius a
  * sixth of the smallest side) at the centre of the grid, across the middle
@@ -69,6 +70,8 @@ typedef struct named {
 
 static const named precisions[] = {
     {"fp32", ACM_PRECISION_FP32}, {"fp64", ACM_PRECISION_FP64}, {"fp16", ACM_PRECISION_FP16}};
+static const named storages[] = {{"populations", ACM_STORAGE_POPULATIONS},
+                                 {"moments", ACM_STORAGE_MOMENTS}};
 /* ACM_PARAM_HALO_OVERLAP of the rows of more than one slab (0, 1, 2), or a
  * row of overlap and one of after. */
 enum { EXCHANGE_AFTER = 0, EXCHANGE_AUTO = 1, EXCHANGE_OVERLAP = 2, EXCHANGE_BOTH = 3 };
@@ -97,6 +100,7 @@ typedef struct bench_args {
     int exchange; /* EXCHANGE_* */
     long check_every; /* ACM_PARAM_DIVERGENCE_INTERVAL */
     const char *csv;
+    int storage; /* acm_storage (ACM_LAYOUT_STORAGE) */
     int mpi; /* --mpi: a row of k slabs over k MPI ranks */
 } bench_args;
 
@@ -138,6 +142,7 @@ static void usage(FILE *fp)
             "                           0), or a row of overlap and one of after (default auto)\n"
             "  --check-every N          CUDA: steps between divergence checks, each a wait for\n"
             "                           the device (ACM_PARAM_DIVERGENCE_INTERVAL, default 1)\n"
+            "  --storage populations|moments  ACM_LAYOUT_STORAGE (default populations)\n"
             "  --mpi                    under mpiexec: k slabs over ranks [0, k), rank r on\n"
             "                           --devices[r %% count]; 1 slab on rank 0 alone\n"
             "  --csv FILE               the rows as CSV too\n"
@@ -220,6 +225,8 @@ static int parse_option(const char *name, const char *value, bench_args *a)
         return cli_long(prog, name, value, 1, 1L << 30, &a->check_every);
     if (strcmp(name, "--exchange") == 0)
         return cli_named(name, value, exchanges, COUNT_OF(exchanges), &a->exchange);
+    if (strcmp(name, "--storage") == 0)
+        return cli_named(name, value, storages, COUNT_OF(storages), &a->storage);
     if (strcmp(name, "--csv") == 0) {
         a->csv = value;
         return 0;
@@ -282,7 +289,7 @@ static int parse_args(int argc, char **argv, bench_args *a)
 {
     const bench_args defaults = {{128, 128, 128}, ACM_BACKEND_AUTO, {1, 2, 4}, 3, {0}, 0, 0,
                                  200, 20, ACM_PRECISION_DEFAULT, ACM_COLLISION_DEFAULT, 512,
-                                 0, EXCHANGE_AUTO, 1, NULL, 0};
+                                 0, EXCHANGE_AUTO, 1, NULL, ACM_STORAGE_POPULATIONS, 0};
     *a = defaults;
     const int st = cli_parse(prog, argc, argv, take_option, take_flag, usage, a);
     if (st != 0)
@@ -424,6 +431,7 @@ static void print_header(FILE *fp, const bench_args *a, int argc, char **argv,
             (int)a->n[0], (int)a->n[1], (int)a->n[2],
             a->weak ? "per slab (weak scaling)" : "in all (strong scaling)", a->steps, a->warmup,
             a->check_every);
+    fprintf(fp, "storage  %s\n", name_of(storages, COUNT_OF(storages), a->storage));
     fprintf(fp, a->samples > 0 ? "solid    a static sphere of %ld samples at the centre\n\n"
                                : "solid    none (fluid only)\n\n",
             a->samples);
@@ -485,8 +493,19 @@ static acm_domain *create_domain(const bench_args *a, row *r, const int32_t *dev
     o.initial_velocity[0] = 0.05;
     o.error_buffer = r->message;
     o.error_buffer_size = sizeof r->message;
+    acm_layout *l = NULL;
+    if (a->storage != ACM_STORAGE_POPULATIONS &&
+        (acm_layout_create(&l) != ACM_OK ||
+         acm_layout_set(l, ACM_LAYOUT_STORAGE, a->storage) != ACM_OK)) {
+        acm_layout_destroy(l);
+        r->status = ACM_ERR_NO_MEMORY;
+        snprintf(r->message, sizeof r->message, "cannot make the layout of --storage");
+        return NULL;
+    }
+    o.layout = l;
     acm_domain *d = NULL;
     r->status = bench_group_create(g, &d, &o);
+    acm_layout_destroy(l);
     const double lid[3] = {0.05, 0.0, 0.0};
     if (r->status == ACM_OK)
         r->status = acm_domain_set_param(d, ACM_PARAM_HALO_OVERLAP, r->overlap);
@@ -630,14 +649,17 @@ static double row_mlups(const row *r, const bench_args *a)
     return row_cells(r) * (double)a->steps / r->seconds / 1e6;
 }
 
-/* The step's own traffic in bytes per second: each of the 27 populations of a
+/* The step's own traffic in bytes per second: each of the 27 populations (or,
+ * on the GPU's moment storage, 10 moments; the CPU's keeps populations) of a
  * cell read once and written once, in the storage precision. */
 static double row_traffic(const row *r, const bench_args *a)
 {
     const double pop = r->info.precision == ACM_PRECISION_FP64   ? 8.0
                        : r->info.precision == ACM_PRECISION_FP16 ? 2.0
                                                                  : 4.0;
-    return 2.0 * 27.0 * pop * row_mlups(r, a) * 1e6;
+    const double values =
+        a->storage == ACM_STORAGE_MOMENTS && a->backend == ACM_BACKEND_CUDA ? 10.0 : 27.0;
+    return 2.0 * values * pop * row_mlups(r, a) * 1e6;
 }
 
 /* A row's figures; those against 1 slab are NaN without a measured one. */
@@ -697,7 +719,8 @@ static void print_rows(const row *rows, int count, const row *base, const bench_
            "ghost planes sent\nwhile the rest of the step runs (overlap), after it, or as the "
            "library chooses (auto);\neff.: speed-up "
            "per device in use;\nB/cell: acm_domain_info.memory_bytes per cell; GB/s: 2 x 27 "
-           "populations per cell and step,\nagainst the copy bandwidth of the devices in use;\n"
+           "populations (2 x 10 moments\non the GPU's moment storage) per cell and step, against the "
+           "copy bandwidth of the devices in use;\n"
            "imbal.: the costliest slab's cost over the mean, by the partitioner's model\n"
            "(acm_domain_get_slabs).\n");
 }

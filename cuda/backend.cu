@@ -68,8 +68,6 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
         return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
                         "in-place streaming needs the fused kernel (ACM_LAYOUT_KERNEL = "
                         "ACM_KERNEL_FUSED); the split and baseline structures keep two arrays");
-    if (d->layout.storage == ACM_STORAGE_MOMENTS && d->slab_cells > 0.0)
-        return cu_refuse_moments(d, "a domain of several slabs (lib/multi/decomp.c)");
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || d->device >= count) {

@@ -33,6 +33,7 @@ acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out);
 acm_status acm_cuda_check(acm_domain *d, acm_check when);
 acm_status acm_cuda_prepare(acm_domain *d);
 acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out);
+acm_status acm_cuda_refresh_sums(acm_domain *d);
 acm_status acm_cuda_planes_get(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf);
 acm_status acm_cuda_planes_put(acm_domain *d, int32_t z0, int32_t n, int dz, const void *buf);
 acm_status acm_cuda_planes_wait(acm_domain *d);

@@ -173,13 +173,6 @@ size_t cu_state_bytes(const acm_domain *d)
     return (size_t)acm_csoa_size(cu_state_layout(d), (uint64_t)d->ncells) * (size_t)IMPL(d)->elem;
 }
 
-acm_status cu_refuse_moments(acm_domain *d, const char *what)
-{
-    return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
-                    "%s: not supported with moment storage on the CUDA backend yet "
-                    "(ACM_LAYOUT_STORAGE = ACM_STORAGE_POPULATIONS runs it)", what);
-}
-
 
 /* The per-plane sums of the ACM rules. */
 size_t cu_planes_bytes(const acm_domain *d) { return (size_t)d->nz * sizeof(acm_plane_fixed); }

@@ -251,8 +251,6 @@ static inline bool cu_moments(const acm_domain *d)
 {
     return d->layout.storage == ACM_STORAGE_MOMENTS;
 }
-/* ACM_ERR_UNSUPPORTED on d for what moment storage cannot run on the GPU yet. */
-acm_status cu_refuse_moments(acm_domain *d, const char *what);
 
 size_t cu_plane_bytes(const acm_domain *d);
 acm_csoa cu_state_layout(const acm_domain *d);

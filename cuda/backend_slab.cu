@@ -39,15 +39,56 @@ extern "C" acm_status acm_cuda_plane_sums(acm_domain *d, acm_plane_sums *out)
     return ACM_OK;
 }
 
-/* Stored values of planes [z0, z0 + n) (the slots of acm_moves(dz, i)) from
- * the state into host memory out, or (out NULL) from host memory in into the
- * state, through the staging buffer in chunks of whole cells, on stream s;
- * with `wait` each chunk is
+/* Moment storage: a cell's moments lie together, cells in plane order
+ * (cu_state_layout), so planes [z0, z0 + n) are one run of bytes of the
+ * state array, moved as they are (every moment, whatever dz). */
+static char *moment_planes(acm_domain *d, int32_t z0)
+{
+    return (char *)cu_state_array(IMPL(d)) + acm__planes_bytes(d, d->ops, z0, 0);
+}
+
+/* n planes of the state from z0 into device buffer buf, or (put) from buf into
+ * them: the slots of acm_moves(dz, i) packed, or moment storage's moments. */
+static cudaError_t move_stored(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf, bool put,
+                               cudaStream_t s)
+{
+    cuda_impl *m = IMPL(d);
+    const uint32_t plane = (uint32_t)d->nx * (uint32_t)d->ny;
+    if (cu_moments(d)) {
+        char *at = moment_planes(d, z0);
+        return cudaMemcpyAsync(put ? at : buf, put ? buf : at, acm__planes_bytes(d, d->ops, n, dz),
+                               cudaMemcpyDeviceToDevice, s);
+    }
+    return acm_launch_move_stored(cu_grid_of(d), cu_state_array(m), m->elem, false, buf, put, dz,
+                                  (uint32_t)z0 * plane, (uint32_t)n * plane, s);
+}
+
+/* Moment storage's planes between the state and host memory, directly. */
+static acm_status enqueue_moment_planes(acm_domain *d, int32_t z0, int32_t n, const void *in,
+                                        void *out, cudaStream_t s, bool wait)
+{
+    char *at = moment_planes(d, z0);
+    const size_t bytes = acm__planes_bytes(d, d->ops, n, 0);
+    if (out == NULL)
+        CU_TRY(d, cudaMemcpyAsync(at, in, bytes, cudaMemcpyHostToDevice, s));
+    else
+        CU_TRY(d, cudaMemcpyAsync(out, at, bytes, cudaMemcpyDeviceToHost, s));
+    if (wait)
+        CU_TRY(d, cudaStreamSynchronize(s));
+    return ACM_OK;
+}
+
+/* Stored values of planes [z0, z0 + n) (the slots of acm_moves(dz, i), or
+ * moment storage's moments) from the state into host memory out, or (out
+ * NULL) from host memory in into the state, through the staging buffer in
+ * chunks of whole cells, on stream s; with `wait` each chunk is
  * done before the next is enqueued (the host buffer may be pageable), else
  * the stream orders them (page-locked memory, planes_host_alloc). */
 static acm_status enqueue_planes(acm_domain *d, int32_t z0, int32_t n, int dz, const void *in,
                                  void *out, cudaStream_t s, bool wait)
 {
+    if (cu_moments(d))
+        return enqueue_moment_planes(d, z0, n, in, out, s, wait);
     cuda_impl *m = IMPL(d);
     const acm_gpu_grid g = cu_grid_of(d);
     const size_t per_cell = (size_t)acm_moved_count(dz) * acm__precision_bytes(d->layout.precision);
@@ -172,8 +213,6 @@ extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const ac
         return ACM_FAIL(d, ACM_ERR_BAD_STATE, "%d NCCL messages in one exchange", n);
     cuda_impl *m = IMPL(d);
     acm_nccl *c = (acm_nccl *)peer;
-    const acm_gpu_grid g = cu_grid_of(d);
-    const uint32_t plane = (uint32_t)d->nx * (uint32_t)d->ny;
     acm_nccl_msg group[ACM_NCCL_MESSAGES];
     /* the group is issued even after a failure here, so that no peer waits
      * for it in vain (its contents then do not matter: the step fails) */
@@ -184,11 +223,10 @@ extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const ac
         group[i].rank = msg[i].rank;
         group[i].buffer = i;
         group[i].send = msg[i].send;
-        group[i].bytes = acm__planes_bytes(d, msg[i].n, msg[i].dz);
+        group[i].bytes = acm__planes_bytes(d, d->ops, msg[i].n, msg[i].dz);
         if (msg[i].send && e == cudaSuccess)
-            e = acm_launch_move_stored(g, cu_state_array(m), m->elem, false, acm_nccl_buffer(c, i),
-                                       false, msg[i].dz, (uint32_t)msg[i].z0 * plane,
-                                       (uint32_t)msg[i].n * plane, m->side);
+            e = move_stored(d, msg[i].z0, msg[i].n, msg[i].dz, acm_nccl_buffer(c, i), false,
+                            m->side);
     }
     char err[ACM_ERROR_SIZE];
     const int grouped = acm_nccl_exchange(c, group, n, m->side, err, sizeof err);
@@ -198,10 +236,8 @@ extern "C" acm_status acm_cuda_peer_exchange(acm_domain *d, void *peer, const ac
         return ACM_FAIL(d, ACM_ERR_DEVICE, "%s", err);
     for (int i = 0; i < n; ++i)
         if (!msg[i].send)
-            CU_TRY(d, acm_launch_move_stored(g, cu_state_array(m), m->elem, false,
-                                             acm_nccl_buffer(c, i), true, msg[i].dz,
-                                             (uint32_t)msg[i].z0 * plane,
-                                             (uint32_t)msg[i].n * plane, m->side));
+            CU_TRY(d, move_stored(d, msg[i].z0, msg[i].n, msg[i].dz, acm_nccl_buffer(c, i), true,
+                                  m->side));
     CU_TRY(d, cudaEventRecord(m->side_done, m->side));
     return ACM_OK;
 }
@@ -243,7 +279,7 @@ static bool peer_reachable(acm_domain *dst, acm_domain *src)
 static acm_status planes_copy_staged(acm_domain *dst, int32_t dst_z, acm_domain *src,
                                      int32_t src_z, int32_t n, int dz)
 {
-    const size_t bytes = acm__planes_bytes(src, n, dz);
+    const size_t bytes = acm__planes_bytes(src, src->ops, n, dz);
     void *host = acm__malloc(bytes);
     if (host == NULL)
         return ACM_FAIL(dst, ACM_ERR_NO_MEMORY, "cannot allocate %zu bytes for ghost planes", bytes);
@@ -274,9 +310,15 @@ extern "C" acm_status acm_cuda_planes_copy(acm_domain *dst, int32_t dst_z, acm_d
     CU_TRY(dst, cudaStreamWaitEvent(md->side, ms->marker, 0));
     CU_TRY(dst, cudaEventRecord(md->marker, md->stream));
     CU_TRY(dst, cudaStreamWaitEvent(md->side, md->marker, 0));
-    CU_TRY(dst, acm_launch_copy_stored(cu_grid_of(dst), cu_state_array(md), (uint32_t)dst_z * plane,
-                                       cu_grid_of(src), cu_state_array(ms), (uint32_t)src_z * plane,
-                                       (uint32_t)n * plane, dz, md->elem, md->side));
+    if (cu_moments(dst)) /* both of one layout: the moments as stored */
+        CU_TRY(dst, cudaMemcpyPeerAsync(moment_planes(dst, dst_z), dst->device,
+                                        moment_planes(src, src_z), src->device,
+                                        acm__planes_bytes(src, src->ops, n, dz), md->side));
+    else
+        CU_TRY(dst, acm_launch_copy_stored(cu_grid_of(dst), cu_state_array(md),
+                                           (uint32_t)dst_z * plane, cu_grid_of(src),
+                                           cu_state_array(ms), (uint32_t)src_z * plane,
+                                           (uint32_t)n * plane, dz, md->elem, md->side));
     return ACM_OK;
 }
 

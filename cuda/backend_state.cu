@@ -51,6 +51,14 @@ static acm_status refresh_ring(acm_domain *d)
     return cu_fold_planes(d, IMPL(d)->ring, false);
 }
 
+/* A slab's plane sums of its state after its ghost planes changed (moment
+ * storage: the cells next to a cut pull from them). */
+extern "C" acm_status acm_cuda_refresh_sums(acm_domain *d)
+{
+    ACM_TRY(cu_enter(d));
+    return diagnose(d);
+}
+
 extern "C" acm_status acm_cuda_stats(acm_domain *d, acm_domain_stats *out)
 {
     ACM_TRY(cu_enter(d));

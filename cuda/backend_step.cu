@@ -9,8 +9,9 @@
 /* ---- time stepping ------------------------------------------------------------------------ */
 
 /* The absorbers' and then the inlet/outlet layers' cells of planes [z0, z1) of
- * the new state f (moment storage's layers: every plane, it runs undivided
- * domains only). */
+ * the new state f (moment storage's layers: every plane; a slab's ghost
+ * planes are then written, and overwritten by the exchange that follows its
+ * step, since a slab of moment storage never splits its step). */
 static acm_status launch_layers(acm_domain *d, const acm_gpu_grid &g, void *f,
                                 const acm_gate &gate, int32_t z0, int32_t z1)
 {
@@ -125,11 +126,16 @@ static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
     return fold ? ACM_OK : finish_sums(d);
 }
 
-/* Moment storage: the fused step of lbm_moments.cu, its safety net's redo
- * pass (the two arrays keep its input intact), the ACM rules' sums. */
+/* Moment storage: the fused step of lbm_moments.cu over the planes
+ * acm__stepped_planes names (a slab's own), its safety net's redo pass (the
+ * two arrays keep its input intact), the ACM rules' sums. */
 static acm_status enqueue_moments(acm_domain *d, acm_step_args a)
 {
     cuda_impl *m = IMPL(d);
+    int32_t z0, z1;
+    acm__stepped_planes(d, &z0, &z1);
+    a.first = (uint32_t)z0 * (uint32_t)d->nx * (uint32_t)d->ny;
+    a.end = (uint32_t)z1 * (uint32_t)d->nx * (uint32_t)d->ny;
     const bool net = acm_is_adaptive(d->setup.coll.model) && d->setup.coll.safety_net;
     ACM_TRY(clear_planes(d));
     if (net) /* the tiled step marks cells one bit at a time */
@@ -286,12 +292,13 @@ static acm_status enqueue_step(acm_domain *d)
 
 /* Where a split step of d divides its cells and planes (for the layers): the
  * edges [cut[0], cut[1]) and [cut[2], cut[3]), the rest [cut[1], cut[2]).
- * Only the fused kernel with two arrays splits. */
+ * Only the fused kernel with two arrays on population storage splits. */
 static bool split_cells(const acm_domain *d, uint32_t cut[4], int32_t planes[4])
 {
     acm__stepped_planes(d, &planes[0], &planes[3]);
     acm__edge_planes(d, &planes[1], &planes[2]);
-    if (IMPL(d)->in_place || d->layout.kernel != ACM_KERNEL_FUSED || planes[1] >= planes[2])
+    if (IMPL(d)->in_place || d->layout.kernel != ACM_KERNEL_FUSED || cu_moments(d) ||
+        planes[1] >= planes[2])
         return false;
     cut[0] = word_cell(d, planes[0], false);
     cut[1] = word_cell(d, planes[1], true);

@@ -5,6 +5,7 @@
  */
 #include "backend.h"
 #include "backend_cuda.h"
+#include "moments.h" /* ACM_MOMENTS */
 
 const struct acm_backend_ops acm_backend_cuda = {
     .name = "cuda",
@@ -27,6 +28,8 @@ const struct acm_backend_ops acm_backend_cuda = {
     .probe_cell = acm_cuda_probe_cell,
     .stats = acm_cuda_stats,
     .plane_sums = acm_cuda_plane_sums,
+    .refresh_sums = acm_cuda_refresh_sums,
+    .moment_values = ACM_MOMENTS,
     .planes_get = acm_cuda_planes_get,
     .planes_put = acm_cuda_planes_put,
     .planes_wait = acm_cuda_planes_wait,

@@ -199,7 +199,7 @@ static acm_domain *scene(int kind, acm_backend backend)
     acm_layout *layout = NULL;
     if (kind == SCENE_LI2020) { /* in place: the saved state is in its own form */
         ck_assert_int_eq(acm_layout_create(&layout), ACM_OK);
-        ck_assert_int_eq(acm_layout_set(layout, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE),
+        ck_assert_int_eq(acm_layout_set(layout, ACM_LAYOUT_STREAMING, acm_test_in_place()),
                          ACM_OK);
         o.layout = layout;
     }
@@ -555,8 +555,11 @@ START_TEST(restart_cross_backend)
         acm_domain_info info = {.version = ACM_DOMAIN_INFO_VERSION};
         ACM_CK_OK(r, acm_domain_get_info(r, &info));
         ck_assert_int_eq(info.backend, dst);
-        /* straight after the load: exact where no boundary term is streamed */
-        expect_same(d, r, scene_names[kind], kind != SCENE_PLAIN && kind != SCENE_LI2020);
+        /* straight after the load: exact where no boundary term is streamed, and
+         * on population storage (moment storage rebuilds f_i from the stored
+         * moments in each backend's arithmetic) */
+        expect_same(d, r, scene_names[kind],
+                    (kind != SCENE_PLAIN && kind != SCENE_LI2020) || acm_test_moments());
         ACM_CK_OK(d, acm_step(d, 6));
         ACM_CK_OK(r, acm_step(r, 6));
         const size_t n = population_bytes(d) / sizeof(double);

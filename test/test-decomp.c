@@ -95,8 +95,7 @@ START_TEST(gather_spread_across_the_cuts)
 }
 END_TEST
 
-/* A scene's domain made on moment storage (the CPU's: the GPU refuses slabs
- * of it). */
+/* A scene's domain made on moment storage. */
 static acm_domain *create_moments(acm_domain_options *o, const void *ctx)
 {
     char text[ACM_LAYOUT_STRING_SIZE];
@@ -641,8 +640,7 @@ TEST_SUITE(decomp_suite)
     TCase *ts = acm_tcase("solids", 300); /* also under compute-sanitizer: device-check.sh */
     tcase_add_test(ts, solids_through_state_changes);
     tcase_add_test(ts, gather_spread_across_the_cuts);
-    if (acm_test_backend() != ACM_BACKEND_CUDA) /* the GPU refuses slabs of moment storage */
-        tcase_add_loop_test(ts, relayout_from_moments_keeps_the_inputs, 0, 2);
+    tcase_add_loop_test(ts, relayout_from_moments_keeps_the_inputs, 0, 2);
     tcase_add_loop_test(ts, slabs_follow_a_travelling_solid, 0, 2);
     suite_add_tcase(s, ts);
     TCase *te = acm_tcase("errors", 60);

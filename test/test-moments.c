@@ -402,7 +402,9 @@ START_TEST(half_rounding_is_ieee_binary16)
 END_TEST
 
 /* The 16-bit velocity format (moments.h, acm_u16_encode): every code but the
- * NaN one decodes to a value that encodes back to it, values grow with the
+ * NaN one decodes to a value that encodes back to it whatever the draw (the
+ * largest draw, 1 - 2^-24, once carried 1 in 2^11 of them to the next code:
+ * a state saved and loaded, or moved between slabs, changed), values grow with the
  * codes, the spacing is 2^-19 below 2^-7 and 2^(e - 12) in [2^e, 2^(e+1)),
  * and the edges: zero without a sign, NaN kept, |u| >= 1 and infinities
  * held at 1 - 2^-13. */
@@ -411,8 +413,11 @@ START_TEST(velocity_codes_round_trip)
     float last = -1.0f;
     for (unsigned c = 0; c < 0x8000u; ++c) {
         const float v = acm_u16_decode((uint16_t)c), w = acm_u16_decode((uint16_t)(c | 0x8000u));
-        ck_assert_msg(acm_u16_encode(v, 0.0f) == c && acm_u16_encode(v, 0.5f) == c,
-                      "code %#x: %.9g encodes to %#x", c, (double)v, acm_u16_encode(v, 0.0f));
+        const float draw_max = 0x1.fffffep-1f; /* acm_mom16_dither's largest */
+        ck_assert_msg(acm_u16_encode(v, 0.0f) == c && acm_u16_encode(v, 0.5f) == c &&
+                          acm_u16_encode(v, draw_max) == c,
+                      "code %#x: %.9g encodes to %#x, %#x with the largest draw", c, (double)v,
+                      acm_u16_encode(v, 0.0f), acm_u16_encode(v, draw_max));
         if (c > 0) {
             ck_assert_msg(w == -v && acm_u16_encode(w, 0.0f) == (c | 0x8000u), "code %#x", c);
             const int e = (int)((c - 1) >> 12); /* the exponent field of the code below */

@@ -23,14 +23,22 @@ static int rank_of(void)
     return r;
 }
 
+/* On the storage under test (ACM_TEST_STORAGE), as acm_test_domain makes
+ * the undivided domains it is compared with. */
 static acm_domain *create_mpi(acm_domain_options *o, const void *ctx)
 {
     (void)ctx;
     char err[256] = "";
     o->error_buffer = err;
     o->error_buffer_size = sizeof err;
+    acm_layout *storage = acm_test_storage_layout(o->layout);
+    const acm_layout *given = o->layout;
+    if (storage != NULL)
+        o->layout = storage;
     acm_domain *d = NULL;
     const acm_status st = acm_domain_create_mpi(&d, o, MPI_COMM_WORLD);
+    o->layout = given;
+    acm_layout_destroy(storage);
     ck_assert_msg(st == ACM_OK, "rank %d: acm_domain_create_mpi: %s: %s", rank_of(),
                   acm_status_string(st), err);
     return d;
@@ -42,7 +50,7 @@ static acm_domain *create_mpi(acm_domain_options *o, const void *ctx)
 START_TEST(bitwise_as_one_domain)
 {
     for (size_t m = 0; m < sizeof models / sizeof models[0]; ++m)
-        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s)
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= (int)acm_test_in_place(); ++s)
             for (int p = 0; p < (m == 0 ? 2 : 1); ++p) {
                 int ranks = 1;
                 MPI_Comm_size(MPI_COMM_WORLD, &ranks);
@@ -76,7 +84,7 @@ START_TEST(solids_across_ranks)
     MPI_Comm_size(MPI_COMM_WORLD, &ranks);
     const acm_collision which[2] = {ACM_COLLISION_CM_MRT, ACM_COLLISION_ACM_LI2020};
     for (int m = 0; m < 2; ++m)
-        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= ACM_STREAMING_IN_PLACE; ++s) {
+        for (int s = ACM_STREAMING_TWO_ARRAYS; s <= (int)acm_test_in_place(); ++s) {
             const run_cfg c = {which[m], ACM_PRECISION_FP64, (acm_streaming)s, (enum scene)_i,
                                ranks};
             acm_domain *one = make(&c, 0), *split = scene_make(&c, create_mpi, NULL);

@@ -240,13 +240,19 @@ struct acm_backend_ops {
      * all 27 of their own (docs/multi-gpu.md); NULL where the backend refuses
      * moment storage in slabs. */
     acm_status (*refresh_sums)(acm_domain *d);
+    /* Values a cell's plane moves carry on moment storage: a backend that
+     * stores the moments moves them (ACM_MOMENTS, every one whatever dz);
+     * 0 where it keeps populations then too (the CPU: acm_moved_count). */
+    int moment_values;
     /* The stored populations of planes [z0, z0 + n), every slot as stored (the
      * storage type, acm__precision_bytes each), cell-major in canonical order:
      * element (k - z0 nx ny) * 27 + i for cell k and slot i, into host memory
      * (the MPI transport's messages), after what d has enqueued so far; buf
      * holds them when planes_wait returns (NULL: when planes_get does). The
      * other way for planes_put, done when it returns. dz 0 moves every slot;
-     * +1 or -1 only the 9 of acm_moves(dz, i), packed in slot order. */
+     * +1 or -1 only the 9 of acm_moves(dz, i), packed in slot order. On
+     * moment storage of a backend with moment_values, the cells' moments as
+     * stored instead, moment_values a cell. */
     acm_status (*planes_get)(acm_domain *d, int32_t z0, int32_t n, int dz, void *buf);
     acm_status (*planes_wait)(acm_domain *d);
     acm_status (*planes_put)(acm_domain *d, int32_t z0, int32_t n, int dz, const void *buf);
@@ -331,11 +337,23 @@ static inline int32_t acm__own_planes(const acm_domain *d)
 
 static inline int32_t acm__own_origin(const acm_domain *d) { return d->origin_z + d->halo[0]; }
 
-/* Bytes of n planes of d's stored populations, the slots of acm_moves(dz, i)
- * (planes_get, planes_put, planes_copy and peer messages move these). */
-static inline size_t acm__planes_bytes(const acm_domain *d, int32_t n, int dz)
+/* Values a cell of n planes of d's state moves, on backend `ops` (d's
+ * slabs'): the slots of acm_moves(dz, i), or on moment storage of a backend
+ * that stores the moments, all of them (backend ops moment_values). */
+static inline size_t acm__moved_values(const acm_domain *d, const struct acm_backend_ops *ops,
+                                       int dz)
 {
-    return (size_t)n * (size_t)d->nx * (size_t)d->ny * (size_t)acm_moved_count(dz) *
+    return d->layout.storage == ACM_STORAGE_MOMENTS && ops->moment_values > 0
+               ? (size_t)ops->moment_values
+               : (size_t)acm_moved_count(dz);
+}
+
+/* Bytes of n planes of d's stored state on backend `ops` (planes_get,
+ * planes_put, planes_copy and peer messages move these). */
+static inline size_t acm__planes_bytes(const acm_domain *d, const struct acm_backend_ops *ops,
+                                       int32_t n, int dz)
+{
+    return (size_t)n * (size_t)d->nx * (size_t)d->ny * acm__moved_values(d, ops, dz) *
            acm__precision_bytes(d->layout.precision);
 }
 

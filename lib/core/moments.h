@@ -187,7 +187,10 @@ ACM_HD float acm_mom16_dither(uint32_t key, float u, int n)
 }
 
 /* The 16-bit code of u rounded down to a multiple of its spacing after adding
- * r in [0, 1) spacings (r = 1/2: to the nearest). */
+ * r in [0, 1) spacings (r = 1/2: to the nearest). A u that is a multiple of
+ * its spacing keeps its code whatever r (a stored value encoded again: a
+ * load, a re-cut of slabs): the fraction and r are added apart from the
+ * whole spacings, so that no rounding of the sum carries it to the next. */
 ACM_HD uint16_t acm_u16_encode(float u, float r)
 {
     const uint32_t b = acm_fbits(u), sign = (b >> 16) & 0x8000u, mag = b & 0x7fffffffu;
@@ -197,9 +200,10 @@ ACM_HD uint16_t acm_u16_encode(float u, float r)
     if (e >= 0)
         return (uint16_t)(sign | 0x7fffu);
     const int q = (e < -7 ? -7 : e) - 12; /* the spacing 2^q */
-    /* |u| 2^-q < 2^13: the sum keeps 11 bits of r or more; both products are
-     * exact */
-    const float v = floorf(acm_ffrom(mag) * acm_pow2f(-q) + r) * acm_pow2f(q);
+    /* |u| 2^-q < 2^13, its whole part and its fraction: exact; so is the
+     * product by 2^q */
+    const float x = acm_ffrom(mag) * acm_pow2f(-q), whole = floorf(x);
+    const float v = (whole + (x - whole + r >= 1.0f ? 1.0f : 0.0f)) * acm_pow2f(q);
     if (v >= 1.0f)
         return (uint16_t)(sign | 0x7fffu);
     uint32_t code;

@@ -33,6 +33,7 @@
 #include "decomp.h"
 #include "halo.h"
 #include "ib.h"
+#include "moments.h" /* ACM_MOMENTS */
 #include "partition.h"
 #include "reduce.h" /* acm__prev_from_planes */
 #include "rigid.h"
@@ -1352,6 +1353,7 @@ static void state_parts(const acm_domain *d, const acm_domain *s, const acm_stat
     to->mom_bits = from->mom_bits;
     to->mom_closure = from->mom_closure;
     state_part(d, s, ACM_Q, from->f, to->f, to_slab);
+    state_part(d, s, ACM_MOMENTS, from->mom, to->mom, to_slab);
     state_part(d, s, 3, from->force, to->force, to_slab);
     state_part(d, s, 1, from->tau, to->tau, to_slab);
     state_part(d, s, 3, from->ib_force, to->ib_force, to_slab);
@@ -1377,6 +1379,18 @@ static void band_part(const acm_domain *d, const acm_domain *s, const uint32_t *
         }
 }
 
+/* The stored moments of moment storage on a backend that keeps them (the
+ * GPU's: acm_state.mom) for n cells, so that the state comes back bit for bit
+ * rather than encoded again from its populations. */
+static acm_status alloc_moments(acm_domain *d, acm_state *st, int64_t n)
+{
+    st->mom = acm__malloc((size_t)n * ACM_MOMENTS * sizeof(double));
+    if (st->mom == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for the stored moments",
+                        (double)n * ACM_MOMENTS * sizeof(double) / 1e6);
+    return ACM_OK;
+}
+
 /* What save_slab fills: the domain's state, and its IB support a byte a cell. */
 typedef struct save_job {
     acm_state *st;
@@ -1394,6 +1408,8 @@ static acm_status save_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
         r = acm__state_alloc(d, st, local.force != NULL, local.tau != NULL, j->band != NULL);
         if (r == ACM_OK && j->band != NULL) /* zero where no sample is near a slab */
             memset(st->ib_force, 0, 3 * (size_t)d->ncells * sizeof(double));
+        if (r == ACM_OK && local.mom != NULL)
+            r = alloc_moments(d, st, d->ncells);
     }
     if (r == ACM_OK) {
         state_parts(d, s, &local, st, false);
@@ -1492,6 +1508,10 @@ static acm_status load_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     acm_state local;
     const bool ib = st->ib_force != NULL && st->ib_mask != NULL;
     ACM_TRY(acm__state_alloc(s, &local, st->force != NULL, st->tau != NULL, ib));
+    if (st->mom != NULL && alloc_moments(d, &local, s->ncells) != ACM_OK) {
+        acm__state_free(&local);
+        return ACM_ERR_NO_MEMORY;
+    }
     state_parts(d, s, st, &local, true);
     if (ib) {
         memset(local.ib_mask, 0, acm_state_mask_words(s->ncells) * sizeof(uint32_t));

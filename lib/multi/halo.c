@@ -10,6 +10,8 @@
  * the ghost planes are what the neighbour holds whatever the streaming
  * scheme, or with one ghost plane only the 9 the slab pulls from it
  * (ghost_dz); a transfer is depth x 27 (or 9) x nx x ny stored values.
+ * A backend that stores moment storage's moments (the GPU) moves a cell's
+ * 10 moments instead, whatever the depth (acm__moved_values).
  * Between slabs of this process the backend
  * copies them directly (planes_copy: device to device on a GPU); to and from
  * other processes they go through host buffers and the transport, or
@@ -21,6 +23,7 @@
 #include "alloc.h"
 #include "backend.h"
 #include "halo.h"
+#include "moments.h" /* ACM_MOMENTS */
 #include "state.h"
 
 #define IMPL(d) ((acm_slabs *)(d)->impl)
@@ -57,7 +60,7 @@ static int ghost_dz(const acm_slabs *m, int e)
 static size_t transfer_bytes(const acm_domain *d, int e)
 {
     const acm_slabs *m = IMPL(d);
-    return acm__planes_bytes(d, m->depth, ghost_dz(m, e));
+    return acm__planes_bytes(d, d->decomp->slab_ops, m->depth, ghost_dz(m, e));
 }
 
 /* Whether the ghost planes at end e of slab p pass through this process. */
@@ -378,6 +381,8 @@ acm_status acm__halo_gather_cells(acm_domain *d, size_t cell_bytes, void *dst)
 acm_status acm__halo_gather_state(acm_domain *d, acm_state *st)
 {
     ACM_TRY(acm__halo_gather_cells(d, ACM_Q * sizeof(double), st->f));
+    if (st->mom != NULL)
+        ACM_TRY(acm__halo_gather_cells(d, ACM_MOMENTS * sizeof(double), st->mom));
     if (st->force != NULL)
         ACM_TRY(acm__halo_gather_cells(d, 3 * sizeof(double), st->force));
     if (st->tau != NULL)

@@ -241,7 +241,7 @@ static void mpi_connect(acm_domain *d)
     if (!all_ranks(c, dc->rank != 0 || ops->peer_id(sub, id) == ACM_OK))
         return;
     MPI_Bcast(id, (int)sizeof id, MPI_BYTE, 0, c);
-    const size_t bytes = acm__planes_bytes(d, m->depth, 0); /* the most a message takes */
+    const size_t bytes = acm__planes_bytes(d, ops, m->depth, 0); /* the most a message takes */
     void *peer = NULL;
     if (!open_everywhere(sub, ops, c, id, (int)dc->rank, (int)dc->nslabs, bytes, &peer)) {
         if (peer != NULL)
