@@ -263,8 +263,19 @@ static acm_status restore(tune_ctx *c)
 /* Measure a candidate in a stage (once: a repeat gives the earlier entry);
  * -1 when it was not measured (time is up, or the search stopped). A
  * candidate that fails is recorded and the state put back from the snapshot. */
+/* A combination the storage refuses (acm__layout_check: in place or a split
+ * kernel on moment storage): not a candidate, neither measured nor reported. */
+static bool refused(const tune_ctx *c, const acm_layout *l)
+{
+    char why[ACM_ERROR_SIZE];
+    return acm__layout_check(l, c->d->setup.options_precision, c->d->backend, why, sizeof why) ==
+           ACM_ERR_INVALID_ARG;
+}
+
 static int32_t measure(tune_ctx *c, const acm_layout *l, acm_tune_stage stage)
 {
+    if (refused(c, l))
+        return -1;
     acm_tune_entry e;
     memset(&e, 0, sizeof e);
     e.version = ACM_TUNE_ENTRY_VERSION;
@@ -488,6 +499,8 @@ static int32_t distinct_layouts(const tune_ctx *c, acm_layout *l, const tune_dim
     do {
         for (size_t k = 0; k < n; ++k)
             *dims[k].slot = dims[k].values[at[k]];
+        if (refused(c, l))
+            continue;
         canonical_text(c->d, l, seen[distinct]);
         int32_t j = 0;
         while (j < distinct && strcmp(seen[j], seen[distinct]) != 0)
