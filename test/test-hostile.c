@@ -84,11 +84,15 @@ START_TEST(densities_beyond_the_storage)
     ck_assert_int_eq(create_with_density(ACM_PRECISION_FP32, 1e5, err, sizeof err), ACM_OK);
     ck_assert_int_eq(create_with_density(ACM_PRECISION_FP64, 1e-13, err, sizeof err), ACM_OK);
     ck_assert_int_eq(create_with_density(ACM_PRECISION_FP64, 1e13, err, sizeof err), ACM_OK);
-    /* a state of such densities steps without diverging */
+    /* a state of such densities steps without diverging, its density held to
+     * 1 %; FP32 moment storage holds 1e-5 to 5.5 % only (on the CPU, set at the
+     * start; docs/physics.md, "Low densities on moment storage"): 1e-3 there */
+    const double low = acm_test_moments() ? 1e-3 : 1e-5;
     acm_domain *d = small_domain(ACM_PRECISION_FP32);
-    ACM_CK_OK(d, acm_domain_init_uniform(d, 1e-5, NULL));
+    ACM_CK_OK(d, acm_domain_init_uniform(d, low, NULL));
     ACM_CK_OK(d, acm_step(d, 20));
-    ck_assert(fabs(density_at(d) - 1e-5) < 1e-7);
+    ck_assert_msg(fabs(density_at(d) - low) < 1e-2 * low, "density %.9g after 20 steps",
+                  density_at(d));
     acm_domain_destroy(d);
 }
 END_TEST
@@ -394,7 +398,7 @@ START_TEST(divergence_names_what_failed)
         acm_layout *l = NULL;
         ck_assert_int_eq(acm_layout_create(&l), ACM_OK);
         if (in_place)
-            ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, ACM_STREAMING_IN_PLACE),
+            ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STREAMING, acm_test_in_place()),
                              ACM_OK);
         o.layout = l;
         acm_domain *d = acm_test_domain(&o);
