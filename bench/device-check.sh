@@ -48,6 +48,9 @@ run_test test-cuda 200
 (CK_RUN_CASE=moments; export CK_RUN_CASE; run_test test-cuda 120)
 mv "$out/test-cuda.log" "$out/test-cuda-moments.log"
 (ACM_TEST_STORAGE=moments; export ACM_TEST_STORAGE; run_test test-physics 200)
+mv "$out/test-physics.log" "$out/test-physics-moments.log"
+(ACM_TEST_STORAGE=moments; export ACM_TEST_STORAGE; run_test test-decomp 200)
+mv "$out/test-decomp.log" "$out/test-decomp-moments.log"
 for tool in memcheck racecheck; do
     ACM_TEST_STEPS=4 CK_RUN_CASE=moments timeout 150 compute-sanitizer --tool $tool \
         --error-exitcode 9 ./test/test-cuda > "$out/$tool-moments.log" 2>&1
