@@ -521,10 +521,7 @@ static acm_status save_to_host(acm_domain *d, acm_state *st)
     ACM_TRY(acm__state_alloc(d, st, m->force != NULL, m->tau != NULL, m->ib.force != NULL));
     ACM_TRY(save_populations(d, st));
     if (cu_moments(d)) { /* the moments as stored, which a load into this storage takes back */
-        st->mom = (double *)acm__malloc((size_t)d->ncells * ACM_MOMENTS * sizeof(double));
-        if (st->mom == NULL)
-            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g GB for the moments",
-                            (double)d->ncells * ACM_MOMENTS * sizeof(double) / 1e9);
+        ACM_TRY(acm__state_alloc_moments(d, st));
         ACM_TRY(download_chunks(d, ACM_MOMENTS, ACM_DTYPE_FLOAT64, st->mom,
                                 [&](int, uint32_t k0, uint32_t n) {
                                     return acm_launch_mom_values(cu_grid_of(d), cu_state_array(m),

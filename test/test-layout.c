@@ -611,6 +611,44 @@ START_TEST(autotune_flags)
 }
 END_TEST
 
+/* An exhaustive search over streaming and storage measures no combination
+ * the storage refuses (in place on moment storage; before, each was a
+ * failed entry) and plans exactly what it measures. */
+START_TEST(autotune_leaves_refused_combinations_out)
+{
+    acm_domain_options opt = acm_test_options(8, 8, 8, 0.05, ACM_COLLISION_DEFAULT,
+                                              ACM_PRECISION_FP32);
+    acm_domain *d = acm_test_domain(&opt);
+    acm_layout *best = NULL;
+    ck_assert_int_eq(acm_layout_create(&best), ACM_OK);
+    acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
+    o.window_steps = 1;
+    o.flags = ACM_TUNE_EXHAUSTIVE | ACM_TUNE_STREAMING | ACM_TUNE_STORAGE;
+    o.progress = last_planned;
+    int32_t planned = 0;
+    o.user_data = &planned;
+    acm_tune_report *r = NULL;
+    ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
+    const acm_tune_summary sum = summary_of(r);
+    ck_assert_int_eq(planned, sum.entries);
+    ck_assert_int_eq(sum.failed, 0);
+    int in_place = 0, moments = 0;
+    for (int32_t i = 0; i < sum.entries; ++i) {
+        const char *t = entry_of(r, i).layout;
+        const bool ip = strstr(t, "streaming=in_place") != NULL;
+        const bool mo = strstr(t, "storage=moments") != NULL;
+        ck_assert_msg(!(ip && mo), "refused combination measured: %s", t);
+        in_place += ip;
+        moments += mo;
+    }
+    ck_assert_int_gt(in_place, 0);
+    ck_assert_int_gt(moments, 0);
+    acm_tune_report_destroy(r);
+    acm_layout_destroy(best);
+    acm_domain_destroy(d);
+}
+END_TEST
+
 static int cancel_at_three(const acm_tune_progress *p, void *user)
 {
     (void)user;
@@ -672,6 +710,7 @@ TEST_SUITE(layout_relayout)
     tcase_add_test(tc, autotune_discards_failing_candidates);
     tcase_add_test(tc, autotune_errors);
     tcase_add_test(tc, autotune_flags);
+    tcase_add_test(tc, autotune_leaves_refused_combinations_out);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -260,9 +260,6 @@ static acm_status restore(tune_ctx *c)
     return st == ACM_OK ? ACM_OK : acm__snapshot_restore(c->d, c->snap);
 }
 
-/* Measure a candidate in a stage (once: a repeat gives the earlier entry);
- * -1 when it was not measured (time is up, or the search stopped). A
- * candidate that fails is recorded and the state put back from the snapshot. */
 /* A combination the storage refuses (acm__layout_check: in place or a split
  * kernel on moment storage): not a candidate, neither measured nor reported. */
 static bool refused(const tune_ctx *c, const acm_layout *l)
@@ -272,6 +269,9 @@ static bool refused(const tune_ctx *c, const acm_layout *l)
            ACM_ERR_INVALID_ARG;
 }
 
+/* Measure a candidate in a stage (once: a repeat gives the earlier entry);
+ * -1 when it was not measured (refused, time is up, or the search stopped). A
+ * candidate that fails is recorded and the state put back from the snapshot. */
 static int32_t measure(tune_ctx *c, const acm_layout *l, acm_tune_stage stage)
 {
     if (refused(c, l))

@@ -7,6 +7,7 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "moments.h" /* ACM_MOMENTS */
 #include "solid.h"
 #include "state.h"
 
@@ -136,6 +137,16 @@ acm_status acm__state_alloc(acm_domain *d, acm_state *st, bool force, bool tau, 
                         "cannot allocate %.3g GB of host memory for a copy of the state",
                         (double)n * (ACM_Q + 3 * force + tau + 3 * ib) * sizeof(double) / 1e9);
     }
+    return ACM_OK;
+}
+
+acm_status acm__state_alloc_moments(acm_domain *d, acm_state *st)
+{
+    const size_t bytes = (size_t)d->ncells * ACM_MOMENTS * sizeof(double);
+    st->mom = acm__malloc(bytes);
+    if (st->mom == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g GB of host memory for the "
+                        "stored moments", (double)bytes / 1e9);
     return ACM_OK;
 }
 

@@ -65,6 +65,9 @@ static inline size_t acm_state_mask_words(int64_t ncells) { return (size_t)(ncel
 /* Allocate the arrays a backend's state_save fills: f always; force, tau and
  * the immersed-boundary pair when asked. Fails with a message on d. */
 acm_status acm__state_alloc(acm_domain *d, acm_state *st, bool force, bool tau, bool ib);
+/* Allocate st->mom for d's cells (a GPU's stored moments). Fails with a
+ * message on d. */
+acm_status acm__state_alloc_moments(acm_domain *d, acm_state *st);
 void acm__state_free(acm_state *st);
 
 /* One solid's part of the handle's state. */

@@ -1379,18 +1379,6 @@ static void band_part(const acm_domain *d, const acm_domain *s, const uint32_t *
         }
 }
 
-/* The stored moments of moment storage on a backend that keeps them (the
- * GPU's: acm_state.mom) for n cells, so that the state comes back bit for bit
- * rather than encoded again from its populations. */
-static acm_status alloc_moments(acm_domain *d, acm_state *st, int64_t n)
-{
-    st->mom = acm__malloc((size_t)n * ACM_MOMENTS * sizeof(double));
-    if (st->mom == NULL)
-        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate %.3g MB for the stored moments",
-                        (double)n * ACM_MOMENTS * sizeof(double) / 1e6);
-    return ACM_OK;
-}
-
 /* What save_slab fills: the domain's state, and its IB support a byte a cell. */
 typedef struct save_job {
     acm_state *st;
@@ -1408,8 +1396,8 @@ static acm_status save_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
         r = acm__state_alloc(d, st, local.force != NULL, local.tau != NULL, j->band != NULL);
         if (r == ACM_OK && j->band != NULL) /* zero where no sample is near a slab */
             memset(st->ib_force, 0, 3 * (size_t)d->ncells * sizeof(double));
-        if (r == ACM_OK && local.mom != NULL)
-            r = alloc_moments(d, st, d->ncells);
+        if (r == ACM_OK && local.mom != NULL) /* the GPU's stored moments: back bit for bit */
+            r = acm__state_alloc_moments(d, st);
     }
     if (r == ACM_OK) {
         state_parts(d, s, &local, st, false);
@@ -1508,9 +1496,10 @@ static acm_status load_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     acm_state local;
     const bool ib = st->ib_force != NULL && st->ib_mask != NULL;
     ACM_TRY(acm__state_alloc(s, &local, st->force != NULL, st->tau != NULL, ib));
-    if (st->mom != NULL && alloc_moments(d, &local, s->ncells) != ACM_OK) {
+    acm_status r = st->mom != NULL ? acm__state_alloc_moments(s, &local) : ACM_OK;
+    if (r != ACM_OK) {
         acm__state_free(&local);
-        return ACM_ERR_NO_MEMORY;
+        return r;
     }
     state_parts(d, s, st, &local, true);
     if (ib) {
@@ -1519,7 +1508,7 @@ static acm_status load_slab(acm_domain *d, acm_domain *s, int32_t p, const void 
     }
     local.prev_backend = st->prev_backend;
     memcpy(local.prev, st->prev, sizeof local.prev);
-    acm_status r = s->ops->state_load(s, &local);
+    r = s->ops->state_load(s, &local);
     acm__state_free(&local);
     return r;
 }
