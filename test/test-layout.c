@@ -551,6 +551,23 @@ static int last_planned(const acm_tune_progress *p, void *user)
     return 0;
 }
 
+/* An exhaustive search of d with `flags` into best; the summary, the report
+ * in *out. Fails unless the progress planned as many layouts as it measured. */
+static acm_tune_summary exhaustive(acm_domain *d, unsigned flags, acm_layout *best,
+                                   acm_tune_report **out)
+{
+    acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
+    o.window_steps = 1;
+    o.flags = ACM_TUNE_EXHAUSTIVE | flags;
+    o.progress = last_planned;
+    int32_t planned = 0;
+    o.user_data = &planned;
+    ACM_CK_OK(d, acm_domain_autotune(d, &o, best, out));
+    const acm_tune_summary sum = summary_of(*out);
+    ck_assert_int_eq(planned, sum.entries); /* the progress knew how many there would be */
+    return sum;
+}
+
 /* In-place streaming is a candidate only when the caller allows it; the
  * exhaustive search measures every combination once. */
 START_TEST(autotune_flags)
@@ -583,16 +600,8 @@ START_TEST(autotune_flags)
                       sum.not_tuned);
         acm_tune_report_destroy(r);
     }
-    acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
-    o.window_steps = 1;
-    o.flags = ACM_TUNE_EXHAUSTIVE;
-    o.progress = last_planned;
-    int32_t planned = 0;
-    o.user_data = &planned;
     acm_tune_report *r = NULL;
-    ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
-    const acm_tune_summary sum = summary_of(r);
-    ck_assert_int_eq(planned, sum.entries); /* the progress knew how many there would be */
+    const acm_tune_summary sum = exhaustive(d, 0u, best, &r);
     /* CPU: 6 alphas x (4 sample blocks + as sampled); CUDA: x 3 blocks x 3 kernels x 2
      * spreads, the baseline at alpha = 1 once (moment storage: the fused kernel only) */
     const int kernels = acm_test_moments() ? 6 : 6 * 2 + 1;
@@ -621,16 +630,8 @@ START_TEST(autotune_leaves_refused_combinations_out)
     acm_domain *d = acm_test_domain(&opt);
     acm_layout *best = NULL;
     ck_assert_int_eq(acm_layout_create(&best), ACM_OK);
-    acm_tune_options o = ACM_TUNE_OPTIONS_INIT;
-    o.window_steps = 1;
-    o.flags = ACM_TUNE_EXHAUSTIVE | ACM_TUNE_STREAMING | ACM_TUNE_STORAGE;
-    o.progress = last_planned;
-    int32_t planned = 0;
-    o.user_data = &planned;
     acm_tune_report *r = NULL;
-    ACM_CK_OK(d, acm_domain_autotune(d, &o, best, &r));
-    const acm_tune_summary sum = summary_of(r);
-    ck_assert_int_eq(planned, sum.entries);
+    const acm_tune_summary sum = exhaustive(d, ACM_TUNE_STREAMING | ACM_TUNE_STORAGE, best, &r);
     ck_assert_int_eq(sum.failed, 0);
     int in_place = 0, moments = 0;
     for (int32_t i = 0; i < sum.entries; ++i) {
