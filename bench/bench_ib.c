@@ -217,8 +217,8 @@ static void bench_shape(const bench_opts *o, const shape *sh, double size, doubl
                        "IB %.3f ms (re-sorts on the host included)\n",
                        variants[vi].spin, 1e3 * t_mean, 1e3 * (t_mean - t0));
             if (variants[vi].free_body)
-                printf("       a free body: the coupling's velocity change solved on the "
-                       "device, its forces read by the host after every step\n");
+                printf("       a free body: coupled and integrated on the device, in the "
+                       "recorded runs of acm_cuda_step_async\n");
             if (variants[vi].block == 2 && variants[vi].spin == 0.0 && !variants[vi].free_body)
                 *(variants[vi].spread == ACM_IB_SPREAD_GATHER ? &t_gather : &t_scatter) = t - t0;
             if (variants[vi].spread == ACM_IB_SPREAD_GATHER) {

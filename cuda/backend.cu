@@ -64,10 +64,6 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     if ((uint64_t)d->ncells >= ((uint64_t)1 << 32))
         return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE,
                         "the CUDA backend handles up to 2^32 - 1 cells per domain");
-    if (d->layout.streaming == ACM_STREAMING_IN_PLACE && d->layout.kernel != ACM_KERNEL_FUSED)
-        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
-                        "in-place streaming needs the fused kernel (ACM_LAYOUT_KERNEL = "
-                        "ACM_KERNEL_FUSED); the split and baseline structures keep two arrays");
     int count = 0;
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess || d->device >= count) {

@@ -62,6 +62,7 @@ acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw);
 acm_status acm_cuda_ib_positions(acm_domain *d, const struct acm_solid *s, double *dst);
 acm_status acm_cuda_ib_resort(acm_domain *d);
 acm_status acm_cuda_ib_order(acm_domain *d, const struct acm_solid *s, uint64_t *origin);
+acm_status acm_cuda_ib_home(acm_domain *d);
 acm_status acm_cuda_state_save(acm_domain *d, struct acm_state *st, bool park);
 acm_status acm_cuda_state_load(acm_domain *d, const struct acm_state *st);
 

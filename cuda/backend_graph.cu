@@ -297,11 +297,23 @@ static bool runnable(const acm_domain *d)
         return false;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_body *b = &d->solids[i]->body;
-        if (b->motion == ACM_MOTION_FREE ||
+        /* a free body moves on the device, where the smokes' obstacles and
+         * emitters (planned on the host) cannot follow it */
+        if ((b->motion == ACM_MOTION_FREE && d->nsmokes > 0) ||
             (b->motion != ACM_MOTION_STATIC && d->layout.ib.spread == ACM_IB_SPREAD_GATHER))
             return false;
     }
     return true;
+}
+
+/* Whether the domain has a free body (integrated on the device in runs);
+ * `sortable`: one that the device may re-sort at any step of a run. */
+static bool any_free(const acm_domain *d, bool sortable)
+{
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        if (cu_ib_free(d, i) && (!sortable || cu_ib_sortable(d, i)))
+            return true;
+    return false;
 }
 
 static void run_key(const acm_domain *d, int steps, bool resorts, cu_graph_key *k)
@@ -312,7 +324,8 @@ static void run_key(const acm_domain *d, int steps, bool resorts, cu_graph_key *
     const acm_ib_args a = cu_ib_args(d);
     memcpy(&k->ib, &a, sizeof a);
     const cuda_ib &ib = m->ib;
-    const void *more[5] = {ib.poses, ib.resort_flags, ib.sort_scratch, ib.origin, ib.scratch};
+    const void *more[6] = {ib.poses,  ib.resort_flags, ib.sort_scratch,
+                           ib.origin, ib.scratch,      ib.bodies};
     memcpy(k->ib_more, more, sizeof more);
     k->sort_bytes = ib.sort_bytes;
     k->scratch_bytes = ib.scratch_bytes;
@@ -348,8 +361,8 @@ static acm_status send_inputs(acm_domain *d)
     ACM_TRY(cu_put_add(d, &put, m->counters + 2, &r.count0, sizeof r.count0));
     if (d->nsolids > 0) {
         uint32_t sortable = 0, flags[ACM_RUN_STEPS] = {0};
-        for (int32_t i = 0; i < d->nsolids; ++i)
-            sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+        for (int32_t i = 0; i < d->nsolids; ++i) /* a free body's flags come from the device */
+            sortable |= cu_ib_sortable(d, i) && !cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
         for (int j = 0; j < r.steps; ++j)
             flags[j] = r.resort[j] & sortable;
         const int n = (r.steps + 1) * (int)d->nsolids;
@@ -410,7 +423,9 @@ static bool missing_form(acm_domain *d, bool turns, bool resorts)
         if (((v & CU_FORM_TURNED) && !turns) || ((v & CU_FORM_STEADY) && steady) ||
             (v == CU_FORM_TURNED && !steady)) /* a later call finds the solids steady */
             continue;
-        for (int other = 0; other < 1 + (int)r.place_all; ++other) {
+        /* with and without re-sorts (a free body's run always has them) */
+        const bool both = r.place_all && !any_free(d, true);
+        for (int other = 0; other < 1 + (int)both; ++other) {
             turn_form(d, v, false);
             run_key(d, r.steps, resorts != (other != 0), &r.key);
             r.graph = find(m, r.key);
@@ -430,8 +445,8 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     cu_run &r = m->run;
     *run = record ? 0 : 1;
     r.mode = CU_RUN_NONE;
-    if (!runnable(d))
-        return ACM_OK;
+    if (!runnable(d)) /* steps launched one by one, on the host's bodies */
+        return record ? ACM_OK : acm_cuda_ib_home(d);
     const int steps = left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : (int)left;
     ACM_TRY(acm_cuda_prepare(d)); /* what a step allocates, outside any capture */
     ACM_TRY(cu_ib_ready(d));
@@ -447,7 +462,10 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     bool resorts = false;
     for (int j = 0; j < steps; ++j)
         resorts |= r.resort[j] != 0;
-    resorts = resorts && r.place_all;
+    resorts = (resorts || any_free(d, true)) && r.place_all; /* a free body may re-sort
+                                                                 at any step */
+    if (any_free(d, false))
+        ACM_TRY(cu_ib_bodies_send(d)); /* before any capture */
     r.steps = steps;
     r.step = 0;
     r.variant = 0;
@@ -523,6 +541,8 @@ static acm_status run_step(acm_domain *d)
         return ACM_OK;
     }
     ACM_TRY(record_step(d, r.step == r.steps));
+    if (any_free(d, false))
+        ACM_TRY(cu_ib_bodies_step(d, j));
     for (int32_t i = 0; i < d->nsolids && r.key.resorts; ++i)
         if (cu_ib_sortable(d, i))
             ACM_TRY(record_resort(d, i, j));

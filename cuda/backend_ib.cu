@@ -62,6 +62,11 @@ void cu_ib_release(acm_domain *d, bool cells)
     cu_dev_free(d, (void **)&ib->poses,
                 (ACM_RUN_STEPS + 1) * (size_t)ib->nsolids * sizeof(acm_ib_pose));
     cu_dev_free(d, (void **)&ib->resort_flags, ACM_RUN_STEPS * sizeof(uint32_t));
+    cu_dev_free(d, (void **)&ib->bodies, (size_t)ib->nsolids * sizeof(acm_free_body));
+    if (ib->host_bodies != NULL)
+        cudaFreeHost(ib->host_bodies);
+    ib->host_bodies = NULL;
+    d->bodies_on_backend = false; /* what the device held of them is gone */
     acm__free(ib->saved);
     ib->saved = NULL;
     if (ib->host_ft != NULL)
@@ -191,6 +196,10 @@ static acm_status ib_allocate(acm_domain *d)
                              "recorded poses"));
         ACM_TRY(cu_dev_alloc(d, (void **)&ib->resort_flags, ACM_RUN_STEPS * sizeof(uint32_t),
                              "recorded re-sorts"));
+        ACM_TRY(cu_dev_alloc(d, (void **)&ib->bodies, (size_t)d->nsolids * sizeof(acm_free_body),
+                             "free bodies"));
+        CU_TRY(d, cudaMallocHost((void **)&ib->host_bodies,
+                                 (size_t)d->nsolids * sizeof(acm_free_body)));
         ib->saved = (acm_solid *)acm__malloc((size_t)d->nsolids * sizeof(acm_solid));
         if (ib->saved == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold %d solids", (int)d->nsolids);
@@ -272,6 +281,15 @@ static void unpack_coupling(const acm_gpu_sums *p, acm_coupling *c)
     }
 }
 
+/* A centre of the sums' moments from the host. */
+static acm_ib_centre centre(const double x[3])
+{
+    acm_ib_centre c;
+    memcpy(c.xc, x, sizeof c.xc);
+    c.at = NULL;
+    return c;
+}
+
 /* Every solid's force and torque (coupling false: about the centres of the
  * last step) or every free body's coupling sums, from its samples on the own
  * planes, into m->ib.host_ft (2 or 4 sums per solid after the forces' 2 per
@@ -285,12 +303,13 @@ static acm_status ib_sums(acm_domain *d, bool coupling)
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
         if (coupling && s->body.motion == ACM_MOTION_FREE)
-            CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
+            CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, centre(s->body.x),
                                              m->ib.partials, ft + 4 * i, m->sum_scratch,
                                              m->stream));
         else if (!coupling)
-            CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, m->ib.centre + 3 * i,
-                                         m->ib.partials, ft + 2 * i, m->sum_scratch, m->stream));
+            CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count,
+                                         centre(m->ib.centre + 3 * i), m->ib.partials, ft + 2 * i,
+                                         m->sum_scratch, m->stream));
     }
     CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
                               m->stream));
@@ -301,7 +320,8 @@ static acm_status ib_sums(acm_domain *d, bool coupling)
 /* Implicit coupling of the free bodies (lib/core/rigid.h): their coupling
  * sums, the velocity change and the samples' new forces, all on the device
  * (the velocity change with the host's rounding, kernels/rigid.cu): no wait
- * for the host inside the step. */
+ * for the host inside the step. In a run being recorded the body and its
+ * centre are the device's (cuda_ib.bodies, the step's pose slot). */
 static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
 {
     cuda_impl *m = IMPL(d);
@@ -310,11 +330,17 @@ static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
         const acm_solid *s = d->solids[i];
         if (s->body.motion != ACM_MOTION_FREE)
             continue;
-        CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, s->body.x,
-                                         m->ib.partials, sums + 4 * i, m->sum_scratch,
-                                         m->stream));
-        CU_TRY(d, acm_launch_body_couple(s->body, sums + 4 * i, change + i, m->stream));
-        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x, NULL, NULL,
+        const acm_ib_pose *at = run_pose(d, i, m->run.step);
+        acm_ib_centre c = centre(s->body.x);
+        c.at = at != NULL ? at->x : NULL;
+        CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, c, m->ib.partials,
+                                         sums + 4 * i, m->sum_scratch, m->stream));
+        if (at != NULL)
+            CU_TRY(d, acm_launch_body_couple_at(&m->ib.bodies[i].body, sums + 4 * i, change + i,
+                                                m->stream));
+        else
+            CU_TRY(d, acm_launch_body_couple(s->body, sums + 4 * i, change + i, m->stream));
+        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, c, NULL, NULL,
                                        change + i, m->stream));
     }
     return ACM_OK;
@@ -346,6 +372,8 @@ static acm_status ib_first(acm_domain *d, bool fused)
     const bool all = m->run.mode != CU_RUN_NONE && m->run.place_all;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
+        if (m->run.mode == CU_RUN_RECORD && m->run.step == 0 && cu_ib_free(d, i))
+            CU_TRY(d, acm_launch_body_pose(m->ib.bodies + i, m->ib.poses + i, m->stream));
         if (s->moved || s->body.motion != ACM_MOTION_STATIC || all) {
             ACM_TRY(ib_place(d, i));
             m->ib.band_valid = false;
@@ -387,7 +415,7 @@ extern "C" acm_status acm_cuda_ib_forces(acm_domain *d)
         free_bodies |= d->solids[i]->body.motion == ACM_MOTION_FREE;
     const bool fused = !free_bodies && d->layout.ib.spread != ACM_IB_SPREAD_GATHER;
     ACM_TRY(ib_first(d, fused));
-    if (IMPL(d)->run.mode == CU_RUN_REPLAY) { /* a run has no free body */
+    if (IMPL(d)->run.mode == CU_RUN_REPLAY) { /* all in the graph */
         d->forces_stale = true;
         return ACM_OK;
     }
@@ -433,7 +461,7 @@ extern "C" acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw)
     for (int32_t i = 0; dvdw != NULL && i < d->nsolids; ++i) {
         const acm_solid *s = d->solids[i];
         if (s->body.motion == ACM_MOTION_FREE)
-            CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, s->body.x,
+            CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, centre(s->body.x),
                                            dvdw + 6 * i, dvdw + 6 * i + 3, NULL, m->stream));
     }
     return ib_rest(d, false);
@@ -555,4 +583,123 @@ extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, d
                               cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
     return ACM_OK;
+}
+
+/* ---- free bodies in runs of recorded steps -------------------------------------------
+ * A run integrates its free bodies on the device, as acm__solids_after_step
+ * does on the host (kernels/rigid.cu, the host's rounding): each step's force
+ * and torque, the Newton-Euler step, the speed limit, the pose of the next
+ * step into its slot and the re-sort test, whose flag opens the step's
+ * conditional re-sort. The bodies stay on the device from run to run
+ * (d->bodies_on_backend) until the host needs them (acm_cuda_ib_home). */
+
+bool cu_ib_free(const acm_domain *d, int32_t i)
+{
+    return d->solids[i]->body.motion == ACM_MOTION_FREE;
+}
+
+acm_status cu_ib_bodies_send(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    if (d->bodies_on_backend)
+        return ACM_OK;
+    memset(ib->host_bodies, 0, (size_t)d->nsolids * sizeof(acm_free_body));
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        acm_free_body *f = ib->host_bodies + i;
+        f->body = s->body;
+        f->placed = s->placed;
+        memcpy(f->sort_x, s->sort_x, sizeof f->sort_x);
+        memcpy(f->sort_q, s->sort_q, sizeof f->sort_q);
+    }
+    CU_TRY(d, cudaMemcpyAsync(ib->bodies, ib->host_bodies,
+                              (size_t)d->nsolids * sizeof(acm_free_body), cudaMemcpyHostToDevice,
+                              m->stream));
+    d->bodies_on_backend = true;
+    return ACM_OK;
+}
+
+acm_status cu_ib_bodies_step(acm_domain *d, int j)
+{
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    const acm_ib_args a = cu_ib_args(d);
+    const bool morton = d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
+    const size_t n = (size_t)d->nsolids;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        if (!cu_ib_free(d, i))
+            continue;
+        const acm_solid *s = d->solids[i];
+        acm_ib_centre c = centre(s->body.x);
+        c.at = ib->poses[(size_t)j * n + (size_t)i].x; /* where the step placed it */
+        CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, c, ib->partials,
+                                     ib->ft + 2 * i, m->sum_scratch, m->stream));
+        const uint32_t bit = cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+        CU_TRY(d, acm_launch_body_run(ib->bodies + i, ib->ft + 2 * i,
+                                      ib->poses + (size_t)(j + 1) * n + (size_t)i,
+                                      ib->resort_flags + j, bit,
+                                      morton ? (double)d->layout.ib.sample_block : 0.0, cu_gate(d),
+                                      m->stream));
+    }
+    return ACM_OK;
+}
+
+/* The step whose batch count (acm_free_body.failed) the device gave. */
+static int64_t failed_step(const acm_domain *d, unsigned long long failed)
+{
+    const int64_t later = IMPL(d)->batch_step - (int64_t)failed; /* steps made after it */
+    return later >= 0 && later < d->step ? d->step - later : d->step;
+}
+
+extern "C" acm_status acm_cuda_ib_home(acm_domain *d)
+{
+    if (!d->bodies_on_backend)
+        return ACM_OK;
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    cuda_ib *ib = &m->ib;
+    const size_t bytes = (size_t)d->nsolids * sizeof(acm_free_body);
+    if (ib->bodies == NULL || ib->nsolids != d->nsolids) { /* released: nothing there */
+        d->bodies_on_backend = false;
+        return ACM_OK;
+    }
+    CU_TRY(d, cudaMemcpyAsync(ib->host_bodies, ib->bodies, bytes, cudaMemcpyDeviceToHost,
+                              m->stream));
+    CU_TRY(d, cudaStreamSynchronize(m->stream));
+    d->bodies_on_backend = false;
+    /* the last step re-sorted a free body: as after the host's re-sort, every
+     * solid counts as placed at its pose (lib/ib/solid.c resort_on_backend) */
+    bool sorted_last = false;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        sorted_last |= cu_ib_free(d, i) && m->batch_step > 0 &&
+                       ib->host_bodies[i].sorted == (unsigned long long)m->batch_step;
+    acm_status st = ACM_OK;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        acm_solid *s = d->solids[i];
+        const acm_free_body *f = ib->host_bodies + i;
+        if (cu_ib_free(d, i)) {
+            s->body = f->body;
+            s->placed = s->moved ? f->body : f->placed; /* moved: a prescribed solid's re-sort */
+            memcpy(s->sort_x, f->sort_x, sizeof s->sort_x);
+            memcpy(s->sort_q, f->sort_q, sizeof s->sort_q);
+            s->resorts += (int64_t)f->resorts;
+            s->order_on_device |= f->resorts > 0;
+            memcpy(ib->centre + 3 * i, f->placed.x, 3 * sizeof(double)); /* the last torques' */
+        }
+        if (sorted_last) {
+            s->placed = s->body;
+            s->moved = true;
+        }
+        if (cu_ib_free(d, i) && f->failed != 0 && st == ACM_OK) {
+            d->diverged = true;
+            d->diverged_step = failed_step(d, f->failed);
+            st = ACM_FAIL(d, ACM_ERR_DIVERGED,
+                          "solid %d reached the surface speed %g at step %lld (limit %g): the "
+                          "fluid cannot follow it (its pose is kept from before; later steps "
+                          "of the run held it there); re-initialise and set its state",
+                          (int)i, f->speed, (long long)d->diverged_step, ACM_SOLID_MAX_SPEED);
+        }
+    }
+    return st;
 }

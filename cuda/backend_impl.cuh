@@ -40,6 +40,9 @@ struct cuda_ib {
     uint64_t region, most;    /* ... and ib_extents */
     acm_ib_pose *poses;   /* a recorded run's poses (ACM_RUN_STEPS + 1 per solid), or NULL */
     uint32_t *resort_flags; /* a run's re-sorts: after step j, solid i (bit i of word j) */
+    acm_free_body *bodies;  /* with `poses`, one per solid: the free bodies of runs (on the
+                               device while d->bodies_on_backend) */
+    acm_free_body *host_bodies; /* pinned, one per solid: their way to and from the host */
     struct acm_solid *saved; /* the solids as before a run being recorded (host, nsolids) */
 };
 
@@ -73,8 +76,8 @@ struct cu_graph_key {
     /* a run with solids (zero without): their arrays, whether the band holds
      * their support, each solid's samples, motion and placement */
     acm_ib_args ib;
-    const void *ib_more[5]; /* the other arrays its kernels read: poses, re-sort flags and
-                               scratch, sampling indices, gather lists */
+    const void *ib_more[6]; /* the other arrays its kernels read: poses, re-sort flags and
+                               scratch, sampling indices, gather lists, free bodies */
     size_t sort_bytes, scratch_bytes;
     int32_t nsolids, band_valid;
     int32_t resorts; /* the run's steps hold their re-sorts (conditional nodes) */
@@ -316,6 +319,14 @@ bool cu_ib_sortable(const acm_domain *d, int32_t i);
 /* Solid i's samples re-sorted on stream s, at its pose (a recorded run's:
  * slot `slot` of its poses). */
 acm_status cu_ib_resort_one(acm_domain *d, int32_t i, int slot, cudaStream_t s);
+/* Whether solid i is a free body that a run integrates on the device. */
+bool cu_ib_free(const acm_domain *d, int32_t i);
+/* Before a run with free bodies: the host's bodies to the device, unless
+ * they are there (d->bodies_on_backend). */
+acm_status cu_ib_bodies_send(acm_domain *d);
+/* Into the run being recorded, after the fluid of its step j: each free
+ * body's force, Newton-Euler step and re-sort test (kernels/rigid.cu). */
+acm_status cu_ib_bodies_step(acm_domain *d, int j);
 
 /* ---- the smokes of runs of steps (backend_smoke.cu) ------------------------------- */
 

@@ -355,6 +355,10 @@ acm_status cu_check(acm_domain *d)
     cuda_impl *m = IMPL(d);
     if (m->batch_step == 0)
         return ACM_OK;
+    /* the free bodies of runs first, while the batch still names their steps */
+    const acm_status bodies = acm_cuda_ib_home(d);
+    if (bodies != ACM_OK && bodies != ACM_ERR_DIVERGED)
+        return bodies;
     CU_TRY(d, cudaMemcpyAsync(m->host_counters, m->counters, 4 * sizeof(unsigned long long),
                               cudaMemcpyDeviceToHost, m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
@@ -368,7 +372,7 @@ acm_status cu_check(acm_domain *d)
     const bool rolled_back = held && !m->in_place; /* in place keeps no copy */
     ACM_TRY(cu_reset_counters(d));
     if (key == ACM_NO_KEY)
-        return ACM_OK;
+        return bodies;
     const int64_t first = d->step - later + 1;
     const uint64_t cell = key & (((uint64_t)1 << ACM_KEY_CELL_BITS) - 1);
     if (held) /* to the state before that step, or (in place) the state it left */

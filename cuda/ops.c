@@ -56,6 +56,7 @@ const struct acm_backend_ops acm_backend_cuda = {
     .ib_resort = acm_cuda_ib_resort,
     .ib_order = acm_cuda_ib_order,
     .ib_positions = acm_cuda_ib_positions,
+    .ib_home = acm_cuda_ib_home,
     .state_save = acm_cuda_state_save,
     .state_load = acm_cuda_state_load,
     .device_name = acm_cuda_device_name,

@@ -12,7 +12,10 @@
  * level feels: three flags on poles and three leaves carried by the air read
  * the wind at their positions once a frame with acm_domain_sample_velocity()
  * (six points: no field is ever copied). With --smoke the ball trails smoke
- * (an emitter on its surface, ACM_EMITTER_SOLID).
+ * (an emitter on its surface, ACM_EMITTER_SOLID). With --crates N, N loose
+ * balls three times as dense as the air (ACM_MOTION_FREE) float along the
+ * player's path and are pushed by its wake; the game reads their state once
+ * a frame, after the sync point, to draw them.
  *
  * A frame:
  *   1. input: the script says which keys are down;
@@ -63,6 +66,7 @@ static const char *const prog = "game_loop";
 #define N_FLAGS 3
 #define N_LEAVES 3
 #define N_PROBES (N_FLAGS + N_LEAVES)
+#define MAX_CRATES 8
 
 /* ---- command line ------------------------------------------------------------------------ */
 
@@ -76,6 +80,7 @@ typedef struct game_config {
     long threads;        /* solver's CPU threads; 0: the OpenMP default */
     int smoke;           /* trail smoke behind the player */
     int prepare;         /* record the steps' graphs at level load (acm_cuda_step_prepare) */
+    long crates;         /* loose balls the wake pushes (free bodies) */
 } game_config;
 
 static void usage(FILE *fp)
@@ -92,10 +97,12 @@ static void usage(FILE *fp)
             "  --threads T              the solver's CPU threads, in [0, 256] (default 0: "
             "OpenMP's choice; a game leaves cores to its own threads)\n"
             "  --smoke                  trail smoke behind the player\n"
+            "  --crates N               N loose balls (free bodies) in the player's path, in "
+            "[0, %d] (default 0)\n"
             "  --no-prepare             leave the recording of the steps' CUDA graphs to the "
             "first frame (default: at level load, acm_cuda_step_prepare)\n"
             "  --help                   print this and exit\n",
-            prog);
+            prog, MAX_CRATES);
 }
 
 /* One option and its value; -1 after a message. */
@@ -115,6 +122,8 @@ static int parse_option(const char *name, const char *value, game_config *c)
         return cli_real(prog, name, value, 0.0, 100.0, &c->game_ms);
     if (strcmp(name, "--threads") == 0)
         return cli_long(prog, name, value, 0, 256, &c->threads);
+    if (strcmp(name, "--crates") == 0)
+        return cli_long(prog, name, value, 0, MAX_CRATES, &c->crates);
     fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, name);
     return -1;
 }
@@ -133,7 +142,7 @@ static int runs_on_gpu(acm_backend backend)
 /* 0 to run, 1 after --help, 2 after a usage error. */
 static int parse_args(int argc, char **argv, game_config *c)
 {
-    const game_config defaults = {ACM_BACKEND_AUTO, {0, 0, 0}, 600, 4, 30, 2.0, 0, 0, 1};
+    const game_config defaults = {ACM_BACKEND_AUTO, {0, 0, 0}, 600, 4, 30, 2.0, 0, 0, 1, 0};
     *c = defaults;
     for (int k = 1; k < argc; ++k) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
@@ -193,7 +202,7 @@ typedef struct frame_times {
     double state;   /* of which handing the player's state over (acm_solid_set_state) */
     double game;    /* the game's own CPU work */
     double wait;    /* waiting at the sync point */
-    double read;    /* the wind at the probes */
+    double read;    /* the wind at the probes and the crates' states */
     double cpu;     /* the thread's CPU time in enqueue, wait and read */
     long switched;  /* involuntary context switches of the process in the frame */
 } frame_times;
@@ -354,6 +363,9 @@ static double m_per_s(const world *w, double cells_per_step)
 typedef struct sim_state {
     acm_domain *d;
     acm_solid *ball;
+    acm_solid *crate[MAX_CRATES]; /* free bodies the wake pushes */
+    long ncrates;
+    double crate_pos[MAX_CRATES][3]; /* read after the last frame's steps */
     acm_smoke *smoke;
     int gpu;
     double prepare_ms; /* the level load's acm_cuda_step_prepare; < 0: not called */
@@ -397,12 +409,13 @@ static int create_domain(sim_state *s, const game_config *c)
     return 0;
 }
 
-static int create_ball(sim_state *s, const player *p)
+/* A closed sphere mesh of radius r, NULL after a message. */
+static acm_mesh *sphere_mesh(double r)
 {
     shapes_mesh sm;
-    if (shapes_sphere(&sm, shapes_sphere_subdivisions(p->radius, 0.75), p->radius) != 0) {
+    if (shapes_sphere(&sm, shapes_sphere_subdivisions(r, 0.75), r) != 0) {
         fprintf(stderr, "%s: cannot build the sphere mesh\n", prog);
-        return -1;
+        return NULL;
     }
     char err[512] = "";
     acm_mesh_options mo = ACM_MESH_OPTIONS_INIT;
@@ -411,15 +424,60 @@ static int create_ball(sim_state *s, const player *p)
     acm_mesh *mesh = NULL;
     acm_status st = acm_mesh_create(&mesh, sm.v, sm.nv, sm.t, sm.nt, &mo);
     shapes_free(&sm);
-    if (cli_failed(prog, st, "acm_mesh_create", err))
+    return cli_failed(prog, st, "acm_mesh_create", err) ? NULL : mesh;
+}
+
+static int create_ball(sim_state *s, const player *p)
+{
+    acm_mesh *mesh = sphere_mesh(p->radius);
+    if (mesh == NULL)
         return -1;
     acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
     so.mesh = mesh;
     so.motion = ACM_MOTION_PRESCRIBED;
     memcpy(so.position, p->pos, sizeof p->pos);
-    st = acm_solid_create(&s->ball, s->d, &so);
+    const acm_status st = acm_solid_create(&s->ball, s->d, &so);
     acm_mesh_destroy(mesh);
     return cli_failed(prog, st, "acm_solid_create", acm_domain_last_error(s->d)) ? -1 : 0;
+}
+
+/* Balls of radius r, three times as dense as the air, at rest along the
+ * player's path (their mass and inertia from the closed mesh). */
+static int create_crates(sim_state *s, const game_config *c, double r)
+{
+    acm_mesh *mesh = sphere_mesh(r);
+    if (mesh == NULL)
+        return -1;
+    acm_status st = ACM_OK;
+    s->ncrates = c->crates;
+    for (long k = 0; k < c->crates && st == ACM_OK; ++k) {
+        acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
+        so.mesh = mesh;
+        so.motion = ACM_MOTION_FREE;
+        so.density = 3.0;
+        so.position[0] = (0.35 + 0.45 * (double)k / (double)MAX_CRATES) * (c->size[0] - 1);
+        so.position[1] = 0.5 * (c->size[1] - 1);
+        so.position[2] = (k % 2 == 0 ? 0.45 : 0.55) * (c->size[2] - 1);
+        memcpy(s->crate_pos[k], so.position, sizeof so.position);
+        st = acm_solid_create(&s->crate[k], s->d, &so);
+    }
+    acm_mesh_destroy(mesh);
+    return cli_failed(prog, st, "acm_solid_create (crate)", acm_domain_last_error(s->d)) ? -1 : 0;
+}
+
+/* Where the crates are now, for the renderer: after the sync point their
+ * state comes from the device with no further wait. */
+static int read_crates(sim_state *s)
+{
+    for (long k = 0; k < s->ncrates; ++k) {
+        acm_solid_state st = {ACM_SOLID_STATE_VERSION, {0, 0, 0}, {1, 0, 0, 0}, {0, 0, 0},
+                              {0, 0, 0}};
+        acm_status rc = acm_solid_get_state(s->crate[k], &st);
+        if (cli_failed(prog, rc, "acm_solid_get_state (crate)", acm_solid_last_error(s->crate[k])))
+            return -1;
+        memcpy(s->crate_pos[k], st.position, sizeof st.position);
+    }
+    return 0;
 }
 
 /* Smoke from the ball's surface, a cell out, living two seconds of game time. */
@@ -474,6 +532,8 @@ static int sim_init(sim_state *s, const game_config *c, const world *w)
 {
     memset(s, 0, sizeof *s);
     if (create_domain(s, c) != 0 || create_ball(s, &w->p) != 0)
+        return -1;
+    if (c->crates > 0 && create_crates(s, c, 0.6 * w->p.radius) != 0)
         return -1;
     if (c->smoke && create_smoke(s, c->steps_per_frame) != 0)
         return -1;
@@ -555,8 +615,11 @@ static int sim_end_frame(sim_state *s, world *w, frame_times *t)
         return -1;
     t0 = now_ms();
     rc = acm_domain_sample_velocity(s->d, &w->probes[0][0], N_PROBES, &w->wind[0][0]);
+    if (cli_failed(prog, rc, "acm_domain_sample_velocity", acm_domain_last_error(s->d)))
+        return -1;
+    const int crates = read_crates(s);
     t->read = now_ms() - t0;
-    return cli_failed(prog, rc, "acm_domain_sample_velocity", acm_domain_last_error(s->d)) ? -1 : 0;
+    return crates;
 }
 
 static void sim_shutdown(sim_state *s)
@@ -586,9 +649,11 @@ static void print_header(const game_config *c, const sim_state *s, const world *
         printf("acm_step is synchronous on the CPU: it takes the frame's steps on %s, "
                "nothing overlaps\n", threads);
     printf("%ld frames at %.0f Hz, %ld steps per frame, budget %.1f ms; player ball of radius "
-           "%.1f cells, top speed %.2f m/s; %.1f ms of other game work per frame%s\n",
+           "%.1f cells, top speed %.2f m/s; %.1f ms of other game work per frame%s; %ld loose "
+           "crate%s\n",
            c->frames, FRAME_HZ, c->steps_per_frame, BUDGET_MS, w->p.radius,
-           m_per_s(w, MAX_SPEED), c->game_ms, c->smoke ? "; smoke on" : "");
+           m_per_s(w, MAX_SPEED), c->game_ms, c->smoke ? "; smoke on" : "", c->crates,
+           c->crates == 1 ? "" : "s");
     if (s->prepare_ms >= 0.0)
         printf("level load: acm_cuda_step_prepare(%ld) recorded the steps' graphs in %.2f ms\n",
                c->steps_per_frame, s->prepare_ms);
@@ -598,7 +663,7 @@ static void print_header(const game_config *c, const sim_state *s, const world *
 }
 
 static void print_frame(long frame, unsigned keys, const world *w, const frame_times *t,
-                        uint64_t particles, int with_smoke)
+                        uint64_t particles, int with_smoke, const double *crate)
 {
     char k[5];
     keys_text(keys, k);
@@ -618,6 +683,9 @@ static void print_frame(long frame, unsigned keys, const world *w, const frame_t
                w->probes[l][2] * CELL_M);
     if (with_smoke)
         printf(" smoke %llu", (unsigned long long)particles);
+    if (crate != NULL)
+        printf(" crate 0 (%4.1f,%4.1f,%4.1f)", crate[0] * CELL_M, crate[1] * CELL_M,
+               crate[2] * CELL_M);
     printf("\n");
     fflush(stdout);
 }
@@ -754,7 +822,8 @@ static int game_frame(sim_state *s, world *w, const game_config *c, long frame, 
         uint64_t alive = 0;
         if (smoke_alive(s, &alive) != 0)
             return -1;
-        print_frame(frame, keys, w, &t, alive, s->smoke != NULL);
+        print_frame(frame, keys, w, &t, alive, s->smoke != NULL,
+                    s->ncrates > 0 ? s->crate_pos[0] : NULL);
     }
     return 0;
 }

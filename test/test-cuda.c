@@ -785,12 +785,14 @@ END_TEST
 START_TEST(split_domain_refuses_interop)
 {
     acm_domain_options o = acm_test_options(8, 8, 8, 0.05, ACM_COLLISION_BGK, ACM_PRECISION_FP32);
+    o.backend = ACM_BACKEND_CUDA; /* whatever ACM_TEST_BACKEND says */
     o.subdomains = 2;
     acm_domain *d = acm_test_domain(&o);
     const float *rho = NULL;
     cudaStream_t stream = NULL;
     ACM_CK_FAIL(d, acm_cuda_domain_synchronize(d), ACM_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d), "slab"));
+    ck_assert_msg(strstr(acm_domain_last_error(d), "slab") != NULL, "the message: %s",
+                  acm_domain_last_error(d));
     ACM_CK_FAIL(d, acm_cuda_step_async(d, 1), ACM_ERR_UNSUPPORTED);
     ACM_CK_FAIL(d, acm_cuda_step_prepare(d, 1), ACM_ERR_UNSUPPORTED);
     int64_t recorded = -1;
@@ -1125,20 +1127,42 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* The scene of run_steps_match_launched_steps on the GPU: a sphere of 2000
- * samples moving at 0.03 a step and spinning (or, `still`, static) beside a
- * static one, stepped 150 times in calls of 1 to 7 by acm_step (runs false:
- * kernel by kernel, checked) or acm_cuda_step_async (runs). *host: seconds
+/* 150 steps in calls of 1 to 7 by acm_step (runs false: kernel by kernel,
+ * checked) or acm_cuda_step_async (runs), then acm_cuda_domain_synchronize;
+ * the first status that is not ACM_OK (the calls stop there). *host: seconds
  * the calls took. */
-static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host)
+static acm_status step_calls(acm_domain *d, bool runs, double *host)
 {
     static const int calls[] = {5, 1, 7, 2, 3, 4, 6, 1, 1, 2};
-    const acm_precision prec = c == 0 || c == 4 ? ACM_PRECISION_FP64 : ACM_PRECISION_FP32;
+    *host = 0.0;
+    int64_t left = 150;
+    for (int k = 0; left > 0; k = (k + 1) % (int)(sizeof calls / sizeof calls[0])) {
+        const int64_t n = calls[k] < left ? calls[k] : left;
+        const double t0 = now_s();
+        const acm_status st = runs ? acm_cuda_step_async(d, n) : acm_step(d, n);
+        *host += now_s() - t0;
+        if (st != ACM_OK)
+            return st;
+        left -= n;
+    }
+    return acm_cuda_domain_synchronize(d);
+}
+
+/* The scene of run_steps_match_launched_steps on the GPU: a sphere of 2000
+ * samples moving at 0.03 a step and spinning (or, cases 4 and 5, static;
+ * from case 6 a free body, twice as dense as the fluid, launched so and
+ * pulled along x: 5e-4 a step, case 8 5e-2, which brings it to the speed
+ * limit within a few steps) beside a static one, stepped by step_calls (which must succeed but
+ * in case 8). */
+static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host)
+{
+    const acm_precision prec =
+        c == 0 || c == 4 || c == 6 || c == 8 ? ACM_PRECISION_FP64 : ACM_PRECISION_FP32;
     acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, c == 2 ? ACM_KERNEL_SPLIT : ACM_KERNEL_FUSED);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE,
                                     c == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS),
                      ACM_OK);
-    if (c >= 4)
+    if (c == 4 || c == 5)
         ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_IB_SPREAD, ACM_IB_SPREAD_GATHER), ACM_OK);
     acm_domain_options o = acm_test_options(32, 16, 16, 0.05, ACM_COLLISION_DEFAULT, prec);
     o.backend = ACM_BACKEND_CUDA;
@@ -1149,9 +1173,15 @@ static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host
     double *pts, *areas;
     const double at[3] = {8.0, 8.0, 8.0}, still[3] = {24.0, 8.0, 8.0};
     acm_solid_options so = acm_test_moving_sphere(2000, 3.0, at, &pts, &areas);
-    if (c >= 4) {
+    if (c == 4 || c == 5) {
         so.motion = ACM_MOTION_STATIC;
         so.velocity[0] = so.angular_velocity[2] = 0.0;
+    } else if (c >= 6) {
+        so.motion = ACM_MOTION_FREE;
+        so.density = 2.0;
+        so.volume = 4.0 / 3.0 * M_PI * 27.0;
+        so.inertia[0] = so.inertia[1] = so.inertia[2] = 0.4 * 2.0 * so.volume * 9.0;
+        so.gravity[0] = c == 8 ? 5e-2 : 5e-4;
     }
     ACM_CK_OK(d, acm_solid_create(moving, d, &so));
     free(pts);
@@ -1163,16 +1193,12 @@ static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host
     ACM_CK_OK(d, acm_solid_create(&fixed, d, &so));
     free(pts);
     free(areas);
-    *host = 0.0;
-    int64_t left = 150;
-    for (int k = 0; left > 0; k = (k + 1) % (int)(sizeof calls / sizeof calls[0])) {
-        const int64_t n = calls[k] < left ? calls[k] : left;
-        const double t0 = now_s();
-        ACM_CK_OK(d, runs ? acm_cuda_step_async(d, n) : acm_step(d, n));
-        *host += now_s() - t0;
-        left -= n;
+    const acm_status st = step_calls(d, runs, host);
+    if (c == 8) {
+        ck_assert_msg(st == ACM_ERR_DIVERGED, "status %d: %s", (int)st, acm_domain_last_error(d));
+        return d;
     }
-    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    ACM_CK_OK(d, st);
     ck_assert_int_eq(acm_test_stats(d).step, 150);
     return d;
 }
@@ -1245,6 +1271,85 @@ START_TEST(run_steps_match_launched_steps)
     for (int r = 0; r < 3; ++r) {
         free(f[r]);
         free(X[r]);
+        acm_domain_destroy(d[r]);
+    }
+}
+END_TEST
+
+/* A free body in acm_cuda_step_async's runs moves on the device: its force,
+ * Newton-Euler step, speed limit and re-sort test in the recorded graphs
+ * (kernels/rigid.cu, the host's rounding), its state read back when the host
+ * asks for it. Against the same steps launched kernel by kernel, whose
+ * bodies the host moves (runs_scene cases 6 FP64, 7 FP32): graphs were
+ * replayed, the same re-sorts (at least 2), the body's state and the
+ * populations as close as two launched runs are to each other (the scatter's
+ * atomics change the forces' last bits run to run, and the trajectory with
+ * them) within a floor. Case 8 (FP64): the body reaches the speed limit; the
+ * runs report it at acm_cuda_domain_synchronize, for the step the launched
+ * acm_step names, with the body's state of that step. */
+static int64_t named_step(const acm_domain *d, const char *what)
+{
+    const char *at = strstr(acm_domain_last_error(d), what);
+    long long step = -1;
+    ck_assert_msg(at != NULL && sscanf(at + strlen(what), "%lld", &step) == 1, "%s",
+                  acm_domain_last_error(d));
+    return (int64_t)step;
+}
+
+static void body_state(acm_solid *s, double out[13])
+{
+    acm_solid_state st = {.version = ACM_SOLID_STATE_VERSION};
+    ck_assert_int_eq(acm_solid_get_state(s, &st), ACM_OK);
+    memcpy(out, st.position, 3 * sizeof(double));
+    memcpy(out + 3, st.orientation, 4 * sizeof(double));
+    memcpy(out + 7, st.velocity, 3 * sizeof(double));
+    memcpy(out + 10, st.angular_velocity, 3 * sizeof(double));
+}
+
+START_TEST(free_body_runs_match_launched_steps)
+{
+    const int c = 6 + _i;
+    const size_t n = 27 * 32 * 16 * 16;
+    acm_domain *d[3];
+    acm_solid *s[3];
+    double host[3], *f[3], b[3][13];
+    int64_t resorts[3], step[3] = {0, 0, 0}, graphs = 0;
+    for (int r = 0; r < 3; ++r) { /* launched, launched again, runs */
+        d[r] = runs_scene(c, r == 2, &s[r], &host[r]);
+        if (c == 8) { /* "solid 0 reached the surface speed ... at step N" */
+            ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d[r]), "surface speed"));
+            step[r] = named_step(d[r], "at step ");
+        }
+        body_state(s[r], b[r]);
+        f[r] = field_n(d[r], ACM_FIELD_POPULATIONS, 27, n / 27);
+        acm_solid_info info = {.version = ACM_SOLID_INFO_VERSION};
+        ck_assert_int_eq(acm_solid_get_info(s[r], &info), ACM_OK);
+        resorts[r] = info.resorts;
+    }
+    ck_assert_int_eq(acm_cuda_graphs_recorded(d[2], &graphs), ACM_OK);
+    size_t twins = 0, runs = 0, bt = 0, br = 0;
+    const double noise = most_apart(f[0], f[1], n, &twins), apart = most_apart(f[0], f[2], n, &runs);
+    const double bnoise = most_apart(b[0], b[1], 13, &bt), bapart = most_apart(b[0], b[2], 13, &br);
+    printf("free body in runs, case %d: %lld graphs; populations launched twice %zu differ (at "
+           "most %.2e), launched and in runs %zu (at most %.2e); body state twice %zu differ "
+           "(%.2e), in runs %zu (%.2e); x %.6f -> %.6f, v %.6f; re-sorts %lld and %lld; "
+           "limit at step %lld / %lld; host %.1f / %.1f us a step\n",
+           c, (long long)graphs, twins, noise, runs, apart, bt, bnoise, br, bapart, 8.0, b[0][0],
+           b[0][7], (long long)resorts[0], (long long)resorts[2], (long long)step[0],
+           (long long)step[2], 1e6 * host[0] / 150.0, 1e6 * host[2] / 150.0);
+    ck_assert_msg(graphs > 0, "the free body's steps were not replayed from graphs");
+    ck_assert_msg(c == 8 || b[0][0] > 10.0, "the body moved from x = 8 to %g only", b[0][0]);
+    ck_assert_msg(resorts[2] == resorts[0] && (c == 8 || resorts[0] >= 2),
+                  "re-sorts %lld and %lld", (long long)resorts[0], (long long)resorts[2]);
+    const double floor = c == 7 ? 1e-6 : 1e-12;
+    ck_assert_msg(c == 8 || apart <= 10.0 * noise + floor, /* 8: the runs' fluid went on */
+                  "runs %g apart, launched twins %g", apart, noise);
+    ck_assert_msg(bapart <= 10.0 * bnoise + floor, "body state %g apart, launched twins %g", bapart,
+                  bnoise);
+    ck_assert_msg(step[2] == step[0], "the speed limit at step %lld launched, %lld in runs",
+                  (long long)step[0], (long long)step[2]);
+    for (int r = 0; r < 3; ++r) {
+        free(f[r]);
         acm_domain_destroy(d[r]);
     }
 }
@@ -1961,6 +2066,9 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_moments_relayout_is_bitwise, 0, 3);
     tcase_add_loop_test(tc, gpu_moment_slabs_as_one_domain, 0, SCENE_COUNT * 3);
     tcase_add_loop_test(tc, gpu_moments_hold_two_small_arrays, 0, 3);
+    suite_add_tcase(s, tc);
+    tc = acm_tcase("free_bodies", 300);
+    tcase_add_loop_test(tc, free_body_runs_match_launched_steps, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);

@@ -632,6 +632,11 @@ START_TEST(autotune_leaves_refused_combinations_out)
     ck_assert_int_eq(acm_layout_create(&best), ACM_OK);
     acm_tune_report *r = NULL;
     const acm_tune_summary sum = exhaustive(d, ACM_TUNE_STREAMING | ACM_TUNE_STORAGE, best, &r);
+    for (int32_t i = 0; i < sum.entries; ++i) { /* the first failed one says why */
+        const acm_tune_entry e = entry_of(r, i);
+        ck_assert_msg(e.status == ACM_OK, "%d failed entries, the first %s: %s", (int)sum.failed,
+                      e.layout, e.message);
+    }
     ck_assert_int_eq(sum.failed, 0);
     int in_place = 0, moments = 0;
     for (int32_t i = 0; i < sum.entries; ++i) {

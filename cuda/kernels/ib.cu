@@ -394,9 +394,11 @@ __device__ __forceinline__ bool acm_ib_owned(const acm_ib_args &ib, uint64_t l)
 
 template <typename R>
 __global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                   double cx, double cy, double cz, acm_gpu_sums *partials)
+                                   acm_ib_centre c, acm_gpu_sums *partials)
 {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const double *xc = c.at != NULL ? c.at : c.xc;
+    const double cx = xc[0], cy = xc[1], cz = xc[2];
     acm_gpu_sums a = {0.0, 0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0, 0.0};
     if (t < count && acm_ib_owned(ib, first + t)) {
         const uint64_t l = first + t;
@@ -420,9 +422,11 @@ __global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_
 
 template <typename R>
 __global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                       double cx, double cy, double cz, acm_gpu_sums *partials)
+                                       acm_ib_centre centre, acm_gpu_sums *partials)
 {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const double *xc = centre.at != NULL ? centre.at : centre.xc;
+    const double cx = xc[0], cy = xc[1], cz = xc[2];
     acm_coupling c;
     memset(&c, 0, sizeof c);
     if (t < count && acm_ib_owned(ib, first + t)) {
@@ -444,11 +448,15 @@ __global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uin
 
 template <typename R>
 __global__ void acm_ib_couple_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                     acm_ib_pose change, const acm_gpu_sums *from)
+                                     acm_ib_pose change, const double *at,
+                                     const acm_gpu_sums *from)
 {
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t >= count)
         return;
+    if (at != NULL) /* the centre on the device */
+        for (int d = 0; d < 3; ++d)
+            change.x[d] = at[d];
     if (from != NULL) { /* the velocity change solved on the device */
         const double *dvdw = (const double *)from;
         for (int d = 0; d < 3; ++d) {
@@ -606,35 +614,35 @@ static cudaError_t sum_sets(const acm_gpu_sums *partials, unsigned blocks, int s
  * the arithmetic type R), each set then added into out[set]. */
 template <typename K>
 static cudaError_t launch_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                               uint64_t count, const double xc[3], int sets,
+                               uint64_t count, const acm_ib_centre &c, int sets,
                                acm_gpu_sums *partials, acm_gpu_sums *out, void *sum_scratch,
                                cudaStream_t s, K kernel_of)
 {
     const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
     acm_with_elem(elem, [&](auto t) {
-        kernel_of(acm_real<decltype(t)>())<<<blocks, ACM_IB_BLOCK, 0, s>>>(
-            ib, first, count, xc[0], xc[1], xc[2], partials);
+        kernel_of(acm_real<decltype(t)>())<<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, c,
+                                                                           partials);
     });
     return sum_sets(partials, blocks, sets, out, sum_scratch, s);
 }
 
 cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                   uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                                   uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
                                    acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
 {
-    return launch_sums(ib, elem, first, count, xc, 4, partials, out, sum_scratch, s,
+    return launch_sums(ib, elem, first, count, c, 4, partials, out, sum_scratch, s,
                        [](auto r) { return acm_ib_coupling_kernel<decltype(r)>; });
 }
 
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const double xc[3], const double dv[3],
+                                 uint64_t count, const acm_ib_centre &c, const double dv[3],
                                  const double dw[3], const acm_gpu_sums *from, cudaStream_t s)
 {
     if (count == 0)
         return cudaSuccess; /* a grid of no blocks is an error */
     acm_ib_pose change; /* x: the centre, v and w: the velocity change */
     memset(&change, 0, sizeof change);
-    memcpy(change.x, xc, sizeof change.x);
+    memcpy(change.x, c.xc, sizeof change.x);
     if (from == NULL) {
         memcpy(change.v, dv, sizeof change.v);
         memcpy(change.w, dw, sizeof change.w);
@@ -644,16 +652,16 @@ cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
         acm_ib_couple_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
-            ib, first, count, change, from);
+            ib, first, count, change, c.at, from);
     });
     return cudaGetLastError();
 }
 
 cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                               uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                               uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
                                acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
 {
-    return launch_sums(ib, elem, first, count, xc, 2, partials, out, sum_scratch, s,
+    return launch_sums(ib, elem, first, count, c, 2, partials, out, sum_scratch, s,
                        [](auto r) { return acm_ib_sums_kernel<decltype(r)>; });
 }
 

@@ -9,6 +9,7 @@
 
 #include "cuda_common.cuh"
 #include "ib.h" /* acm_ib_grid, acm_ib_region */
+#include "rigid.h" /* acm_body */
 #include "smoke_math.h" /* acm_smoke_obstacle, acm_smoke_source, acm_smoke_counts */
 
 #include <type_traits> /* std::integral_constant */
@@ -360,31 +361,65 @@ size_t acm_ib_gather_scratch_bytes(uint64_t region_cells, uint64_t samples);
 cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t ncells,
                                  const acm_ib_region &rg, uint64_t first, uint64_t count,
                                  void *scratch, size_t scratch_bytes, cudaStream_t s);
+/* The centre of a solid's moments in the sums below: xc from the host, or
+ * where `at` is not NULL the 3 doubles it points to in device memory (a
+ * free body's pose in a recorded run). */
+struct acm_ib_centre {
+    double xc[3];
+    const double *at;
+};
 /* A solid's force -sum Gsum dV (x, y, z, then torque x) into out[0] and its
- * torque about xc (y, z) into out[1] (fields max_u2, sum_rho, sum_j, sum_pi
+ * torque about c (y, z) into out[1] (fields max_u2, sum_rho, sum_j, sum_pi
  * in that order) over those of samples [first, first + count) on the own
  * planes (ib.own0, own_n); partials: 2 per block of 256 samples. */
 cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                               uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                               uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
                                acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
 /* A free body's coupling sums (rigid.h, acm_coupling: F, T, k, s, J in that
  * order, 16 values) over samples [first, first + count) on the own planes
  * into out[0..3];
  * partials: 4 per block. */
 cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                   uint64_t count, const double xc[3], acm_gpu_sums *partials,
+                                   uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
                                    acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
 /* The samples' penalty forces for the body's velocity change: (dv, dw) from
  * the host, or the first 6 values of *from on the device when from is not
  * NULL (acm_launch_body_couple's; dv and dw then unread). */
 cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const double xc[3], const double dv[3],
+                                 uint64_t count, const acm_ib_centre &c, const double dv[3],
                                  const double dw[3], const acm_gpu_sums *from, cudaStream_t s);
 /* A free body's velocity change (rigid.h acm_body_coupled_velocity) from its
  * coupling sums on the device (acm_launch_ib_coupling's 4) into the first 6
- * values of *out (dv, dw); rigid.cu, the host's rounding. */
+ * values of *out (dv, dw); rigid.cu, the host's rounding. The body b, or
+ * *from in device memory where from is not NULL. */
 cudaError_t acm_launch_body_couple(const struct acm_body &b, const acm_gpu_sums *sums,
                                    acm_gpu_sums *out, cudaStream_t s);
+cudaError_t acm_launch_body_couple_at(const struct acm_body *from, const acm_gpu_sums *sums,
+                                      acm_gpu_sums *out, cudaStream_t s);
+/* A free body integrated on the device in runs of recorded steps (rigid.cu,
+ * backend_ib.cu): its body, the pose its samples were last placed at, its
+ * last sort's pose, its re-sorts since it came to the device; and the
+ * device's step counts of the batch (acm_gate.batch) after the last step
+ * whose re-sort test fired (`sorted`) and after the step whose move would
+ * have reached ACM_SOLID_MAX_SPEED (`failed`, 0: none; that speed in
+ * `speed`; the body then stays where it was). */
+struct acm_free_body {
+    acm_body body, placed;
+    double sort_x[3], sort_q[4];
+    double speed;
+    unsigned long long resorts, sorted, failed;
+};
+/* One step of a free body after the fluid's (one thread, the host's rounding:
+ * lib/ib/solid.c acm__solids_after_step): Newton-Euler with the force and
+ * torque ft (acm_launch_ib_sums's 2), the speed limit, the pose after the
+ * step into *next, and the re-sort test (a drift of `block` or more since
+ * the last sort, block 0: never; then `bit` is or-ed into *flags and counted
+ * when not 0). Nothing moves once the gate is shut or the body failed. */
+cudaError_t acm_launch_body_run(acm_free_body *f, const acm_gpu_sums *ft, acm_ib_pose *next,
+                                uint32_t *flags, uint32_t bit, double block,
+                                const acm_gate &gate, cudaStream_t s);
+/* The pose of f's body into *out (the first slot of a recorded run). */
+cudaError_t acm_launch_body_pose(const acm_free_body *f, acm_ib_pose *out, cudaStream_t s);
 /* n free bodies' Newton-Euler steps (rigid.h acm_body_advance_free): body i
  * of bodies (device memory) with the force and torque ft[6 i ..] into out[i];
  * rigid.cu, the host's rounding. */

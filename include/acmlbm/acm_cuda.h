@@ -84,7 +84,13 @@ ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *
  * 16 steps a launch (since 1.12; two before), captured at the first call and again after a
  * change of its configuration: the same kernels with the same arguments, the same state
  * after the steps (since 1.7). A domain with static and prescribed solids does so too (since
- * 1.11); acm_cuda_step_prepare() records the graphs before the first frame.
+ * 1.11), and one with free bodies (after 1.12.0, without smoke): their Newton-Euler steps run
+ * on the device, and the host takes them home when asked for them (acm_solid_get_state(),
+ * a checked step, acm_cuda_domain_synchronize()), waiting for the steps enqueued so far. A
+ * free body that reaches ::ACM_SOLID_MAX_SPEED there stays where it was; the domain is
+ * marked diverged at that step when the body comes home, and
+ * acm_cuda_domain_synchronize() reports it. acm_cuda_step_prepare() records the graphs
+ * before the first frame.
  *
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
  *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_DIVERGED (an earlier call's steps),
@@ -107,8 +113,8 @@ ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
  * calls take (the other parity when @p nsteps is odd, the solids as after
  * their first step, runs with and without re-sorts): a loop of
  * acm_cuda_step_async(@p nsteps) then records nothing (acm_cuda_graphs_recorded()).
- * Domains whose steps are not replayed from graphs (free bodies, face
- * functions, more than 16 solids or 4 smokes) only allocate. The state,
+ * Domains whose steps are not replayed from graphs (face functions, free bodies
+ * with smoke, more than 16 solids or 4 smokes) only allocate. The state,
  * the step count and the solids are left as they were (the recording enqueues
  * nothing on the device beyond the graph's upload).
  *

@@ -260,13 +260,15 @@ static acm_status restore(tune_ctx *c)
     return st == ACM_OK ? ACM_OK : acm__snapshot_restore(c->d, c->snap);
 }
 
-/* A combination the storage refuses (acm__layout_check: in place or a split
- * kernel on moment storage): not a candidate, neither measured nor reported. */
+/* A combination the storage or the backend refuses (acm__layout_check: in
+ * place or a split kernel on moment storage, in place with the GPU's split or
+ * baseline kernel): not a candidate, neither measured nor reported. */
 static bool refused(const tune_ctx *c, const acm_layout *l)
 {
     char why[ACM_ERROR_SIZE];
-    return acm__layout_check(l, c->d->setup.options_precision, c->d->backend, why, sizeof why) ==
-           ACM_ERR_INVALID_ARG;
+    const acm_status st =
+        acm__layout_check(l, c->d->setup.options_precision, c->d->backend, why, sizeof why);
+    return st == ACM_ERR_INVALID_ARG || st == ACM_ERR_UNSUPPORTED;
 }
 
 /* Measure a candidate in a stage (once: a repeat gives the earlier entry);

@@ -135,6 +135,8 @@ struct acm_domain {
     uint64_t nsamples;     /* of all solids */
     bool ib_dirty;         /* the sample set changed: the backend must re-attach it */
     bool forces_stale;     /* the solids' force/torque not yet fetched from the backend */
+    bool bodies_on_backend; /* the free bodies are integrated by the backend: the host's
+                               copies wait for ops->ib_home */
 
     /* tracer particles (lib/smoke/smoke.c), moved after the fluid part of each step */
     struct acm_smoke **smokes;

@@ -154,6 +154,14 @@ struct acm_backend_ops {
     /* World positions of a solid's samples (3 per sample) as last placed. */
     acm_status (*ib_positions)(acm_domain *d, const struct acm_solid *s, double *dst);
 
+    /* Optional: while d->bodies_on_backend, the backend integrates the free
+     * bodies itself (CUDA: in runs of recorded steps) and the host's copies
+     * of them (body, placed, sort_x/q, resorts) are stale; ib_home waits for
+     * the backend, takes them home and clears the flag. A free body that
+     * reached ACM_SOLID_MAX_SPEED meanwhile makes it ACM_ERR_DIVERGED (the
+     * domain marked diverged at that step). */
+    acm_status (*ib_home)(acm_domain *d);
+
     /* Optional: d->face_values[face] changed (NULL: the uniform rule); a backend
      * that keeps a copy of them takes it, or fails and keeps its old one. */
     acm_status (*face_values)(acm_domain *d, int face);

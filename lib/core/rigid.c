@@ -9,15 +9,7 @@
 
 #include "rigid.h"
 
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
-double acm__body_surface_speed(const acm_body *b)
-{
-    return sqrt(dot3(b->v, b->v)) + sqrt(dot3(b->w, b->w)) * b->r_max;
-}
+double acm__body_surface_speed(const acm_body *b) { return acm_body_surface_speed(b); }
 
 int acm__quat_normalise(double q[4])
 {
@@ -48,9 +40,5 @@ void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3])
 double acm__body_displacement(const double x0[3], const double q0[4], const double x1[3],
                               const double q1[4], double r_max)
 {
-    const double d[3] = {x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]};
-    /* relative rotation q1 q0*: its scalar part is cos(angle / 2) */
-    double c = fabs(q1[0] * q0[0] + q1[1] * q0[1] + q1[2] * q0[2] + q1[3] * q0[3]);
-    double angle = 2.0 * acos(c < 1.0 ? c : 1.0);
-    return sqrt(dot3(d, d)) + angle * r_max;
+    return acm_body_displacement(x0, q0, x1, q1, r_max);
 }

@@ -323,6 +323,25 @@ ACM_HD void acm_body_advance_free(acm_body *b, const double F_h[3], const double
 }
 
 /* Largest surface speed |v| + |w| r_max. */
+ACM_HD double acm_body_surface_speed(const acm_body *b)
+{
+    return sqrt(b->v[0] * b->v[0] + b->v[1] * b->v[1] + b->v[2] * b->v[2]) +
+           sqrt(b->w[0] * b->w[0] + b->w[1] * b->w[1] + b->w[2] * b->w[2]) * b->r_max;
+}
+
+/* Largest displacement of any sample (|r| <= r_max) between two poses: the
+ * centre's shift plus the relative rotation's angle times r_max. */
+ACM_HD double acm_body_displacement(const double x0[3], const double q0[4], const double x1[3],
+                                    const double q1[4], double r_max)
+{
+    const double d[3] = {x1[0] - x0[0], x1[1] - x0[1], x1[2] - x0[2]};
+    /* relative rotation q1 q0*: its scalar part is cos(angle / 2) */
+    const double c = fabs(q1[0] * q0[0] + q1[1] * q0[1] + q1[2] * q0[2] + q1[3] * q0[3]);
+    const double angle = 2.0 * acos(c < 1.0 ? c : 1.0);
+    return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + angle * r_max;
+}
+
+/* The host's names of the two above. */
 double acm__body_surface_speed(const acm_body *b);
 
 /* Advance the body by one time step: PRESCRIBED integrates its constant
@@ -333,7 +352,6 @@ void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3]);
 /* q = normalise(q); returns 0 when |q| is not within 1e-3 of 1 (or not finite). */
 int acm__quat_normalise(double q[4]);
 
-/* Largest displacement of any sample (|r| <= r_max) between two poses. */
 double acm__body_displacement(const double x0[3], const double q0[4], const double x1[3],
                               const double q1[4], double r_max);
 

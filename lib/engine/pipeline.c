@@ -49,8 +49,10 @@ static acm_status one_step(acm_domain *d, acm_check check, bool timed)
 /* What the steps of a call allocate before any step. */
 static acm_status before_steps(acm_domain *d)
 {
-    if (d->ib_dirty)
+    if (d->ib_dirty) {
+        ACM_TRY(acm__solids_home(d));
         ACM_TRY(d->ops->ib_attach(d));
+    }
     d->ib_dirty = false;
     return d->nsmokes > 0 ? acm__smokes_prepare(d) : ACM_OK;
 }
@@ -81,6 +83,8 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
         return d->ops->advance(d, ACM_CHECK_NOW);
     }
     const bool runs = in_runs(d, checks, timed);
+    if (!runs) /* steps on the host's bodies (a run's backend takes them home if it must) */
+        ACM_TRY(acm__solids_home(d));
     for (int64_t s = 0; s < nsteps;) {
         int64_t run = 1;
         bool again = false;

@@ -78,6 +78,14 @@ acm_status acm__layout_check(const acm_layout *layout, acm_precision options_pre
                                "is for population storage");
         return ACM_ERR_INVALID_ARG;
     }
+    if (!moments && backend == ACM_BACKEND_CUDA && layout != NULL &&
+        layout->streaming == ACM_STREAMING_IN_PLACE && layout->kernel != 0 &&
+        layout->kernel != ACM_KERNEL_FUSED) {
+        acm__format(msg, size, "in-place streaming needs the fused kernel (ACM_LAYOUT_KERNEL = "
+                               "ACM_KERNEL_FUSED); the split and baseline structures keep two "
+                               "arrays");
+        return ACM_ERR_UNSUPPORTED;
+    }
     if (moments && backend == ACM_BACKEND_CUDA && layout->kernel != 0 &&
         layout->kernel != ACM_KERNEL_FUSED) {
         acm__format(msg, size, "moment storage has the fused kernel only (kernel=%s asked)",

@@ -567,6 +567,8 @@ static void free_solid(acm_solid *s)
  * last step must have been fetched (the backend forgets them). */
 static acm_status attach(acm_domain *d)
 {
+    if (d->impl != NULL)
+        ACM_TRY(acm__solids_home(d));
     for (int32_t i = 0; i < d->nsolids; ++i) /* the upload takes the host's order */
         ACM_TRY(order_home(d, d->solids[i]));
     renumber(d);
@@ -738,9 +740,25 @@ acm_status acm__solids_resort(acm_domain *d)
     return ACM_OK;
 }
 
+acm_status acm__solids_home(acm_domain *d)
+{
+    return d->bodies_on_backend && d->ops->ib_home != NULL ? d->ops->ib_home(d) : ACM_OK;
+}
+
+/* A query or change of one solid: the free bodies home first. A free body
+ * that reached the speed limit on the backend marked the domain diverged
+ * there (its steps say so from now on); the solid's state is still read. */
+static acm_status solid_home(acm_solid *s)
+{
+    const acm_status st = acm__solids_home(s->domain);
+    return st == ACM_OK || st == ACM_ERR_DIVERGED ? ACM_OK
+                                                  : solid_fail(s, st, "%s", s->domain->error);
+}
+
 acm_status acm__solids_fetch(acm_domain *d)
 {
     ACM_TRY(acm__domain_require_storage(d));
+    ACM_TRY(acm__solids_home(d));
     for (int32_t i = 0; i < d->nsolids; ++i)
         ACM_TRY(order_home(d, d->solids[i]));
     if (!d->forces_stale)
@@ -765,6 +783,13 @@ void acm__solids_coupled_velocities(const acm_domain *d, const acm_coupling *pla
             acm_coupling_fold(planes + (size_t)i * (size_t)nplanes, nplanes, &c);
             acm_body_coupled_velocity(&d->solids[i]->body, &c, dvdw + 6 * i, dvdw + 6 * i + 3);
         }
+}
+
+/* A free body the backend integrates (d->bodies_on_backend): the host's copy
+ * of it waits for acm__solids_home. */
+static bool on_backend(const acm_domain *d, const acm_solid *s)
+{
+    return d->bodies_on_backend && s->body.motion == ACM_MOTION_FREE;
 }
 
 /* A moving solid whose samples may have drifted by a block since its last sort. */
@@ -806,11 +831,15 @@ static acm_status resort_on_backend(acm_domain *d)
 {
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
-        s->resort_due = needs_resort(d, s) && s->count > 1;
+        s->resort_due = !on_backend(d, s) && needs_resort(d, s) && s->count > 1;
     }
     const acm_status st = d->ops->ib_resort(d);
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
+        if (on_backend(d, s)) { /* placed at its pose too: taken home as so (ib_home) */
+            s->moved |= st == ACM_OK;
+            continue;
+        }
         if (st == ACM_OK && needs_resort(d, s)) {
             s->order_on_device |= s->resort_due;
             s->resorts += s->resort_due;
@@ -828,11 +857,13 @@ static acm_status resort_on_backend(acm_domain *d)
 
 acm_status acm__solids_after_step(acm_domain *d)
 {
-    if (acm__solids_any_free(d))
+    if (acm__solids_any_free(d) && !d->bodies_on_backend)
         ACM_TRY(acm__solids_fetch(d));
     bool resort = false;
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
+        if (on_backend(d, s)) /* moved and re-sorted by the backend's run */
+            continue;
         acm_body *b = &s->body, next = *b;
         s->placed = *b; /* the step placed the samples there */
         acm__body_advance(&next, s->force, s->torque);
@@ -854,7 +885,8 @@ acm_status acm__solids_after_step(acm_domain *d)
         return ACM_OK;
     if (d->ops->ib_resort != NULL) /* on the backend's side: nothing comes home */
         return resort_on_backend(d);
-    ACM_TRY(acm__solids_fetch(d)); /* re-attaching forgets them */
+    ACM_TRY(acm__solids_fetch(d)); /* re-attaching forgets them (a backend without
+                                      ib_resort keeps no bodies: ib_home) */
     for (int32_t i = 0; i < d->nsolids; ++i)
         if (needs_resort(d, d->solids[i]))
             ACM_TRY(sort_samples(d, d->solids[i]));
@@ -880,6 +912,7 @@ ACM_API acm_status acm_solid_get_state(acm_solid *solid, acm_solid_state *state)
         return ACM_ERR_NULL_POINTER;
     ACM_TRY(check_version(solid, state, state ? &state->version : NULL, ACM_SOLID_STATE_VERSION,
                           "acm_solid_state"));
+    ACM_TRY(solid_home(solid));
     const acm_body *b = &solid->body;
     memcpy(state->position, b->x, sizeof b->x);
     memcpy(state->orientation, b->q, sizeof b->q);
@@ -897,6 +930,7 @@ ACM_API acm_status acm_solid_set_state(acm_solid *solid, const acm_solid_state *
     if (!finite_n(state->position, 3) || !finite_n(state->orientation, 4) ||
         !finite_n(state->velocity, 3) || !finite_n(state->angular_velocity, 3))
         return solid_fail(solid, ACM_ERR_OUT_OF_RANGE, "the state has a non-finite value");
+    ACM_TRY(solid_home(solid));
     if (solid->body.motion == ACM_MOTION_STATIC &&
         (norm3(state->velocity) != 0.0 || norm3(state->angular_velocity) != 0.0))
         return solid_fail(solid, ACM_ERR_OUT_OF_RANGE,
@@ -925,6 +959,7 @@ ACM_API acm_status acm_solid_set_motion(acm_solid *solid, acm_motion motion)
         return solid_fail(solid, ACM_ERR_OUT_OF_RANGE,
                           "a free solid must be at least %.1f times as dense as the fluid",
                           ACM_DENSITY_RATIO_MIN);
+    ACM_TRY(solid_home(solid));
     if (motion == ACM_MOTION_STATIC) {
         memset(solid->body.v, 0, sizeof solid->body.v);
         memset(solid->body.w, 0, sizeof solid->body.w);
@@ -943,6 +978,7 @@ ACM_API acm_status acm_solid_set_load(acm_solid *solid, const double force[3],
     const double *f = force != NULL ? force : zero, *t = torque != NULL ? torque : zero;
     if (!finite_n(f, 3) || !finite_n(t, 3))
         return solid_fail(solid, ACM_ERR_OUT_OF_RANGE, "the load has a non-finite value");
+    ACM_TRY(solid_home(solid));
     memcpy(solid->body.load_f, f, sizeof solid->body.load_f);
     memcpy(solid->body.load_t, t, sizeof solid->body.load_t);
     return ACM_OK;
@@ -970,6 +1006,7 @@ ACM_API acm_status acm_solid_get_info(acm_solid *solid, acm_solid_info *info)
         return ACM_ERR_NULL_POINTER;
     ACM_TRY(check_version(solid, info, info ? &info->version : NULL, ACM_SOLID_INFO_VERSION,
                           "acm_solid_info"));
+    ACM_TRY(solid_home(solid));
     acm_solid_info i;
     memset(&i, 0, sizeof i);
     i.version = info->version;
@@ -1007,6 +1044,7 @@ ACM_API acm_status acm_solid_get_samples(acm_solid *solid, double *dst, size_t c
         return solid_fail(solid, ACM_ERR_BUFFER_SIZE, "count=%zu but the solid has %llu samples",
                           count, (unsigned long long)solid->count);
     acm_domain *d = solid->domain;
+    ACM_TRY(solid_home(solid));
     acm_status st = d->ib_dirty ? attach(d) : acm__domain_require_storage(d);
     if (st == ACM_OK && solid->moved) /* not placed there on the backend yet */
         st = place_on_host(d, solid, dst);
@@ -1068,6 +1106,7 @@ ACM_API acm_status acm_solid_is_inside(acm_solid *solid, const double point[3], 
         return solid_fail(solid, ACM_ERR_NULL_POINTER, "%s is NULL", point ? "inside" : "point");
     if (!finite_n(point, 3))
         return solid_fail(solid, ACM_ERR_OUT_OF_RANGE, "the point is not finite");
+    ACM_TRY(solid_home(solid));
     ACM_TRY(require_mesh(solid));
     double *w = world_vertices(solid);
     if (w == NULL)
@@ -1193,6 +1232,7 @@ ACM_API acm_status acm_solid_mark_occupancy(acm_solid *solid, uint8_t *dst, size
         return solid_fail(solid, ACM_ERR_BUFFER_SIZE, "bytes=%zu but the grid has %lld cells",
                           bytes, (long long)d->ncells);
     ACM_TRY(require_mesh(solid));
+    ACM_TRY(solid_home(solid));
     const double *x = solid->body.x, r = solid->body.r_max;
     column_box cb = {(int64_t)floor(x[0] - r) - 1, (int64_t)floor(x[1] - r) - 1, 0, 0};
     cb.nxb = (int64_t)ceil(x[0] + r) + 2 - cb.x0;

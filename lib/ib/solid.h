@@ -78,7 +78,13 @@ void acm__solids_coupled_velocities(const acm_domain *d, const acm_coupling *pla
 /* Destroy every solid of a domain (acm_domain_destroy). */
 void acm__solids_destroy_all(acm_domain *d);
 
-/* Fetch the solids' forces from the backend if the last step's are not in. */
+/* The free bodies that the backend integrates (d->bodies_on_backend) into
+ * the host's copies (ops->ib_home); ACM_ERR_DIVERGED when one of them reached
+ * the speed limit there. */
+acm_status acm__solids_home(acm_domain *d);
+
+/* Fetch the solids' forces from the backend if the last step's are not in
+ * (the free bodies home first). */
 acm_status acm__solids_fetch(acm_domain *d);
 
 /* Hand the current sample set to the backend (the solids' forces fetched). */
