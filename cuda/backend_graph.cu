@@ -367,11 +367,7 @@ static acm_status send_inputs(acm_domain *d)
             flags[j] = r.resort[j] & sortable;
         const int n = (r.steps + 1) * (int)d->nsolids;
         for (int k = 0; k < n; ++k) {
-            const acm_body *b = &r.poses[k];
-            memcpy(r.sent[k].x, b->x, sizeof b->x);
-            memcpy(r.sent[k].q, b->q, sizeof b->q);
-            memcpy(r.sent[k].v, b->v, sizeof b->v);
-            memcpy(r.sent[k].w, b->w, sizeof b->w);
+            r.sent[k] = acm_ib_pose_of(r.poses[k]);
         }
         ACM_TRY(cu_put_add(d, &put, m->ib.resort_flags, flags, sizeof flags));
         ACM_TRY(cu_put_add(d, &put, m->ib.poses, r.sent, (size_t)n * sizeof *r.sent));

@@ -139,11 +139,7 @@ static acm_status ib_place(acm_domain *d, int32_t i)
     cuda_impl *m = IMPL(d);
     acm_solid *s = d->solids[i];
     if (m->run.mode != CU_RUN_REPLAY) {
-        acm_ib_pose pose;
-        memcpy(pose.x, s->body.x, sizeof pose.x);
-        memcpy(pose.q, s->body.q, sizeof pose.q);
-        memcpy(pose.v, s->body.v, sizeof pose.v);
-        memcpy(pose.w, s->body.w, sizeof pose.w);
+        const acm_ib_pose pose = acm_ib_pose_of(s->body);
         CU_TRY(d, acm_launch_ib_place(cu_ib_args(d), m->elem, s->offset, s->count, pose,
                                       run_pose(d, i, m->run.step), m->stream));
     }
@@ -256,29 +252,6 @@ extern "C" acm_status acm_cuda_ib_attach(acm_domain *d)
     for (int32_t i = 0; st == ACM_OK && i < d->nsolids; ++i)
         st = ib_place(d, i);
     return st;
-}
-
-/* A solid's force and torque (2 sums) or a free body's coupling sums (4) as
- * acm_launch_ib_sums and acm_launch_ib_coupling lay them out. */
-static void unpack_ft(const acm_gpu_sums *p, double f[3], double t[3])
-{
-    f[0] = p[0].max_u2;
-    f[1] = p[0].sum_rho;
-    f[2] = p[0].sum_j;
-    t[0] = p[0].sum_pi;
-    t[1] = p[1].max_u2;
-    t[2] = p[1].sum_rho;
-}
-
-static void unpack_coupling(const acm_gpu_sums *p, acm_coupling *c)
-{
-    double *v = (double *)c; /* F, T, k, s, J */
-    for (int q = 0; q < 4; ++q) {
-        v[4 * q] = p[q].max_u2;
-        v[4 * q + 1] = p[q].sum_rho;
-        v[4 * q + 2] = p[q].sum_j;
-        v[4 * q + 3] = p[q].sum_pi;
-    }
 }
 
 /* A centre of the sums' moments from the host. */
@@ -440,9 +413,11 @@ static acm_status slab_plane_sums(acm_domain *d, bool coupling, void *out)
     for (int32_t i = 0; i < d->nsolids; ++i) {
         char *first = (char *)out + (size_t)i * (size_t)own * per;
         if (coupling && d->solids[i]->body.motion == ACM_MOTION_FREE)
-            unpack_coupling(m->ib.host_ft + 2 * d->nsolids + 4 * i, (acm_coupling *)first);
+            acm_ib_unpack_coupling(m->ib.host_ft + 2 * d->nsolids + 4 * i,
+                                   (acm_coupling *)first);
         else if (!coupling)
-            unpack_ft(m->ib.host_ft + 2 * i, ((acm_ib_ft *)first)->f, ((acm_ib_ft *)first)->t);
+            acm_ib_unpack_ft(m->ib.host_ft + 2 * i, ((acm_ib_ft *)first)->f,
+                             ((acm_ib_ft *)first)->t);
     }
     return ACM_OK;
 }
@@ -474,7 +449,8 @@ extern "C" acm_status acm_cuda_ib_fetch(acm_domain *d)
     ACM_TRY(cu_enter(d));
     ACM_TRY(ib_sums(d, false));
     for (int32_t i = 0; i < d->nsolids; ++i)
-        unpack_ft(IMPL(d)->ib.host_ft + 2 * i, d->solids[i]->force, d->solids[i]->torque);
+        acm_ib_unpack_ft(IMPL(d)->ib.host_ft + 2 * i, d->solids[i]->force,
+                         d->solids[i]->torque);
     d->forces_stale = false;
     return ACM_OK;
 }

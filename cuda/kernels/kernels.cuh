@@ -316,6 +316,20 @@ struct acm_ib_pose {
     double x[3], q[4], v[3], w[3];
 };
 
+/* A body's pose and velocities (host and device alike). */
+__host__ __device__ inline acm_ib_pose acm_ib_pose_of(const acm_body &b)
+{
+    acm_ib_pose p;
+    for (int a = 0; a < 3; ++a) {
+        p.x[a] = b.x[a];
+        p.v[a] = b.v[a];
+        p.w[a] = b.w[a];
+    }
+    for (int a = 0; a < 4; ++a)
+        p.q[a] = b.q[a];
+    return p;
+}
+
 /* Place samples [first, first + count): X = x_c + R r, U_b = v + w x R r,
  * at `pose`, or where `from` is not NULL at the pose it points to in device
  * memory (a recorded step's: acm_launch_ib_poses writes it before each replay). */
@@ -425,6 +439,28 @@ cudaError_t acm_launch_body_pose(const acm_free_body *f, acm_ib_pose *out, cudaS
  * rigid.cu, the host's rounding. */
 cudaError_t acm_launch_body_advance(const struct acm_body *bodies, const double *ft, int n,
                                     struct acm_body *out, cudaStream_t s);
+/* A solid's force and torque as acm_launch_ib_sums lays them out (2 sums),
+ * and a free body's coupling sums as acm_launch_ib_coupling does (4), read
+ * back on the host or the device. */
+__host__ __device__ inline void acm_ib_unpack_ft(const acm_gpu_sums *p, double f[3], double t[3])
+{
+    f[0] = p[0].max_u2;
+    f[1] = p[0].sum_rho;
+    f[2] = p[0].sum_j;
+    t[0] = p[0].sum_pi;
+    t[1] = p[1].max_u2;
+    t[2] = p[1].sum_rho;
+}
+__host__ __device__ inline void acm_ib_unpack_coupling(const acm_gpu_sums *p, acm_coupling *c)
+{
+    double *v = (double *)c; /* F, T, k, s, J */
+    for (int q = 0; q < 4; ++q) {
+        v[4 * q] = p[q].max_u2;
+        v[4 * q + 1] = p[q].sum_rho;
+        v[4 * q + 2] = p[q].sum_j;
+        v[4 * q + 3] = p[q].sum_pi;
+    }
+}
 /* Blocks of acm_launch_ib_sums for a count of samples. */
 unsigned acm_ib_sum_blocks(uint64_t count);
 

@@ -17,13 +17,7 @@
 __device__ static void couple(const acm_body &b, const acm_gpu_sums *sums, acm_gpu_sums *out)
 {
     acm_coupling c;
-    double *v = (double *)&c; /* F, T, k, s, J */
-    for (int q = 0; q < 4; ++q) {
-        v[4 * q] = sums[q].max_u2;
-        v[4 * q + 1] = sums[q].sum_rho;
-        v[4 * q + 2] = sums[q].sum_j;
-        v[4 * q + 3] = sums[q].sum_pi;
-    }
+    acm_ib_unpack_coupling(sums, &c);
     double *dvdw = (double *)out;
     acm_body_coupled_velocity(&b, &c, dvdw, dvdw + 3);
 }
@@ -51,25 +45,14 @@ cudaError_t acm_launch_body_couple_at(const acm_body *from, const acm_gpu_sums *
     return cudaGetLastError();
 }
 
-__device__ static void pose_of(const acm_body &b, acm_ib_pose *out)
-{
-    for (int a = 0; a < 3; ++a) {
-        out->x[a] = b.x[a];
-        out->v[a] = b.v[a];
-        out->w[a] = b.w[a];
-    }
-    for (int a = 0; a < 4; ++a)
-        out->q[a] = b.q[a];
-}
-
 /* One thread: acm_launch_body_run (kernels.cuh). */
 __global__ void acm_body_run_kernel(acm_free_body *f, const acm_gpu_sums *ft, acm_ib_pose *next,
                                     uint32_t *flags, uint32_t bit, double block, acm_gate gate)
 {
     const unsigned long long count = gate.batch != NULL ? *gate.batch : 1ull;
     if (f->failed == 0 && !acm_gate_shut(gate)) {
-        const double F[3] = {ft[0].max_u2, ft[0].sum_rho, ft[0].sum_j};
-        const double T[3] = {ft[0].sum_pi, ft[1].max_u2, ft[1].sum_rho};
+        double F[3], T[3];
+        acm_ib_unpack_ft(ft, F, T);
         acm_body b = f->body;
         f->placed = b; /* the step placed the samples there */
         acm_body_advance_free(&b, F, T);
@@ -93,7 +76,7 @@ __global__ void acm_body_run_kernel(acm_free_body *f, const acm_gpu_sums *ft, ac
             }
         }
     }
-    pose_of(f->body, next);
+    *next = acm_ib_pose_of(f->body);
 }
 
 cudaError_t acm_launch_body_run(acm_free_body *f, const acm_gpu_sums *ft, acm_ib_pose *next,
@@ -106,7 +89,7 @@ cudaError_t acm_launch_body_run(acm_free_body *f, const acm_gpu_sums *ft, acm_ib
 
 __global__ void acm_body_pose_kernel(const acm_free_body *f, acm_ib_pose *out)
 {
-    pose_of(f->body, out);
+    *out = acm_ib_pose_of(f->body);
 }
 
 cudaError_t acm_launch_body_pose(const acm_free_body *f, acm_ib_pose *out, cudaStream_t s)
