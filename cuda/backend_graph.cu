@@ -278,12 +278,16 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps, bool 
  * one without those nodes (each costs the host about 1.8 us at every launch,
  * H200). So a moving solid changes no graph: a configuration records at most
  * two per run length. Every step of a run with a solid that may be re-sorted
- * places every solid, as the step after a re-sort does. Free bodies (the
- * host integrates their motion with each step's forces), moving solids that gather their forces
- * (regions on the host) and more than ACM_RUN_SOLIDS solids are stepped
- * kernel by kernel. */
+ * places every solid, as the step after a re-sort does; one kernel a step
+ * sets the conditions of its nodes. Free bodies move on the device
+ * (backend_ib.cu, "free bodies in runs"), all of a step's in one launch of
+ * each of their kernels. Free bodies with smoke, moving solids that gather
+ * their forces (regions on the host) and more than ACM_RUN_SOLIDS solids are
+ * stepped kernel by kernel. */
 
 static_assert(ACM_RUN_SOLIDS <= 32, "a solid a bit of a re-sort flag");
+static_assert(ACM_RUN_SOLIDS <= ACM_RESORT_HANDLES, "one kernel sets a step's re-sort conditions");
+static_assert(ACM_RUN_SOLIDS <= ACM_IB_BATCH, "a step's free bodies in one batch");
 static_assert(sizeof(acm_ib_pose) % 8 == 0 && ACM_RUN_STEPS * sizeof(uint32_t) % 8 == 0,
               "the run's inputs in 8-byte words");
 
@@ -324,8 +328,8 @@ static void run_key(const acm_domain *d, int steps, bool resorts, cu_graph_key *
     const acm_ib_args a = cu_ib_args(d);
     memcpy(&k->ib, &a, sizeof a);
     const cuda_ib &ib = m->ib;
-    const void *more[6] = {ib.poses,  ib.resort_flags, ib.sort_scratch,
-                           ib.origin, ib.scratch,      ib.bodies};
+    const void *more[9] = {ib.poses,  ib.resort_flags, ib.sort_scratch, ib.origin, ib.scratch,
+                           ib.bodies, ib.partials,     ib.ft,          ib.fold};
     memcpy(k->ib_more, more, sizeof more);
     k->sort_bytes = ib.sort_bytes;
     k->scratch_bytes = ib.scratch_bytes;
@@ -488,10 +492,11 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     return ACM_OK;
 }
 
-/* Into the run being recorded, after its step j: solid i's re-sort as the
- * body of a conditional node, opened by its flag of step j (the pose after
- * the step: slot j + 1). The body is captured on the side stream. */
-static acm_status record_resort(acm_domain *d, int32_t i, int j)
+/* Into the run being recorded, after its step j: each solid that may be
+ * re-sorted, its re-sort as the body of a conditional node, opened by its
+ * flag of step j (the pose after the step: slot j + 1); one kernel sets the
+ * step's conditions. The bodies are captured on the side stream. */
+static acm_status record_resorts(acm_domain *d, int j)
 {
     cuda_impl *m = IMPL(d);
     cudaStreamCaptureStatus status;
@@ -500,27 +505,38 @@ static acm_status record_resort(acm_domain *d, int32_t i, int j)
     const cudaGraphEdgeData *edges = NULL;
     size_t ndeps = 0;
     CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, NULL, NULL, NULL));
-    cudaGraphConditionalHandle handle;
-    /* no default value: the flag kernel sets it at every launch */
-    CU_TRY(d, cudaGraphConditionalHandleCreate(&handle, graph, 0, 0));
-    CU_TRY(d, acm_launch_ib_resort_flag(handle, m->ib.resort_flags + j, i, m->stream));
-    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges, &ndeps));
-    cudaGraphNodeParams p{}; /* zero */
-    p.type = cudaGraphNodeTypeConditional;
-    p.conditional.handle = handle;
-    p.conditional.type = cudaGraphCondTypeIf;
-    p.conditional.size = 1;
-    cudaGraphNode_t node;
-    CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
-    CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
-                                                  cudaStreamSetCaptureDependencies));
-    CU_TRY(d, cudaStreamBeginCaptureToGraph(m->side, p.conditional.phGraph_out[0], NULL, NULL, 0,
-                                            cudaStreamCaptureModeThreadLocal));
-    const acm_status st = cu_ib_resort_one(d, i, j + 1, m->side);
-    cudaGraph_t body = NULL;
-    const cudaError_t e = cudaStreamEndCapture(m->side, &body); /* ends on every path */
-    ACM_TRY(st);
-    CU_TRY(d, e);
+    acm_resort_handles h;
+    memset(&h, 0, sizeof h);
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        if (!cu_ib_sortable(d, i))
+            continue;
+        /* no default value: the flags kernel sets it at every launch */
+        CU_TRY(d, cudaGraphConditionalHandleCreate(&h.handle[h.n], graph, 0, 0));
+        h.bit[h.n++] = i;
+    }
+    if (h.n == 0)
+        return ACM_OK;
+    CU_TRY(d, acm_launch_ib_resort_flags(h, m->ib.resort_flags + j, m->stream));
+    for (int k = 0; k < h.n; ++k) {
+        CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges,
+                                           &ndeps));
+        cudaGraphNodeParams p{}; /* zero */
+        p.type = cudaGraphNodeTypeConditional;
+        p.conditional.handle = h.handle[k];
+        p.conditional.type = cudaGraphCondTypeIf;
+        p.conditional.size = 1;
+        cudaGraphNode_t node;
+        CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
+        CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
+                                                      cudaStreamSetCaptureDependencies));
+        CU_TRY(d, cudaStreamBeginCaptureToGraph(m->side, p.conditional.phGraph_out[0], NULL,
+                                                NULL, 0, cudaStreamCaptureModeThreadLocal));
+        const acm_status st = cu_ib_resort_one(d, h.bit[k], j + 1, m->side);
+        cudaGraph_t body = NULL;
+        const cudaError_t e = cudaStreamEndCapture(m->side, &body); /* ends on every path */
+        ACM_TRY(st);
+        CU_TRY(d, e);
+    }
     return ACM_OK;
 }
 
@@ -539,10 +555,7 @@ static acm_status run_step(acm_domain *d)
     ACM_TRY(record_step(d, r.step == r.steps));
     if (any_free(d, false))
         ACM_TRY(cu_ib_bodies_step(d, j));
-    for (int32_t i = 0; i < d->nsolids && r.key.resorts; ++i)
-        if (cu_ib_sortable(d, i))
-            ACM_TRY(record_resort(d, i, j));
-    return ACM_OK;
+    return r.key.resorts ? record_resorts(d, j) : ACM_OK;
 }
 
 /* A recorded run: its capture ended, the host's state put back, the graph kept. */

@@ -57,6 +57,7 @@ void cu_ib_release(acm_domain *d, bool cells)
     cu_dev_free(d, &ib->rho, n * real);
     cu_dev_free(d, (void **)&ib->partials, ib->partial_bytes);
     cu_dev_free(d, (void **)&ib->ft, ib->ft_bytes);
+    cu_dev_free(d, &ib->fold, acm_fold_sets_scratch_bytes());
     cu_dev_free(d, &ib->scratch, ib->scratch_bytes);
     cu_dev_free(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t));
     cu_dev_free(d, (void **)&ib->poses,
@@ -175,8 +176,12 @@ static acm_status ib_allocate(acm_domain *d)
     ACM_TRY(cu_dev_alloc(d, &ib->G, 3 * n * real, "sample forces"));
     ACM_TRY(cu_dev_alloc(d, &ib->Gsum, 3 * n * real, "sample forces"));
     ACM_TRY(cu_dev_alloc(d, &ib->rho, n * real, "sample densities"));
-    ib->partial_bytes = 4 * (size_t)acm_ib_sum_blocks(ib->most) * sizeof(acm_gpu_sums);
+    /* a batch of solids has at most a block of samples more than they fill */
+    ib->partial_bytes =
+        4 * ((size_t)acm_ib_sum_blocks(n) + (size_t)d->nsolids) * sizeof(acm_gpu_sums);
     ACM_TRY(cu_dev_alloc(d, (void **)&ib->partials, ib->partial_bytes, "force sums"));
+    ACM_TRY(cu_dev_alloc(d, &ib->fold, acm_fold_sets_scratch_bytes(), "force sums' stage"));
+    CU_TRY(d, cudaMemsetAsync(ib->fold, 0, acm_fold_sets_scratch_bytes(), m->stream));
     ib->band_cap = acm_ib_band_bound(n, (uint32_t)d->ncells);
     ACM_TRY(cu_dev_alloc(d, (void **)&ib->band, (ib->band_cap + 1) * sizeof(uint32_t),
                       "IB band list"));
@@ -263,6 +268,25 @@ static acm_ib_centre centre(const double x[3])
     return c;
 }
 
+/* The solids that want(i) picks, in batches of at most ACM_IB_BATCH: add(&b, i)
+ * enters solid i into b, flush(b) launches what the batch needs. */
+template <typename Want, typename Add, typename Flush>
+static acm_status in_batches(const acm_domain *d, Want want, Add add, Flush flush)
+{
+    acm_ib_batch b;
+    memset(&b, 0, sizeof b); /* a recorded launch's bytes: the same every time */
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        if (!want(i))
+            continue;
+        add(&b, i);
+        if (b.n == ACM_IB_BATCH) {
+            ACM_TRY(flush(b));
+            memset(&b, 0, sizeof b);
+        }
+    }
+    return b.n > 0 ? flush(b) : ACM_OK;
+}
+
 /* Every solid's force and torque (coupling false: about the centres of the
  * last step) or every free body's coupling sums, from its samples on the own
  * planes, into m->ib.host_ft (2 or 4 sums per solid after the forces' 2 per
@@ -273,17 +297,20 @@ static acm_status ib_sums(acm_domain *d, bool coupling)
     cuda_impl *m = IMPL(d);
     const acm_ib_args a = cu_ib_args(d);
     acm_gpu_sums *ft = m->ib.ft + (coupling ? 2 * d->nsolids : 0);
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_solid *s = d->solids[i];
-        if (coupling && s->body.motion == ACM_MOTION_FREE)
-            CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, centre(s->body.x),
-                                             m->ib.partials, ft + 4 * i, m->sum_scratch,
-                                             m->stream));
-        else if (!coupling)
-            CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count,
-                                         centre(m->ib.centre + 3 * i), m->ib.partials, ft + 2 * i,
-                                         m->sum_scratch, m->stream));
-    }
+    ACM_TRY(in_batches(
+        d, [&](int32_t i) { return !coupling || cu_ib_free(d, i); },
+        [&](acm_ib_batch *b, int32_t i) {
+            const acm_solid *s = d->solids[i];
+            acm_ib_batch_add(b, i, s->offset, s->count,
+                             centre(coupling ? s->body.x : m->ib.centre + 3 * i), NULL);
+        },
+        [&](const acm_ib_batch &b) {
+            CU_TRY(d, coupling ? acm_launch_ib_coupling(a, m->elem, b, m->ib.partials, ft,
+                                                        m->ib.fold, m->stream)
+                               : acm_launch_ib_sums(a, m->elem, b, m->ib.partials, ft,
+                                                    m->ib.fold, m->stream));
+            return ACM_OK;
+        }));
     CU_TRY(d, cudaMemcpyAsync(m->ib.host_ft, m->ib.ft, m->ib.ft_bytes, cudaMemcpyDeviceToHost,
                               m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
@@ -293,30 +320,35 @@ static acm_status ib_sums(acm_domain *d, bool coupling)
 /* Implicit coupling of the free bodies (lib/core/rigid.h): their coupling
  * sums, the velocity change and the samples' new forces, all on the device
  * (the velocity change with the host's rounding, kernels/rigid.cu): no wait
- * for the host inside the step. In a run being recorded the body and its
- * centre are the device's (cuda_ib.bodies, the step's pose slot). */
+ * for the host inside the step. In a run being recorded the bodies and their
+ * centres are the device's (cuda_ib.bodies, the step's pose slots). */
 static acm_status ib_couple(acm_domain *d, const acm_ib_args &a)
 {
     cuda_impl *m = IMPL(d);
     acm_gpu_sums *sums = m->ib.ft + 2 * d->nsolids, *change = m->ib.ft + 6 * d->nsolids;
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_solid *s = d->solids[i];
-        if (s->body.motion != ACM_MOTION_FREE)
-            continue;
-        const acm_ib_pose *at = run_pose(d, i, m->run.step);
-        acm_ib_centre c = centre(s->body.x);
-        c.at = at != NULL ? at->x : NULL;
-        CU_TRY(d, acm_launch_ib_coupling(a, m->elem, s->offset, s->count, c, m->ib.partials,
-                                         sums + 4 * i, m->sum_scratch, m->stream));
-        if (at != NULL)
-            CU_TRY(d, acm_launch_body_couple_at(&m->ib.bodies[i].body, sums + 4 * i, change + i,
-                                                m->stream));
-        else
-            CU_TRY(d, acm_launch_body_couple(s->body, sums + 4 * i, change + i, m->stream));
-        CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, c, NULL, NULL,
-                                       change + i, m->stream));
-    }
-    return ACM_OK;
+    const bool recording = m->run.mode == CU_RUN_RECORD;
+    return in_batches(
+        d, [&](int32_t i) { return cu_ib_free(d, i); },
+        [&](acm_ib_batch *b, int32_t i) {
+            const acm_solid *s = d->solids[i];
+            acm_ib_centre c = centre(s->body.x);
+            const acm_ib_pose *at = run_pose(d, i, m->run.step);
+            c.at = at != NULL ? at->x : NULL;
+            acm_ib_batch_add(b, i, s->offset, s->count, c, NULL);
+        },
+        [&](const acm_ib_batch &b) {
+            CU_TRY(d, acm_launch_ib_coupling(a, m->elem, b, m->ib.partials, sums, m->ib.fold,
+                                             m->stream));
+            if (recording)
+                CU_TRY(d, acm_launch_body_couple_batch(m->ib.bodies, b, sums, change,
+                                                       m->stream));
+            for (int k = 0; !recording && k < b.n; ++k)
+                CU_TRY(d, acm_launch_body_couple(d->solids[b.slot[k]]->body,
+                                                 sums + 4 * b.slot[k], change + b.slot[k],
+                                                 m->stream));
+            CU_TRY(d, acm_launch_ib_couple(a, m->elem, b, change, m->stream));
+            return ACM_OK;
+        });
 }
 
 /* Spread the penalty forces of the current iteration. */
@@ -343,10 +375,18 @@ static acm_status ib_first(acm_domain *d, bool fused)
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     const bool all = m->run.mode != CU_RUN_NONE && m->run.place_all;
+    if (m->run.mode == CU_RUN_RECORD && m->run.step == 0) /* the bodies' poses into slot 0 */
+        ACM_TRY(in_batches(
+            d, [&](int32_t i) { return cu_ib_free(d, i); },
+            [&](acm_ib_batch *b, int32_t i) {
+                acm_ib_batch_add(b, i, 0, 0, centre(d->solids[i]->body.x), NULL);
+            },
+            [&](const acm_ib_batch &b) {
+                CU_TRY(d, acm_launch_body_pose(m->ib.bodies, b, m->ib.poses, m->stream));
+                return ACM_OK;
+            }));
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
-        if (m->run.mode == CU_RUN_RECORD && m->run.step == 0 && cu_ib_free(d, i))
-            CU_TRY(d, acm_launch_body_pose(m->ib.bodies + i, m->ib.poses + i, m->stream));
         if (s->moved || s->body.motion != ACM_MOTION_STATIC || all) {
             ACM_TRY(ib_place(d, i));
             m->ib.band_valid = false;
@@ -433,12 +473,17 @@ extern "C" acm_status acm_cuda_ib_end(acm_domain *d, const double *dvdw)
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     const acm_ib_args a = cu_ib_args(d);
-    for (int32_t i = 0; dvdw != NULL && i < d->nsolids; ++i) {
-        const acm_solid *s = d->solids[i];
-        if (s->body.motion == ACM_MOTION_FREE)
-            CU_TRY(d, acm_launch_ib_couple(a, m->elem, s->offset, s->count, centre(s->body.x),
-                                           dvdw + 6 * i, dvdw + 6 * i + 3, NULL, m->stream));
-    }
+    if (dvdw != NULL)
+        ACM_TRY(in_batches(
+            d, [&](int32_t i) { return cu_ib_free(d, i); },
+            [&](acm_ib_batch *b, int32_t i) {
+                const acm_solid *s = d->solids[i];
+                acm_ib_batch_add(b, i, s->offset, s->count, centre(s->body.x), dvdw + 6 * i);
+            },
+            [&](const acm_ib_batch &b) {
+                CU_TRY(d, acm_launch_ib_couple(a, m->elem, b, NULL, m->stream));
+                return ACM_OK;
+            }));
     return ib_rest(d, false);
 }
 
@@ -566,8 +611,9 @@ extern "C" acm_status acm_cuda_ib_positions(acm_domain *d, const acm_solid *s, d
  * does on the host (kernels/rigid.cu, the host's rounding): each step's force
  * and torque, the Newton-Euler step, the speed limit, the pose of the next
  * step into its slot and the re-sort test, whose flag opens the step's
- * conditional re-sort. The bodies stay on the device from run to run
- * (d->bodies_on_backend) until the host needs them (acm_cuda_ib_home). */
+ * conditional re-sort, each kernel once a step for all bodies (acm_ib_batch).
+ * The bodies stay on the device from run to run (d->bodies_on_backend) until
+ * the host needs them (acm_cuda_ib_home). */
 
 bool cu_ib_free(const acm_domain *d, int32_t i)
 {
@@ -603,22 +649,26 @@ acm_status cu_ib_bodies_step(acm_domain *d, int j)
     const acm_ib_args a = cu_ib_args(d);
     const bool morton = d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
     const size_t n = (size_t)d->nsolids;
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        if (!cu_ib_free(d, i))
-            continue;
-        const acm_solid *s = d->solids[i];
-        acm_ib_centre c = centre(s->body.x);
-        c.at = ib->poses[(size_t)j * n + (size_t)i].x; /* where the step placed it */
-        CU_TRY(d, acm_launch_ib_sums(a, m->elem, s->offset, s->count, c, ib->partials,
-                                     ib->ft + 2 * i, m->sum_scratch, m->stream));
-        const uint32_t bit = cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
-        CU_TRY(d, acm_launch_body_run(ib->bodies + i, ib->ft + 2 * i,
-                                      ib->poses + (size_t)(j + 1) * n + (size_t)i,
-                                      ib->resort_flags + j, bit,
-                                      morton ? (double)d->layout.ib.sample_block : 0.0, cu_gate(d),
-                                      m->stream));
-    }
-    return ACM_OK;
+    uint32_t sortable = 0;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+    return in_batches(
+        d, [&](int32_t i) { return cu_ib_free(d, i); },
+        [&](acm_ib_batch *b, int32_t i) {
+            const acm_solid *s = d->solids[i];
+            acm_ib_centre c = centre(s->body.x);
+            c.at = ib->poses[(size_t)j * n + (size_t)i].x; /* where the step placed it */
+            acm_ib_batch_add(b, i, s->offset, s->count, c, NULL);
+        },
+        [&](const acm_ib_batch &b) {
+            CU_TRY(d, acm_launch_ib_sums(a, m->elem, b, ib->partials, ib->ft, ib->fold,
+                                         m->stream));
+            CU_TRY(d, acm_launch_body_run(ib->bodies, b, ib->ft, ib->poses + (size_t)(j + 1) * n,
+                                          ib->resort_flags + j, sortable,
+                                          morton ? (double)d->layout.ib.sample_block : 0.0,
+                                          cu_gate(d), m->stream));
+            return ACM_OK;
+        });
 }
 
 /* The step whose batch count (acm_free_body.failed) the device gave. */

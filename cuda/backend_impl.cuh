@@ -29,6 +29,7 @@ struct cuda_ib {
     uint64_t band_cap;
     bool band_valid;      /* mask and band hold the support of the samples' positions */
     acm_gpu_sums *partials, *ft, *host_ft; /* ft: 2 per solid, 4 of coupling, 1 velocity change */
+    void *fold;           /* the sums' stage (acm_launch_fold_sets) */
     size_t partial_bytes, ft_bytes;
     double *centre;       /* host, 3 per solid: the torque centres of the last step */
     void *scratch;        /* gather cell lists */
@@ -76,8 +77,9 @@ struct cu_graph_key {
     /* a run with solids (zero without): their arrays, whether the band holds
      * their support, each solid's samples, motion and placement */
     acm_ib_args ib;
-    const void *ib_more[6]; /* the other arrays its kernels read: poses, re-sort flags and
-                               scratch, sampling indices, gather lists, free bodies */
+    const void *ib_more[9]; /* the other arrays its kernels read: poses, re-sort flags and
+                               scratch, sampling indices, gather lists, free bodies, the
+                               sums' partials, results and stage */
     size_t sort_bytes, scratch_bytes;
     int32_t nsolids, band_valid;
     int32_t resorts; /* the run's steps hold their re-sorts (conditional nodes) */

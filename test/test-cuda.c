@@ -1154,10 +1154,11 @@ static acm_status step_calls(acm_domain *d, bool runs, double *host)
  * pulled along x: 5e-4 a step, case 8 5e-2, which brings it to the speed
  * limit within a few steps) beside a static one, stepped by step_calls (which must succeed but
  * in case 8). */
-static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host)
+static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, acm_solid **second,
+                              double *host)
 {
-    const acm_precision prec =
-        c == 0 || c == 4 || c == 6 || c == 8 ? ACM_PRECISION_FP64 : ACM_PRECISION_FP32;
+    const acm_precision prec = c == 0 || c == 4 || c == 6 || c == 8 || c == 9 ? ACM_PRECISION_FP64
+                                                                              : ACM_PRECISION_FP32;
     acm_layout *l = acm_test_layout(ACM_LAYOUT_KERNEL, c == 2 ? ACM_KERNEL_SPLIT : ACM_KERNEL_FUSED);
     ck_assert_int_eq(acm_layout_set(l, ACM_LAYOUT_STORAGE,
                                     c == 3 ? ACM_STORAGE_MOMENTS : ACM_STORAGE_POPULATIONS),
@@ -1187,10 +1188,17 @@ static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, double *host
     free(pts);
     free(areas);
     so = acm_test_moving_sphere(300, 2.0, still, &pts, &areas);
-    so.motion = ACM_MOTION_STATIC;
+    so.motion = c == 9 ? ACM_MOTION_FREE : ACM_MOTION_STATIC; /* 9: a second free body */
     so.velocity[0] = so.angular_velocity[2] = 0.0;
+    if (c == 9) {
+        so.density = 2.0;
+        so.volume = 4.0 / 3.0 * M_PI * 8.0;
+        so.inertia[0] = so.inertia[1] = so.inertia[2] = 0.4 * 2.0 * so.volume * 4.0;
+    }
     acm_solid *fixed = NULL;
     ACM_CK_OK(d, acm_solid_create(&fixed, d, &so));
+    if (second != NULL)
+        *second = fixed;
     free(pts);
     free(areas);
     const acm_status st = step_calls(d, runs, host);
@@ -1234,7 +1242,7 @@ START_TEST(run_steps_match_launched_steps)
     double host[3], *f[3], *X[3], F[3][3], T[3][3];
     int64_t resorts[3];
     for (int r = 0; r < 3; ++r) { /* launched, launched again, runs */
-        d[r] = runs_scene(_i, r == 2, &s[r], &host[r]);
+        d[r] = runs_scene(_i, r == 2, &s[r], NULL, &host[r]);
         f[r] = field_n(d[r], ACM_FIELD_POPULATIONS, 27, n / 27);
         X[r] = malloc(3 * 2000 * sizeof(double));
         ck_assert_ptr_nonnull(X[r]);
@@ -1286,7 +1294,9 @@ END_TEST
  * atomics change the forces' last bits run to run, and the trajectory with
  * them) within a floor. Case 8 (FP64): the body reaches the speed limit; the
  * runs report it at acm_cuda_domain_synchronize, for the step the launched
- * acm_step names, with the body's state of that step. */
+ * acm_step names, with the body's state of that step. Case 9 (FP64): the
+ * other sphere is free too (the bodies of a step integrated in one batch of
+ * kernels), both bodies' states compared. */
 static int64_t named_step(const acm_domain *d, const char *what)
 {
     const char *at = strstr(acm_domain_last_error(d), what);
@@ -1311,16 +1321,17 @@ START_TEST(free_body_runs_match_launched_steps)
     const int c = 6 + _i;
     const size_t n = 27 * 32 * 16 * 16;
     acm_domain *d[3];
-    acm_solid *s[3];
-    double host[3], *f[3], b[3][13];
+    acm_solid *s[3], *t[3];
+    double host[3], *f[3], b[3][26];
     int64_t resorts[3], step[3] = {0, 0, 0}, graphs = 0;
     for (int r = 0; r < 3; ++r) { /* launched, launched again, runs */
-        d[r] = runs_scene(c, r == 2, &s[r], &host[r]);
+        d[r] = runs_scene(c, r == 2, &s[r], &t[r], &host[r]);
         if (c == 8) { /* "solid 0 reached the surface speed ... at step N" */
             ck_assert_ptr_nonnull(strstr(acm_domain_last_error(d[r]), "surface speed"));
             step[r] = named_step(d[r], "at step ");
         }
         body_state(s[r], b[r]);
+        body_state(t[r], b[r] + 13); /* the second sphere: free in case 9, else static */
         f[r] = field_n(d[r], ACM_FIELD_POPULATIONS, 27, n / 27);
         acm_solid_info info = {.version = ACM_SOLID_INFO_VERSION};
         ck_assert_int_eq(acm_solid_get_info(s[r], &info), ACM_OK);
@@ -1329,16 +1340,18 @@ START_TEST(free_body_runs_match_launched_steps)
     ck_assert_int_eq(acm_cuda_graphs_recorded(d[2], &graphs), ACM_OK);
     size_t twins = 0, runs = 0, bt = 0, br = 0;
     const double noise = most_apart(f[0], f[1], n, &twins), apart = most_apart(f[0], f[2], n, &runs);
-    const double bnoise = most_apart(b[0], b[1], 13, &bt), bapart = most_apart(b[0], b[2], 13, &br);
+    const double bnoise = most_apart(b[0], b[1], 26, &bt), bapart = most_apart(b[0], b[2], 26, &br);
     printf("free body in runs, case %d: %lld graphs; populations launched twice %zu differ (at "
            "most %.2e), launched and in runs %zu (at most %.2e); body state twice %zu differ "
            "(%.2e), in runs %zu (%.2e); x %.6f -> %.6f, v %.6f; re-sorts %lld and %lld; "
-           "limit at step %lld / %lld; host %.1f / %.1f us a step\n",
+           "second sphere x 24 -> %.6f; limit at step %lld / %lld; host %.1f / %.1f us a step\n",
            c, (long long)graphs, twins, noise, runs, apart, bt, bnoise, br, bapart, 8.0, b[0][0],
-           b[0][7], (long long)resorts[0], (long long)resorts[2], (long long)step[0],
-           (long long)step[2], 1e6 * host[0] / 150.0, 1e6 * host[2] / 150.0);
+           b[0][7], (long long)resorts[0], (long long)resorts[2], b[0][13],
+           (long long)step[0], (long long)step[2], 1e6 * host[0] / 150.0, 1e6 * host[2] / 150.0);
     ck_assert_msg(graphs > 0, "the free body's steps were not replayed from graphs");
     ck_assert_msg(c == 8 || b[0][0] > 10.0, "the body moved from x = 8 to %g only", b[0][0]);
+    ck_assert_msg(c != 9 || b[0][13] > 24.1, "the second body moved from x = 24 to %g only",
+                  b[0][13]);
     ck_assert_msg(resorts[2] == resorts[0] && (c == 8 || resorts[0] >= 2),
                   "re-sorts %lld and %lld", (long long)resorts[0], (long long)resorts[2]);
     const double floor = c == 7 ? 1e-6 : 1e-12;
@@ -1368,7 +1381,7 @@ START_TEST(run_steps_follow_a_moved_static_solid)
     for (int r = 0; r < 2; ++r) {
         acm_solid *s = NULL;
         double host = 0.0;
-        acm_domain *d = runs_scene(5, r == 1, &s, &host);
+        acm_domain *d = runs_scene(5, r == 1, &s, NULL, &host);
         acm_solid_state st = {.version = ACM_SOLID_STATE_VERSION};
         ck_assert_int_eq(acm_solid_get_state(s, &st), ACM_OK);
         st.position[0] += 1.5;
@@ -1425,7 +1438,7 @@ START_TEST(prepared_steps_change_nothing)
     acm_solid *s[2] = {NULL, NULL};
     double host = 0.0;
     for (int r = 0; r < 2; ++r)
-        d[r] = _i == 0 ? runs_scene(5, true, &s[r], &host)
+        d[r] = _i == 0 ? runs_scene(5, true, &s[r], NULL, &host)
                        : run_scene(ACM_BACKEND_CUDA, SCENE_INFLOW_FORCE, ACM_COLLISION_DEFAULT,
                                    ACM_PRECISION_FP32, ACM_KERNEL_FUSED,
                                    ACM_STORAGE_POPULATIONS, 0);
@@ -2068,7 +2081,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, gpu_moments_hold_two_small_arrays, 0, 3);
     suite_add_tcase(s, tc);
     tc = acm_tcase("free_bodies", 300);
-    tcase_add_loop_test(tc, free_body_runs_match_launched_steps, 0, 3);
+    tcase_add_loop_test(tc, free_body_runs_match_launched_steps, 0, 4);
     suite_add_tcase(s, tc);
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);

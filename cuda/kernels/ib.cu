@@ -392,16 +392,40 @@ __device__ __forceinline__ bool acm_ib_owned(const acm_ib_args &ib, uint64_t l)
     return p >= 0 && p < ib.own_n;
 }
 
-template <typename R>
-__global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                   acm_ib_centre c, acm_gpu_sums *partials)
+/* A batch's entry and sample for this thread: blocks are laid out entry
+ * after entry (acm_ib_batch.block0); `t` the sample's index in its entry,
+ * `lb` the block's. */
+struct acm_ib_at {
+    int k;
+    unsigned lb;
+    uint64_t t;
+};
+__device__ __forceinline__ acm_ib_at acm_ib_batch_at(const acm_ib_batch &b)
 {
-    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const double *xc = c.at != NULL ? c.at : c.xc;
+    acm_ib_at w;
+    w.k = 0;
+    while (w.k + 1 < b.n && blockIdx.x >= b.block0[w.k + 1])
+        ++w.k;
+    w.lb = blockIdx.x - b.block0[w.k];
+    w.t = (uint64_t)w.lb * blockDim.x + threadIdx.x;
+    return w;
+}
+
+__device__ __forceinline__ const double *acm_ib_centre_of(const acm_ib_centre &c)
+{
+    return c.at != NULL ? c.at : c.xc;
+}
+
+template <typename R>
+__global__ void acm_ib_sums_kernel(const acm_ib_args ib, const acm_ib_batch bt,
+                                   acm_gpu_sums *partials)
+{
+    const acm_ib_at w = acm_ib_batch_at(bt);
+    const double *xc = acm_ib_centre_of(bt.centre[w.k]);
     const double cx = xc[0], cy = xc[1], cz = xc[2];
     acm_gpu_sums a = {0.0, 0.0, 0.0, 0.0}, b = {0.0, 0.0, 0.0, 0.0};
-    if (t < count && acm_ib_owned(ib, first + t)) {
-        const uint64_t l = first + t;
+    if (w.t < bt.count[w.k] && acm_ib_owned(ib, bt.first[w.k] + w.t)) {
+        const uint64_t l = bt.first[w.k] + w.t;
         const double *X = ib.X + 3 * l;
         const R *G = (const R *)ib.Gsum + 3 * l;
         const double dv = (double)((const R *)ib.dv)[l];
@@ -414,23 +438,25 @@ __global__ void acm_ib_sums_kernel(const acm_ib_args ib, uint64_t first, uint64_
         b.max_u2 = -(r[2] * g[0] - r[0] * g[2]);
         b.sum_rho = -(r[0] * g[1] - r[1] * g[0]);
     }
-    acm_block_sums<false>(a, partials + blockIdx.x);
-    acm_block_sums<false>(b, partials + gridDim.x + blockIdx.x);
+    const unsigned nb = bt.block0[w.k + 1] - bt.block0[w.k];
+    acm_gpu_sums *p = partials + 2 * (size_t)bt.block0[w.k];
+    acm_block_sums<false>(a, p + w.lb);
+    acm_block_sums<false>(b, p + nb + w.lb);
 }
 
 /* ---- implicit coupling of free bodies ------------------------------------------------------ */
 
 template <typename R>
-__global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                       acm_ib_centre centre, acm_gpu_sums *partials)
+__global__ void acm_ib_coupling_kernel(const acm_ib_args ib, const acm_ib_batch bt,
+                                       acm_gpu_sums *partials)
 {
-    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const double *xc = centre.at != NULL ? centre.at : centre.xc;
+    const acm_ib_at w = acm_ib_batch_at(bt);
+    const double *xc = acm_ib_centre_of(bt.centre[w.k]);
     const double cx = xc[0], cy = xc[1], cz = xc[2];
     acm_coupling c;
     memset(&c, 0, sizeof c);
-    if (t < count && acm_ib_owned(ib, first + t)) {
-        const uint64_t l = first + t;
+    if (w.t < bt.count[w.k] && acm_ib_owned(ib, bt.first[w.k] + w.t)) {
+        const uint64_t l = bt.first[w.k] + w.t;
         const double *X = ib.X + 3 * l;
         const R *G = (const R *)ib.G + 3 * l;
         const double r[3] = {X[0] - cx, X[1] - cy, X[2] - cz};
@@ -439,36 +465,29 @@ __global__ void acm_ib_coupling_kernel(const acm_ib_args ib, uint64_t first, uin
         const double a = (double)((const R *)ib.alpha)[l] * (double)((const R *)ib.rho)[l] * dv;
         acm_coupling_add(&c, r, g, dv, a);
     }
+    const unsigned nb = bt.block0[w.k + 1] - bt.block0[w.k];
+    acm_gpu_sums *p = partials + 4 * (size_t)bt.block0[w.k];
     const double *v = (const double *)&c; /* 16 doubles: F, T, k, s, J */
     for (int q = 0; q < 4; ++q) {
-        acm_gpu_sums p = {v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]};
-        acm_block_sums<false>(p, partials + (size_t)q * gridDim.x + blockIdx.x);
+        acm_gpu_sums e = {v[4 * q], v[4 * q + 1], v[4 * q + 2], v[4 * q + 3]};
+        acm_block_sums<false>(e, p + (size_t)q * nb + w.lb);
     }
 }
 
 template <typename R>
-__global__ void acm_ib_couple_kernel(const acm_ib_args ib, uint64_t first, uint64_t count,
-                                     acm_ib_pose change, const double *at,
+__global__ void acm_ib_couple_kernel(const acm_ib_args ib, const acm_ib_batch bt,
                                      const acm_gpu_sums *from)
 {
-    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= count)
+    const acm_ib_at w = acm_ib_batch_at(bt);
+    if (w.t >= bt.count[w.k])
         return;
-    if (at != NULL) /* the centre on the device */
-        for (int d = 0; d < 3; ++d)
-            change.x[d] = at[d];
-    if (from != NULL) { /* the velocity change solved on the device */
-        const double *dvdw = (const double *)from;
-        for (int d = 0; d < 3; ++d) {
-            change.v[d] = dvdw[d];
-            change.w[d] = dvdw[3 + d];
-        }
-    }
-    const uint64_t l = first + t;
+    const double *xc = acm_ib_centre_of(bt.centre[w.k]);
+    const double *dvdw = from != NULL ? (const double *)(from + bt.slot[w.k]) : bt.dvdw[w.k];
+    const uint64_t l = bt.first[w.k] + w.t;
     const double *X = ib.X + 3 * l;
-    const double r[3] = {X[0] - change.x[0], X[1] - change.x[1], X[2] - change.x[2]};
+    const double r[3] = {X[0] - xc[0], X[1] - xc[1], X[2] - xc[2]};
     double du[3];
-    acm_coupling_target(change.v, change.w, r, du);
+    acm_coupling_target(dvdw, dvdw + 3, r, du);
     const double a = (double)((const R *)ib.alpha)[l] * (double)((const R *)ib.rho)[l];
     R *G = (R *)ib.G + 3 * l, *Gs = (R *)ib.Gsum + 3 * l, *ub = (R *)ib.ub + 3 * l;
 #pragma unroll
@@ -598,70 +617,82 @@ cudaError_t acm_launch_ib_gather(const acm_ib_args &ib, acm_gpu_elem elem, uint6
 
 unsigned acm_ib_sum_blocks(uint64_t count) { return acm_blocks(count, ACM_IB_BLOCK); }
 
-/* After a kernel that wrote `sets` sets of `blocks` partial sums: each set into out[set]. */
-static cudaError_t sum_sets(const acm_gpu_sums *partials, unsigned blocks, int sets,
-                            acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
+void acm_ib_batch_add(acm_ib_batch *b, int32_t slot, uint64_t first, uint64_t count,
+                      const acm_ib_centre &c, const double *dvdw)
 {
-    cudaError_t e = cudaGetLastError();
-    for (int q = 0; q < sets && e == cudaSuccess; ++q)
-        e = acm_launch_sum_partials(partials + (size_t)q * blocks, blocks, out + q, false, 1.0,
-                                    sum_scratch, s);
-    return e;
+    const int k = b->n++;
+    b->slot[k] = slot;
+    b->first[k] = first;
+    b->count[k] = count;
+    b->centre[k] = c;
+    for (int q = 0; q < 6; ++q)
+        b->dvdw[k][q] = dvdw != NULL ? dvdw[q] : 0.0;
 }
 
-/* A per-sample sums kernel over samples [first, first + count) with moments
- * about xc, writing `sets` sets of partials (kernel_of(R()) is the kernel for
- * the arithmetic type R), each set then added into out[set]. */
+/* The batch's blocks of samples: each entry's after the one before (one at
+ * least, as a launch of one solid's sums had). */
+static void batch_blocks(acm_ib_batch &b)
+{
+    b.block0[0] = 0;
+    for (int k = 0; k < b.n; ++k)
+        b.block0[k + 1] = b.block0[k] + acm_ib_sum_blocks(b.count[k] ? b.count[k] : 1);
+}
+
+/* A per-sample sums kernel over the batch's samples writing `sets` sets of
+ * partials per entry (kernel_of(R()) is the kernel for the arithmetic type
+ * R), each entry's set q then folded into out[sets slot + q]. */
 template <typename K>
-static cudaError_t launch_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                               uint64_t count, const acm_ib_centre &c, int sets,
-                               acm_gpu_sums *partials, acm_gpu_sums *out, void *sum_scratch,
-                               cudaStream_t s, K kernel_of)
+static cudaError_t launch_sums(const acm_ib_args &ib, acm_gpu_elem elem, const acm_ib_batch &b,
+                               int sets, acm_gpu_sums *partials, acm_gpu_sums *out,
+                               void *fold_scratch, cudaStream_t s, K kernel_of)
 {
-    const unsigned blocks = acm_ib_sum_blocks(count ? count : 1);
+    if (b.n <= 0)
+        return cudaSuccess;
+    acm_ib_batch bt = b;
+    batch_blocks(bt);
     acm_with_elem(elem, [&](auto t) {
-        kernel_of(acm_real<decltype(t)>())<<<blocks, ACM_IB_BLOCK, 0, s>>>(ib, first, count, c,
-                                                                           partials);
+        kernel_of(acm_real<decltype(t)>())<<<bt.block0[bt.n], ACM_IB_BLOCK, 0, s>>>(ib, bt,
+                                                                                  partials);
     });
-    return sum_sets(partials, blocks, sets, out, sum_scratch, s);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return e;
+    unsigned first[ACM_IB_BATCH + 1];
+    int32_t slot[ACM_IB_BATCH];
+    for (int k = 0; k <= bt.n; ++k)
+        first[k] = (unsigned)sets * bt.block0[k];
+    for (int k = 0; k < bt.n; ++k)
+        slot[k] = bt.slot[k];
+    return acm_launch_fold_sets(partials, first, slot, bt.n, sets, out, fold_scratch, s);
 }
 
-cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                   uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
-                                   acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
+cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem,
+                                   const acm_ib_batch &b, acm_gpu_sums *partials,
+                                   acm_gpu_sums *out, void *fold_scratch, cudaStream_t s)
 {
-    return launch_sums(ib, elem, first, count, c, 4, partials, out, sum_scratch, s,
+    return launch_sums(ib, elem, b, 4, partials, out, fold_scratch, s,
                        [](auto r) { return acm_ib_coupling_kernel<decltype(r)>; });
 }
 
-cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const acm_ib_centre &c, const double dv[3],
-                                 const double dw[3], const acm_gpu_sums *from, cudaStream_t s)
+cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, const acm_ib_batch &b,
+                                 const acm_gpu_sums *from, cudaStream_t s)
 {
-    if (count == 0)
-        return cudaSuccess; /* a grid of no blocks is an error */
-    acm_ib_pose change; /* x: the centre, v and w: the velocity change */
-    memset(&change, 0, sizeof change);
-    memcpy(change.x, c.xc, sizeof change.x);
-    if (from == NULL) {
-        memcpy(change.v, dv, sizeof change.v);
-        memcpy(change.w, dw, sizeof change.w);
-    }
-    change.q[0] = 1.0;
-    change.q[1] = change.q[2] = change.q[3] = 0.0;
+    if (b.n <= 0)
+        return cudaSuccess;
+    acm_ib_batch bt = b;
+    batch_blocks(bt);
     acm_with_elem(elem, [&](auto t) {
         typedef acm_real<decltype(t)> R;
-        acm_ib_couple_kernel<R><<<acm_blocks(count, ACM_IB_BLOCK), ACM_IB_BLOCK, 0, s>>>(
-            ib, first, count, change, c.at, from);
+        acm_ib_couple_kernel<R><<<bt.block0[bt.n], ACM_IB_BLOCK, 0, s>>>(ib, bt, from);
     });
     return cudaGetLastError();
 }
 
-cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                               uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
-                               acm_gpu_sums *out, void *sum_scratch, cudaStream_t s)
+cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, const acm_ib_batch &b,
+                               acm_gpu_sums *partials, acm_gpu_sums *out, void *fold_scratch,
+                               cudaStream_t s)
 {
-    return launch_sums(ib, elem, first, count, c, 2, partials, out, sum_scratch, s,
+    return launch_sums(ib, elem, b, 2, partials, out, fold_scratch, s,
                        [](auto r) { return acm_ib_sums_kernel<decltype(r)>; });
 }
 

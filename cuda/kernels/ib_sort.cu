@@ -144,16 +144,19 @@ cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint6
     return e;
 }
 
-__global__ void acm_ib_resort_flag_kernel(cudaGraphConditionalHandle handle, const uint32_t *flags,
-                                          int bit)
+__global__ void acm_ib_resort_flags_kernel(const acm_resort_handles h, const uint32_t *flags)
 {
-    cudaGraphSetConditional(handle, (*flags >> bit) & 1u);
+    const int k = (int)threadIdx.x;
+    if (k < h.n)
+        cudaGraphSetConditional(h.handle[k], (*flags >> h.bit[k]) & 1u);
 }
 
-cudaError_t acm_launch_ib_resort_flag(cudaGraphConditionalHandle handle, const uint32_t *flags,
-                                      int bit, cudaStream_t s)
+cudaError_t acm_launch_ib_resort_flags(const acm_resort_handles &h, const uint32_t *flags,
+                                       cudaStream_t s)
 {
-    acm_ib_resort_flag_kernel<<<1, 1, 0, s>>>(handle, flags, bit);
+    if (h.n <= 0 || h.n > ACM_RESORT_HANDLES)
+        return cudaErrorInvalidValue;
+    acm_ib_resort_flags_kernel<<<1, ACM_RESORT_HANDLES, 0, s>>>(h, flags);
     return cudaGetLastError();
 }
 

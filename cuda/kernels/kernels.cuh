@@ -130,6 +130,17 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
                                     bool first_max, double ncells, void *scratch,
                                     cudaStream_t s);
 
+/* step_sums.cu: entry k < n (n <= ACM_IB_BATCH, n sets <= 4 ACM_IB_BATCH) has
+ * `sets` sets of partials of equal length from partials + first[k] to
+ * partials + first[k + 1]; its set q folded into out[sets slot[k] + q], each
+ * as acm_launch_sum_partials folds it alone (a sum), all in one launch.
+ * scratch: acm_fold_sets_scratch_bytes(), zeroed once; launches ordered. */
+#define ACM_IB_BATCH 16
+size_t acm_fold_sets_scratch_bytes(void);
+cudaError_t acm_launch_fold_sets(const acm_gpu_sums *partials, const unsigned *first,
+                                 const int32_t *slot, int n, int sets, acm_gpu_sums *out,
+                                 void *scratch, cudaStream_t s);
+
 /* step_sums.cu: the ACM rules' inputs from the planes [lo, hi) of acm_plane_add,
  * folded in plane order (ncells for the means), unless the gate is shut. */
 cudaError_t acm_launch_plane_fold(const acm_plane_fixed *planes, int32_t lo, int32_t hi,
@@ -343,9 +354,16 @@ cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64
  * with them. Scratch of acm_ib_resort_scratch_bytes(count) bytes. */
 cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes);
 /* A recorded run's re-sort of one solid is the body of a conditional node:
- * this kernel opens it (handle = 1) when bit `bit` of *flags is set. */
-cudaError_t acm_launch_ib_resort_flag(cudaGraphConditionalHandle handle, const uint32_t *flags,
-                                      int bit, cudaStream_t s);
+ * this kernel opens those of a step (handle[k] = 1) whose bit bit[k] of
+ * *flags is set, k < n <= ACM_RESORT_HANDLES. */
+#define ACM_RESORT_HANDLES 32
+struct acm_resort_handles {
+    cudaGraphConditionalHandle handle[ACM_RESORT_HANDLES];
+    int32_t bit[ACM_RESORT_HANDLES];
+    int32_t n;
+};
+cudaError_t acm_launch_ib_resort_flags(const acm_resort_handles &h, const uint32_t *flags,
+                                       cudaStream_t s);
 cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                  uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
                                  int32_t block,
@@ -382,34 +400,49 @@ struct acm_ib_centre {
     double xc[3];
     const double *at;
 };
-/* A solid's force -sum Gsum dV (x, y, z, then torque x) into out[0] and its
- * torque about c (y, z) into out[1] (fields max_u2, sum_rho, sum_j, sum_pi
- * in that order) over those of samples [first, first + count) on the own
- * planes (ib.own0, own_n); partials: 2 per block of 256 samples. */
-cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                               uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
-                               acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
-/* A free body's coupling sums (rigid.h, acm_coupling: F, T, k, s, J in that
- * order, 16 values) over samples [first, first + count) on the own planes
- * into out[0..3];
- * partials: 4 per block. */
-cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                   uint64_t count, const acm_ib_centre &c, acm_gpu_sums *partials,
-                                   acm_gpu_sums *out, void *sum_scratch, cudaStream_t s);
-/* The samples' penalty forces for the body's velocity change: (dv, dw) from
- * the host, or the first 6 values of *from on the device when from is not
- * NULL (acm_launch_body_couple's; dv and dw then unread). */
-cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const acm_ib_centre &c, const double dv[3],
-                                 const double dw[3], const acm_gpu_sums *from, cudaStream_t s);
+/* Up to ACM_IB_BATCH solids whose sums (or coupled forces) one launch makes:
+ * entry k is the solid of index slot[k] (its results at out + sets slot[k]),
+ * samples [first[k], first[k] + count[k]), moments about centre[k], and (the
+ * velocity change from the host, acm_launch_ib_couple) dvdw[k]. Filled with
+ * acm_ib_batch_add; block0 is the launchers'. */
+struct acm_ib_batch {
+    int32_t n;
+    int32_t slot[ACM_IB_BATCH];
+    uint32_t block0[ACM_IB_BATCH + 1]; /* first block of each entry's samples; then their sum */
+    uint64_t first[ACM_IB_BATCH], count[ACM_IB_BATCH];
+    acm_ib_centre centre[ACM_IB_BATCH];
+    double dvdw[ACM_IB_BATCH][6];
+};
+/* Add a solid to b (which has room: b->n < ACM_IB_BATCH); dvdw may be NULL. */
+void acm_ib_batch_add(acm_ib_batch *b, int32_t slot, uint64_t first, uint64_t count,
+                      const acm_ib_centre &c, const double *dvdw);
+/* The sums below: partials of `sets` sets per block of 256 samples of each
+ * entry (at most 4 (acm_ib_sum_blocks(samples) + solids) in all), folded by
+ * acm_launch_fold_sets (fold_scratch: acm_fold_sets_scratch_bytes()).
+ * Each solid's force -sum Gsum dV (x, y, z, then torque x) into out[2 slot] and its
+ * torque about its centre (y, z) into out[2 slot + 1] (fields max_u2, sum_rho,
+ * sum_j, sum_pi in that order) over those of its samples on the own planes
+ * (ib.own0, own_n); partials: 2 per block of 256 samples. Each solid's sums
+ * folded in a fixed order, the same in a batch of any size. */
+cudaError_t acm_launch_ib_sums(const acm_ib_args &ib, acm_gpu_elem elem, const acm_ib_batch &b,
+                               acm_gpu_sums *partials, acm_gpu_sums *out, void *fold_scratch,
+                               cudaStream_t s);
+/* Free bodies' coupling sums (rigid.h, acm_coupling: F, T, k, s, J in that
+ * order, 16 values) over their samples on the own planes into
+ * out[4 slot .. 4 slot + 3]; partials: 4 per block. */
+cudaError_t acm_launch_ib_coupling(const acm_ib_args &ib, acm_gpu_elem elem,
+                                   const acm_ib_batch &b, acm_gpu_sums *partials,
+                                   acm_gpu_sums *out, void *fold_scratch, cudaStream_t s);
+/* The samples' penalty forces for each body's velocity change: b.dvdw from
+ * the host, or the first 6 values of from[slot] on the device when from is
+ * not NULL (acm_launch_body_couple's; b.dvdw then unread). */
+cudaError_t acm_launch_ib_couple(const acm_ib_args &ib, acm_gpu_elem elem, const acm_ib_batch &b,
+                                 const acm_gpu_sums *from, cudaStream_t s);
 /* A free body's velocity change (rigid.h acm_body_coupled_velocity) from its
  * coupling sums on the device (acm_launch_ib_coupling's 4) into the first 6
- * values of *out (dv, dw); rigid.cu, the host's rounding. The body b, or
- * *from in device memory where from is not NULL. */
+ * values of *out (dv, dw); rigid.cu, the host's rounding. */
 cudaError_t acm_launch_body_couple(const struct acm_body &b, const acm_gpu_sums *sums,
                                    acm_gpu_sums *out, cudaStream_t s);
-cudaError_t acm_launch_body_couple_at(const struct acm_body *from, const acm_gpu_sums *sums,
-                                      acm_gpu_sums *out, cudaStream_t s);
 /* A free body integrated on the device in runs of recorded steps (rigid.cu,
  * backend_ib.cu): its body, the pose its samples were last placed at, its
  * last sort's pose, its re-sorts since it came to the device; and the
@@ -423,17 +456,26 @@ struct acm_free_body {
     double speed;
     unsigned long long resorts, sorted, failed;
 };
-/* One step of a free body after the fluid's (one thread, the host's rounding:
- * lib/ib/solid.c acm__solids_after_step): Newton-Euler with the force and
- * torque ft (acm_launch_ib_sums's 2), the speed limit, the pose after the
- * step into *next, and the re-sort test (a drift of `block` or more since
- * the last sort, block 0: never; then `bit` is or-ed into *flags and counted
- * when not 0). Nothing moves once the gate is shut or the body failed. */
-cudaError_t acm_launch_body_run(acm_free_body *f, const acm_gpu_sums *ft, acm_ib_pose *next,
-                                uint32_t *flags, uint32_t bit, double block,
-                                const acm_gate &gate, cudaStream_t s);
-/* The pose of f's body into *out (the first slot of a recorded run). */
-cudaError_t acm_launch_body_pose(const acm_free_body *f, acm_ib_pose *out, cudaStream_t s);
+/* The velocity changes of a batch's free bodies in device memory
+ * (bodies[slot].body), as acm_launch_body_couple: sums + 4 slot into out[slot]. */
+cudaError_t acm_launch_body_couple_batch(const struct acm_free_body *bodies,
+                                         const acm_ib_batch &b, const acm_gpu_sums *sums,
+                                         acm_gpu_sums *out, cudaStream_t s);
+/* One step of each free body of the batch after the fluid's (a thread a
+ * body, the host's rounding: lib/ib/solid.c acm__solids_after_step): for
+ * bodies[slot], Newton-Euler with the force and torque ft + 2 slot
+ * (acm_launch_ib_sums's), the speed limit, the pose after the step into
+ * next[slot], and the re-sort test (a drift of `block` or more since the
+ * last sort, block 0: never; then, when bit slot of `sortable` is set, that
+ * bit is or-ed into *flags and the re-sort counted). Nothing moves once the
+ * gate is shut or the body failed. */
+cudaError_t acm_launch_body_run(acm_free_body *bodies, const acm_ib_batch &b,
+                                const acm_gpu_sums *ft, acm_ib_pose *next, uint32_t *flags,
+                                uint32_t sortable, double block, const acm_gate &gate,
+                                cudaStream_t s);
+/* The poses of the batch's bodies into out[slot] (the first slot of a recorded run). */
+cudaError_t acm_launch_body_pose(const acm_free_body *bodies, const acm_ib_batch &b,
+                                 acm_ib_pose *out, cudaStream_t s);
 /* n free bodies' Newton-Euler steps (rigid.h acm_body_advance_free): body i
  * of bodies (device memory) with the force and torque ft[6 i ..] into out[i];
  * rigid.cu, the host's rounding. */

@@ -22,79 +22,110 @@ __device__ static void couple(const acm_body &b, const acm_gpu_sums *sums, acm_g
     acm_body_coupled_velocity(&b, &c, dvdw, dvdw + 3);
 }
 
-/* One thread: couple() for the body b, or *from where from is not NULL. */
-__global__ void acm_body_couple_kernel(const acm_body b, const acm_body *from,
-                                       const acm_gpu_sums *sums, acm_gpu_sums *out)
+/* One thread: couple() for the body b. */
+__global__ void acm_body_couple_kernel(const acm_body b, const acm_gpu_sums *sums,
+                                       acm_gpu_sums *out)
 {
-    couple(from != NULL ? *from : b, sums, out);
+    couple(b, sums, out);
 }
 
 cudaError_t acm_launch_body_couple(const acm_body &b, const acm_gpu_sums *sums,
                                    acm_gpu_sums *out, cudaStream_t s)
 {
-    acm_body_couple_kernel<<<1, 1, 0, s>>>(b, NULL, sums, out);
+    acm_body_couple_kernel<<<1, 1, 0, s>>>(b, sums, out);
     return cudaGetLastError();
 }
 
-cudaError_t acm_launch_body_couple_at(const acm_body *from, const acm_gpu_sums *sums,
-                                      acm_gpu_sums *out, cudaStream_t s)
+/* A thread a body of the batch: couple() for bodies[slot].body. */
+__global__ void acm_body_couple_batch_kernel(const acm_free_body *bodies, const acm_ib_batch bt,
+                                             const acm_gpu_sums *sums, acm_gpu_sums *out)
 {
-    acm_body b;
-    memset(&b, 0, sizeof b);
-    acm_body_couple_kernel<<<1, 1, 0, s>>>(b, from, sums, out);
+    const int k = (int)threadIdx.x;
+    if (k < bt.n)
+        couple(bodies[bt.slot[k]].body, sums + 4 * bt.slot[k], out + bt.slot[k]);
+}
+
+cudaError_t acm_launch_body_couple_batch(const acm_free_body *bodies, const acm_ib_batch &b,
+                                         const acm_gpu_sums *sums, acm_gpu_sums *out,
+                                         cudaStream_t s)
+{
+    if (b.n <= 0)
+        return cudaSuccess;
+    acm_body_couple_batch_kernel<<<1, ACM_IB_BATCH, 0, s>>>(bodies, b, sums, out);
     return cudaGetLastError();
 }
 
-/* One thread: acm_launch_body_run (kernels.cuh). */
-__global__ void acm_body_run_kernel(acm_free_body *f, const acm_gpu_sums *ft, acm_ib_pose *next,
-                                    uint32_t *flags, uint32_t bit, double block, acm_gate gate)
+/* One body's step after the fluid (acm_launch_body_run). */
+__device__ static void body_run(acm_free_body *f, const acm_gpu_sums *ft, uint32_t *flags, uint32_t bit, double block,
+                                unsigned long long count)
 {
-    const unsigned long long count = gate.batch != NULL ? *gate.batch : 1ull;
-    if (f->failed == 0 && !acm_gate_shut(gate)) {
-        double F[3], T[3];
-        acm_ib_unpack_ft(ft, F, T);
-        acm_body b = f->body;
-        f->placed = b; /* the step placed the samples there */
-        acm_body_advance_free(&b, F, T);
-        const double speed = acm_body_surface_speed(&b);
-        if (!(speed < ACM_SOLID_MAX_SPEED)) { /* the pose is kept from before */
-            f->failed = count;
-            f->speed = speed;
-        } else {
-            f->body = b;
-            if (block > 0.0 &&
-                acm_body_displacement(f->sort_x, f->sort_q, b.x, b.q, b.r_max) >= block) {
-                for (int a = 0; a < 3; ++a)
-                    f->sort_x[a] = b.x[a];
-                for (int a = 0; a < 4; ++a)
-                    f->sort_q[a] = b.q[a];
-                f->sorted = count;
-                if (bit != 0) {
-                    *flags |= bit; /* one thread a step writes the word: the bodies in turn */
-                    f->resorts++;
-                }
+    double F[3], T[3];
+    acm_ib_unpack_ft(ft, F, T);
+    acm_body b = f->body;
+    f->placed = b; /* the step placed the samples there */
+    acm_body_advance_free(&b, F, T);
+    const double speed = acm_body_surface_speed(&b);
+    if (!(speed < ACM_SOLID_MAX_SPEED)) { /* the pose is kept from before */
+        f->failed = count;
+        f->speed = speed;
+    } else {
+        f->body = b;
+        if (block > 0.0 && acm_body_displacement(f->sort_x, f->sort_q, b.x, b.q, b.r_max) >= block) {
+            for (int a = 0; a < 3; ++a)
+                f->sort_x[a] = b.x[a];
+            for (int a = 0; a < 4; ++a)
+                f->sort_q[a] = b.q[a];
+            f->sorted = count;
+            if (bit != 0) {
+                atomicOr(flags, bit); /* the bodies' bits of the step's word */
+                f->resorts++;
             }
         }
     }
-    *next = acm_ib_pose_of(f->body);
 }
 
-cudaError_t acm_launch_body_run(acm_free_body *f, const acm_gpu_sums *ft, acm_ib_pose *next,
-                                uint32_t *flags, uint32_t bit, double block,
-                                const acm_gate &gate, cudaStream_t s)
+/* A thread a body of the batch: acm_launch_body_run (kernels.cuh). */
+__global__ void acm_body_run_kernel(acm_free_body *bodies, const acm_ib_batch bt,
+                                    const acm_gpu_sums *ft, acm_ib_pose *next, uint32_t *flags,
+                                    uint32_t sortable, double block, acm_gate gate)
 {
-    acm_body_run_kernel<<<1, 1, 0, s>>>(f, ft, next, flags, bit, block, gate);
+    const int k = (int)threadIdx.x;
+    if (k >= bt.n)
+        return;
+    const int32_t i = bt.slot[k];
+    acm_free_body *f = bodies + i;
+    const unsigned long long count = gate.batch != NULL ? *gate.batch : 1ull;
+    if (f->failed == 0 && !acm_gate_shut(gate))
+        body_run(f, ft + 2 * i, flags, sortable & (UINT32_C(1) << i), block, count);
+    next[i] = acm_ib_pose_of(f->body);
+}
+
+cudaError_t acm_launch_body_run(acm_free_body *bodies, const acm_ib_batch &b,
+                                const acm_gpu_sums *ft, acm_ib_pose *next, uint32_t *flags,
+                                uint32_t sortable, double block, const acm_gate &gate,
+                                cudaStream_t s)
+{
+    if (b.n <= 0)
+        return cudaSuccess;
+    acm_body_run_kernel<<<1, ACM_IB_BATCH, 0, s>>>(bodies, b, ft, next, flags, sortable, block,
+                                                   gate);
     return cudaGetLastError();
 }
 
-__global__ void acm_body_pose_kernel(const acm_free_body *f, acm_ib_pose *out)
+__global__ void acm_body_pose_kernel(const acm_free_body *bodies, const acm_ib_batch bt,
+                                     acm_ib_pose *out)
 {
-    *out = acm_ib_pose_of(f->body);
+    const int k = (int)threadIdx.x;
+    if (k < bt.n)
+        out[bt.slot[k]] = acm_ib_pose_of(bodies[bt.slot[k]].body);
 }
 
-cudaError_t acm_launch_body_pose(const acm_free_body *f, acm_ib_pose *out, cudaStream_t s)
+cudaError_t acm_launch_body_pose(const acm_free_body *bodies, const acm_ib_batch &b,
+                                 acm_ib_pose *out, cudaStream_t s)
 {
-    acm_body_pose_kernel<<<1, 1, 0, s>>>(f, out);
+    if (b.n <= 0)
+        return cudaSuccess;
+    acm_body_pose_kernel<<<1, ACM_IB_BATCH, 0, s>>>(bodies, b, out);
     return cudaGetLastError();
 }
 

@@ -11,29 +11,32 @@
 #define ACM_SUM_BLOCKS 256u  /* first-level blocks at most */
 #define ACM_SUM_THREADS 256u /* threads per block */
 
+/* Block `block` of a reduction of n partials by `grid` blocks: its slice
+ * into stage[block]; the block that finishes last reduces the stage into
+ * *out and resets *done. */
 template <bool FIRST_MAX>
-__global__ void __launch_bounds__(ACM_SUM_THREADS)
-    acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
-                            double ncells, acm_gpu_sums *stage, unsigned *done)
+__device__ void acm_fold_partials(const acm_gpu_sums *partials, unsigned n, unsigned block,
+                                  unsigned grid, acm_gpu_sums *out, double ncells,
+                                  acm_gpu_sums *stage, unsigned *done)
 {
     __shared__ bool last;
-    const unsigned chunk = (n + gridDim.x - 1) / gridDim.x;
-    const unsigned lo = blockIdx.x * chunk, hi = min(n, lo + chunk);
+    const unsigned chunk = (n + grid - 1) / grid;
+    const unsigned lo = block * chunk, hi = min(n, lo + chunk);
     acm_gpu_sums v = {0.0, 0.0, 0.0, 0.0};
     for (unsigned b = lo + threadIdx.x; b < hi; b += blockDim.x) {
         const acm_gpu_sums &p = partials[b];
         acm_sums_add<FIRST_MAX>(v, p.max_u2, p.sum_rho, p.sum_j, p.sum_pi);
     }
-    acm_block_sums<FIRST_MAX>(v, stage + blockIdx.x);
+    acm_block_sums<FIRST_MAX>(v, stage + block);
     if (threadIdx.x == 0) {
         __threadfence(); /* the stage entry is visible before the count */
-        last = atomicAdd(done, 1u) == gridDim.x - 1;
+        last = atomicAdd(done, 1u) == grid - 1;
     }
     __syncthreads();
     if (!last)
         return;
     acm_gpu_sums t = {0.0, 0.0, 0.0, 0.0};
-    for (unsigned b = threadIdx.x; b < gridDim.x; b += blockDim.x) /* past L1: other blocks' */
+    for (unsigned b = threadIdx.x; b < grid; b += blockDim.x) /* past L1: other blocks' */
         acm_sums_add<FIRST_MAX>(t, __ldcg(&stage[b].max_u2), __ldcg(&stage[b].sum_rho),
                                 __ldcg(&stage[b].sum_j), __ldcg(&stage[b].sum_pi));
     acm_block_sums<FIRST_MAX>(t, out);
@@ -42,6 +45,75 @@ __global__ void __launch_bounds__(ACM_SUM_THREADS)
             acm_finish_sums(*out, ncells);
         *done = 0; /* ready for the next launch */
     }
+}
+
+/* First-level blocks of a reduction of n partials. */
+__host__ __device__ static unsigned fold_grid(unsigned n)
+{
+    const unsigned g = (n + ACM_SUM_THREADS - 1u) / ACM_SUM_THREADS;
+    return g < ACM_SUM_BLOCKS ? (g > 0u ? g : 1u) : ACM_SUM_BLOCKS;
+}
+
+template <bool FIRST_MAX>
+__global__ void __launch_bounds__(ACM_SUM_THREADS)
+    acm_sum_partials_kernel(const acm_gpu_sums *partials, unsigned n, acm_gpu_sums *out,
+                            double ncells, acm_gpu_sums *stage, unsigned *done)
+{
+    acm_fold_partials<FIRST_MAX>(partials, n, blockIdx.x, gridDim.x, out, ncells, stage, done);
+}
+
+/* Sets of partials folded in one launch (acm_launch_fold_sets): entry k's
+ * partials from first[k] to first[k + 1], `sets` sets of equal length. */
+struct acm_fold_sets {
+    unsigned first[ACM_IB_BATCH + 1];
+    int32_t slot[ACM_IB_BATCH];
+    int sets;
+};
+
+/* blockIdx.y: entry k's set q (k sets + q), each folded as
+ * acm_sum_partials_kernel folds it alone; blocks past its grid return. */
+__global__ void __launch_bounds__(ACM_SUM_THREADS)
+    acm_fold_sets_kernel(const acm_gpu_sums *partials, const acm_fold_sets f, acm_gpu_sums *out,
+                         acm_gpu_sums *stage, unsigned *done)
+{
+    const int k = (int)blockIdx.y / f.sets, q = (int)blockIdx.y % f.sets;
+    const unsigned n = (f.first[k + 1] - f.first[k]) / (unsigned)f.sets;
+    const unsigned grid = fold_grid(n);
+    if (blockIdx.x >= grid)
+        return;
+    acm_fold_partials<false>(partials + f.first[k] + (size_t)q * n, n, blockIdx.x, grid,
+                             out + (size_t)f.sets * f.slot[k] + q, 1.0,
+                             stage + (size_t)blockIdx.y * ACM_SUM_BLOCKS, done + blockIdx.y);
+}
+
+size_t acm_fold_sets_scratch_bytes(void)
+{
+    return (size_t)4 * ACM_IB_BATCH * (ACM_SUM_BLOCKS * sizeof(acm_gpu_sums) + sizeof(unsigned));
+}
+
+cudaError_t acm_launch_fold_sets(const acm_gpu_sums *partials, const unsigned *first,
+                                 const int32_t *slot, int n, int sets, acm_gpu_sums *out,
+                                 void *scratch, cudaStream_t s)
+{
+    if (n <= 0)
+        return cudaSuccess;
+    if (n > ACM_IB_BATCH || sets < 1 || n * sets > 4 * ACM_IB_BATCH)
+        return cudaErrorInvalidValue;
+    acm_fold_sets f;
+    memset(&f, 0, sizeof f);
+    unsigned most = 1;
+    for (int k = 0; k < n; ++k) {
+        f.first[k] = first[k];
+        f.slot[k] = slot[k];
+        most = max(most, fold_grid((first[k + 1] - first[k]) / (unsigned)sets));
+    }
+    f.first[n] = first[n];
+    f.sets = sets;
+    acm_gpu_sums *stage = (acm_gpu_sums *)scratch;
+    unsigned *done = (unsigned *)(stage + (size_t)4 * ACM_IB_BATCH * ACM_SUM_BLOCKS);
+    acm_fold_sets_kernel<<<dim3(most, (unsigned)(n * sets)), ACM_SUM_THREADS, 0, s>>>(
+        partials, f, out, stage, done);
+    return cudaGetLastError();
 }
 
 size_t acm_sum_scratch_bytes(void)
@@ -53,7 +125,7 @@ cudaError_t acm_launch_sum_partials(const acm_gpu_sums *partials, unsigned n, ac
                                     bool first_max, double ncells, void *scratch,
                                     cudaStream_t s)
 {
-    const unsigned grid = min(ACM_SUM_BLOCKS, (unsigned)acm_blocks(n, ACM_SUM_THREADS));
+    const unsigned grid = fold_grid(n);
     acm_gpu_sums *stage = (acm_gpu_sums *)scratch;
     unsigned *done = (unsigned *)(stage + ACM_SUM_BLOCKS);
     if (first_max)
