@@ -15,11 +15,16 @@
  * (an emitter on its surface, ACM_EMITTER_SOLID). With --crates N, N loose
  * balls three times as dense as the air (ACM_MOTION_FREE) float along the
  * player's path and are pushed by its wake; the game reads their state once
- * a frame, after the sync point, to draw them.
+ * a frame, after the sync point, to draw them. The solver has no contact
+ * between solids: like a game's physics engine, the game keeps the crates
+ * apart from each other, the player and the walls (CRATE_GAP cells between
+ * surfaces, so that no two solids share a cell of their forces) and hands
+ * the states it changed back before the next frame's steps.
  *
  * A frame:
  *   1. input: the script says which keys are down;
- *   2. update: the game moves the player and hands its state to the solver;
+ *   2. update: the game moves the player (and keeps the crates apart) and
+ *      hands the states to the solver;
  *   3. enqueue the frame's steps: acm_cuda_step_async() on the game's own CUDA
  *      stream, or acm_step() on the CPU (synchronous: it takes the time);
  *   4. game work on the CPU while the GPU steps (leaves, AI, animation:
@@ -63,6 +68,8 @@ static const char *const prog = "game_loop";
 #define BUDGET_MS (1e3 / FRAME_HZ) /* 16.7 ms */
 #define CELL_M 0.25               /* metres per cell in the game's world */
 #define MAX_SPEED 0.06            /* player's top speed, cells per step (Mach 0.1) */
+#define CRATE_GAP 3.0             /* cells kept between a crate's surface and another's */
+#define CRATE_BOUNCE 0.5          /* restitution of a crate's contacts */
 #define N_FLAGS 3
 #define N_LEAVES 3
 #define N_PROBES (N_FLAGS + N_LEAVES)
@@ -199,7 +206,8 @@ static long involuntary_switches(void)
 /* Where the wall time of a frame went, ms. */
 typedef struct frame_times {
     double enqueue; /* state handed over + steps enqueued (the whole step on the CPU) */
-    double state;   /* of which handing the player's state over (acm_solid_set_state) */
+    double state;   /* of which the states handed over (acm_solid_set_state): the
+                       player's, and the crates' the game's contacts changed */
     double game;    /* the game's own CPU work */
     double wait;    /* waiting at the sync point */
     double read;    /* the wind at the probes and the crates' states */
@@ -365,7 +373,8 @@ typedef struct sim_state {
     acm_solid *ball;
     acm_solid *crate[MAX_CRATES]; /* free bodies the wake pushes */
     long ncrates;
-    double crate_pos[MAX_CRATES][3]; /* read after the last frame's steps */
+    double crate_r;                  /* their radius, cells */
+    acm_solid_state crate_state[MAX_CRATES]; /* read after the last frame's steps */
     acm_smoke *smoke;
     int gpu;
     double prepare_ms; /* the level load's acm_cuda_step_prepare; < 0: not called */
@@ -441,41 +450,168 @@ static int create_ball(sim_state *s, const player *p)
     return cli_failed(prog, st, "acm_solid_create", acm_domain_last_error(s->d)) ? -1 : 0;
 }
 
+/* Where crate k of radius r starts: on a grid in front of the player,
+ * CRATE_GAP cells clear of it, of each other and of the walls, row by row
+ * from the player's line outwards. 0, or -1 when the hall holds fewer. */
+static int crate_start(const game_config *c, const player *p, double r, long k, double at[3])
+{
+    const double step = 2.0 * r + CRATE_GAP + 1.0;
+    const double x0 = p->pos[0] + p->radius + r + CRATE_GAP + 1.0;
+    const double lo = r + CRATE_GAP, xhi = (c->size[0] - 1) - lo, zhi = (c->size[2] - 1) - lo;
+    const long columns = x0 > xhi ? 0 : 1 + (long)((xhi - x0) / step);
+    long first = 0; /* the first crate of the row */
+    for (long m = 0; columns > 0; ++m) { /* rows at the player's z, then m steps either side */
+        const double z[2] = {p->pos[2] - (double)m * step, p->pos[2] + (double)m * step};
+        int rows = 0;
+        for (int side = m == 0 ? 1 : 0; side < 2; ++side) {
+            if (z[side] < lo || z[side] > zhi)
+                continue;
+            ++rows;
+            if (k < first + columns) {
+                at[0] = x0 + (double)(k - first) * step;
+                at[1] = 0.5 * (c->size[1] - 1);
+                at[2] = z[side];
+                return 0;
+            }
+            first += columns;
+        }
+        if (rows == 0)
+            return -1;
+    }
+    return -1;
+}
+
 /* Balls of radius r, three times as dense as the air, at rest along the
  * player's path (their mass and inertia from the closed mesh). */
-static int create_crates(sim_state *s, const game_config *c, double r)
+static int create_crates(sim_state *s, const game_config *c, const player *p, double r)
 {
+    double at[MAX_CRATES][3];
+    for (long k = 0; k < c->crates; ++k)
+        if (crate_start(c, p, r, k, at[k]) != 0) {
+            fprintf(stderr, "%s: --crates %ld: only %ld crates of radius %.1f cells fit in a "
+                            "%dx%dx%d hall\n",
+                    prog, c->crates, k, r, c->size[0], c->size[1], c->size[2]);
+            return -1;
+        }
     acm_mesh *mesh = sphere_mesh(r);
     if (mesh == NULL)
         return -1;
     acm_status st = ACM_OK;
     s->ncrates = c->crates;
+    s->crate_r = r;
     for (long k = 0; k < c->crates && st == ACM_OK; ++k) {
         acm_solid_options so = ACM_SOLID_OPTIONS_INIT;
         so.mesh = mesh;
         so.motion = ACM_MOTION_FREE;
         so.density = 3.0;
-        so.position[0] = (0.35 + 0.45 * (double)k / (double)MAX_CRATES) * (c->size[0] - 1);
-        so.position[1] = 0.5 * (c->size[1] - 1);
-        so.position[2] = (k % 2 == 0 ? 0.45 : 0.55) * (c->size[2] - 1);
-        memcpy(s->crate_pos[k], so.position, sizeof so.position);
+        memcpy(so.position, at[k], sizeof so.position);
+        const acm_solid_state rest = {ACM_SOLID_STATE_VERSION, {0, 0, 0}, {1, 0, 0, 0},
+                                      {0, 0, 0}, {0, 0, 0}};
+        s->crate_state[k] = rest;
+        memcpy(s->crate_state[k].position, at[k], sizeof at[k]);
         st = acm_solid_create(&s->crate[k], s->d, &so);
     }
     acm_mesh_destroy(mesh);
     return cli_failed(prog, st, "acm_solid_create (crate)", acm_domain_last_error(s->d)) ? -1 : 0;
 }
 
-/* Where the crates are now, for the renderer: after the sync point their
- * state comes from the device with no further wait. */
+/* Where the crates are now, for the renderer and the contacts: after the
+ * sync point their state comes from the device with no further wait. */
 static int read_crates(sim_state *s)
 {
     for (long k = 0; k < s->ncrates; ++k) {
-        acm_solid_state st = {ACM_SOLID_STATE_VERSION, {0, 0, 0}, {1, 0, 0, 0}, {0, 0, 0},
-                              {0, 0, 0}};
-        acm_status rc = acm_solid_get_state(s->crate[k], &st);
+        acm_status rc = acm_solid_get_state(s->crate[k], &s->crate_state[k]);
         if (cli_failed(prog, rc, "acm_solid_get_state (crate)", acm_solid_last_error(s->crate[k])))
             return -1;
-        memcpy(s->crate_pos[k], st.position, sizeof st.position);
+    }
+    return 0;
+}
+
+/* A contact along the unit normal n (from a to b): b's velocity relative to
+ * a's along n, when they close in, reversed with CRATE_BOUNCE; wa, wb: the
+ * shares of the change each takes (0 for the player, which the keys move). */
+static void bounce(double *va, double *vb, const double n[3], double wa, double wb)
+{
+    double closing = 0.0;
+    for (int a = 0; a < 3; ++a)
+        closing += (vb[a] - (va != NULL ? va[a] : 0.0)) * n[a];
+    if (closing >= 0.0)
+        return;
+    const double j = (1.0 + CRATE_BOUNCE) * closing;
+    for (int a = 0; a < 3; ++a) {
+        if (va != NULL)
+            va[a] += wa * j * n[a];
+        vb[a] -= wb * j * n[a];
+    }
+}
+
+/* Push b out of a to `dist` along the line of centres (n: its unit normal,
+ * from a to b); 1 when they were closer. */
+static int separate(const double *xa, const double *xb, double dist, double n[3], double *depth)
+{
+    double d2 = 0.0;
+    for (int a = 0; a < 3; ++a) {
+        n[a] = xb[a] - xa[a];
+        d2 += n[a] * n[a];
+    }
+    const double d = sqrt(d2);
+    if (d >= dist)
+        return 0;
+    for (int a = 0; a < 3; ++a)
+        n[a] = d > 1e-12 ? n[a] / d : (a == 0 ? 1.0 : 0.0);
+    *depth = dist - d;
+    return 1;
+}
+
+/* The game's contacts of the crates (the solver has none): with the walls,
+ * the player (which the keys move: the crate takes the whole change) and
+ * each other (equal masses), CRATE_GAP cells between surfaces; the states
+ * it changed handed to the solver. */
+static int crate_contacts(sim_state *s, const world *w)
+{
+    const double r = s->crate_r, lo = r + CRATE_GAP;
+    int changed[MAX_CRATES] = {0};
+    for (long k = 0; k < s->ncrates; ++k) {
+        acm_solid_state *c = &s->crate_state[k];
+        for (int a = 0; a < 3; ++a) {
+            const double hi = (double)(w->n[a] - 1) - lo;
+            if (c->position[a] < lo || c->position[a] > hi) {
+                const double side = c->position[a] < lo ? 1.0 : -1.0; /* inwards */
+                c->position[a] = side > 0.0 ? lo : hi;
+                if (c->velocity[a] * side < 0.0)
+                    c->velocity[a] = -CRATE_BOUNCE * c->velocity[a];
+                changed[k] = 1;
+            }
+        }
+        double n[3], depth = 0.0;
+        if (separate(w->p.pos, c->position, w->p.radius + r + CRATE_GAP, n, &depth)) {
+            for (int a = 0; a < 3; ++a) {
+                c->position[a] += depth * n[a];
+                c->velocity[a] -= w->p.vel[a];
+            }
+            bounce(NULL, c->velocity, n, 0.0, 1.0);
+            for (int a = 0; a < 3; ++a)
+                c->velocity[a] += w->p.vel[a];
+            changed[k] = 1;
+        }
+        for (long l = 0; l < k; ++l) {
+            acm_solid_state *b = &s->crate_state[l];
+            if (!separate(b->position, c->position, 2.0 * r + CRATE_GAP, n, &depth))
+                continue;
+            for (int a = 0; a < 3; ++a) {
+                b->position[a] -= 0.5 * depth * n[a];
+                c->position[a] += 0.5 * depth * n[a];
+            }
+            bounce(b->velocity, c->velocity, n, 0.5, 0.5);
+            changed[k] = changed[l] = 1;
+        }
+    }
+    for (long k = 0; k < s->ncrates; ++k) {
+        if (!changed[k])
+            continue;
+        acm_status rc = acm_solid_set_state(s->crate[k], &s->crate_state[k]);
+        if (cli_failed(prog, rc, "acm_solid_set_state (crate)", acm_solid_last_error(s->crate[k])))
+            return -1;
     }
     return 0;
 }
@@ -533,7 +669,7 @@ static int sim_init(sim_state *s, const game_config *c, const world *w)
     memset(s, 0, sizeof *s);
     if (create_domain(s, c) != 0 || create_ball(s, &w->p) != 0)
         return -1;
-    if (c->crates > 0 && create_crates(s, c, 0.6 * w->p.radius) != 0)
+    if (c->crates > 0 && create_crates(s, c, &w->p, 0.6 * w->p.radius) != 0)
         return -1;
     if (c->smoke && create_smoke(s, c->steps_per_frame) != 0)
         return -1;
@@ -571,10 +707,14 @@ static void print_recordings(const sim_state *s)
 #endif
 }
 
-/* Hand the player's state to the solver and start the frame's steps. */
-static int sim_begin_frame(sim_state *s, const player *p, long steps, frame_times *t)
+/* Hand the player's state (and the crates' after their contacts) to the
+ * solver and start the frame's steps. */
+static int sim_begin_frame(sim_state *s, const world *w, long steps, frame_times *t)
 {
     const double t0 = now_ms();
+    const player *p = &w->p;
+    if (crate_contacts(s, w) != 0)
+        return -1;
     acm_solid_state st = {ACM_SOLID_STATE_VERSION, {0, 0, 0}, {1, 0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
     memcpy(st.position, p->pos, sizeof p->pos);
     memcpy(st.velocity, p->vel, sizeof p->vel);
@@ -764,8 +904,8 @@ static void print_spikes(const run_log *log, const spikes *k)
     printf("frames after frame 0 over 3 x p50 (%.3f ms): %ld, %ld of them with an involuntary "
            "context switch (%ld switches in all frames)\n",
            k->limit, k->over, k->over_switched, k->switches);
-    printf("slowest simulation after frame 0: frame %ld, %.3f ms: enqueue %.3f (the player's "
-           "state %.3f), wait %.3f, wind read %.3f; the thread's CPU time %.3f ms; involuntary "
+    printf("slowest simulation after frame 0: frame %ld, %.3f ms: enqueue %.3f (the states "
+           "%.3f), wait %.3f, wind read %.3f; the thread's CPU time %.3f ms; involuntary "
            "context switches %ld\n",
            log->slowest_frame, sim_ms(t), t->enqueue, t->state, t->wait, t->read, t->cpu,
            t->switched);
@@ -793,7 +933,7 @@ static int game_frame(sim_state *s, world *w, const game_config *c, long frame, 
     const unsigned keys = poll_input(frame, c->frames);    /* 1. input */
     player_update(&w->p, keys, c->steps_per_frame);        /* 2. update */
     double cpu = thread_cpu_ms();
-    if (sim_begin_frame(s, &w->p, c->steps_per_frame, &t) != 0) /* 3. enqueue */
+    if (sim_begin_frame(s, w, c->steps_per_frame, &t) != 0) /* 3. enqueue */
         return -1;
     t.cpu = thread_cpu_ms() - cpu;
     const double g0 = now_ms();                            /* 4. game work meanwhile */
@@ -823,7 +963,7 @@ static int game_frame(sim_state *s, world *w, const game_config *c, long frame, 
         if (smoke_alive(s, &alive) != 0)
             return -1;
         print_frame(frame, keys, w, &t, alive, s->smoke != NULL,
-                    s->ncrates > 0 ? s->crate_pos[0] : NULL);
+                    s->ncrates > 0 ? s->crate_state[0].position : NULL);
     }
     return 0;
 }
@@ -843,8 +983,8 @@ static int run(sim_state *s, world *w, const game_config *c)
         rc = game_frame(s, w, c, f, &log);
     if (rc == 0) {
         const double n = (double)c->frames, wall = now_ms() - t0;
-        printf("%ld frames in %.1f s; per frame: enqueue %.3f (the player's state %.3f, the "
-               "steps %.3f), wait %.2f, wind read %.3f, game work %.2f ms\n",
+        printf("%ld frames in %.1f s; per frame: enqueue %.3f (the states handed over %.3f, "
+               "the steps %.3f), wait %.2f, wind read %.3f, game work %.2f ms\n",
                c->frames, 1e-3 * wall, log.enqueue / n, log.state / n,
                (log.enqueue - log.state) / n, log.wait / n, log.read / n, log.game / n);
         const spikes k = count_spikes(&log, c->frames);
