@@ -55,31 +55,28 @@ cudaError_t acm_launch_body_couple_batch(const acm_free_body *bodies, const acm_
     return cudaGetLastError();
 }
 
-/* One body's step after the fluid (acm_launch_body_run). */
-__device__ static void body_run(acm_free_body *f, const acm_gpu_sums *ft, uint32_t *flags, uint32_t bit, double block,
-                                unsigned long long count)
+/* One body's step after the fluid (acm_launch_body_run): the host's
+ * (lib/ib/solid.c acm__solids_after_step), and the re-sort test. */
+__device__ static void body_run(acm_free_body *f, const acm_gpu_sums *ft, uint32_t *flags,
+                                uint32_t bit, double block, unsigned long long count)
 {
     double F[3], T[3];
     acm_ib_unpack_ft(ft, F, T);
-    acm_body b = f->body;
-    f->placed = b; /* the step placed the samples there */
-    acm_body_advance_free(&b, F, T);
-    const double speed = acm_body_surface_speed(&b);
+    f->placed = f->body; /* the step placed the samples there */
+    const double speed = acm_body_advance_limited(&f->body, F, T, ACM_SOLID_MAX_SPEED);
     if (!(speed < ACM_SOLID_MAX_SPEED)) { /* the pose is kept from before */
         f->failed = count;
         f->speed = speed;
-    } else {
-        f->body = b;
-        if (block > 0.0 && acm_body_displacement(f->sort_x, f->sort_q, b.x, b.q, b.r_max) >= block) {
-            for (int a = 0; a < 3; ++a)
-                f->sort_x[a] = b.x[a];
-            for (int a = 0; a < 4; ++a)
-                f->sort_q[a] = b.q[a];
-            f->sorted = count;
-            if (bit != 0) {
-                atomicOr(flags, bit); /* the bodies' bits of the step's word */
-                f->resorts++;
-            }
+        return;
+    }
+    const acm_body *b = &f->body;
+    if (block > 0.0 && acm_body_displacement(f->sort_x, f->sort_q, b->x, b->q, b->r_max) >= block) {
+        memcpy(f->sort_x, b->x, sizeof f->sort_x);
+        memcpy(f->sort_q, b->q, sizeof f->sort_q);
+        f->sorted = count;
+        if (bit != 0) {
+            atomicOr(flags, bit); /* the bodies' bits of the step's word */
+            f->resorts++;
         }
     }
 }

@@ -673,7 +673,7 @@ static acm_status auto_window(tune_ctx *c)
     double speed = 0.0; /* cells per step */
     for (int32_t i = 0; i < c->d->nsolids; ++i)
         if (c->d->solids[i]->body.motion != ACM_MOTION_STATIC)
-            speed = fmax(speed, acm__body_surface_speed(&c->d->solids[i]->body));
+            speed = fmax(speed, acm_body_surface_speed(&c->d->solids[i]->body));
     double ms;
     int64_t steps;
     ACM_TRY(time_window(c->d, 3, 0.0, &ms, &steps));

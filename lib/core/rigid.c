@@ -9,8 +9,6 @@
 
 #include "rigid.h"
 
-double acm__body_surface_speed(const acm_body *b) { return acm_body_surface_speed(b); }
-
 int acm__quat_normalise(double q[4])
 {
     double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -35,10 +33,4 @@ void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3])
     default:
         break;
     }
-}
-
-double acm__body_displacement(const double x0[3], const double q0[4], const double x1[3],
-                              const double q1[4], double r_max)
-{
-    return acm_body_displacement(x0, q0, x1, q1, r_max);
 }

@@ -341,8 +341,21 @@ ACM_HD double acm_body_displacement(const double x0[3], const double q0[4], cons
     return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]) + angle * r_max;
 }
 
-/* The host's names of the two above. */
-double acm__body_surface_speed(const acm_body *b);
+/* A step of a free body that the fluid can follow: b advanced by one step
+ * with the force F_h and torque T_h (acm_body_advance_free) unless its
+ * surface speed would then reach `limit` (ACM_SOLID_MAX_SPEED), in which case
+ * b keeps its state. Returns that surface speed (>= limit: refused). The
+ * host's step and the device's (free bodies in runs) both take it. */
+ACM_HD double acm_body_advance_limited(acm_body *b, const double F_h[3], const double T_h[3],
+                                       double limit)
+{
+    acm_body next = *b;
+    acm_body_advance_free(&next, F_h, T_h);
+    const double speed = acm_body_surface_speed(&next);
+    if (speed < limit)
+        *b = next;
+    return speed;
+}
 
 /* Advance the body by one time step: PRESCRIBED integrates its constant
  * velocities exactly; FREE integrates Newton-Euler with the hydrodynamic force
@@ -351,9 +364,6 @@ void acm__body_advance(acm_body *b, const double F_h[3], const double T_h[3]);
 
 /* q = normalise(q); returns 0 when |q| is not within 1e-3 of 1 (or not finite). */
 int acm__quat_normalise(double q[4]);
-
-double acm__body_displacement(const double x0[3], const double q0[4], const double x1[3],
-                              const double q1[4], double r_max);
 
 ACM_END_DECLS
 

@@ -373,7 +373,7 @@ static acm_status check_body(acm_domain *d, const acm_solid *s, acm_body *b, cha
                     b->q[1], b->q[2], b->q[3]);
         return ACM_ERR_OUT_OF_RANGE;
     }
-    double speed = acm__body_surface_speed(b);
+    double speed = acm_body_surface_speed(b);
     if (!(speed < ACM_SOLID_MAX_SPEED)) {
         acm__format(msg, n,
                     "surface speed %g (|v| + |w| r_max with r_max = %g) must stay below %g",
@@ -797,7 +797,7 @@ static bool needs_resort(const acm_domain *d, const acm_solid *s)
 {
     const acm_body *b = &s->body;
     return b->motion != ACM_MOTION_STATIC && d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK &&
-           acm__body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
+           acm_body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
 }
 
 void acm__solids_plan(const acm_domain *d, int steps, acm_body *poses, uint32_t *resort)
@@ -864,21 +864,22 @@ acm_status acm__solids_after_step(acm_domain *d)
         acm_solid *s = d->solids[i];
         if (on_backend(d, s)) /* moved and re-sorted by the backend's run */
             continue;
-        acm_body *b = &s->body, next = *b;
+        acm_body *b = &s->body;
         s->placed = *b; /* the step placed the samples there */
-        acm__body_advance(&next, s->force, s->torque);
-        if (next.motion == ACM_MOTION_FREE &&
-            !(acm__body_surface_speed(&next) < ACM_SOLID_MAX_SPEED)) {
+        double speed = 0.0; /* a free body's after the step (kept from before at the limit) */
+        if (b->motion == ACM_MOTION_FREE)
+            speed = acm_body_advance_limited(b, s->force, s->torque, ACM_SOLID_MAX_SPEED);
+        else
+            acm__body_advance(b, s->force, s->torque);
+        if (!(speed < ACM_SOLID_MAX_SPEED)) {
             d->diverged = true;
             d->diverged_step = d->step; /* the step that moved it has completed */
             return ACM_FAIL(d, ACM_ERR_DIVERGED,
                             "solid %d reached the surface speed %g at step %lld (limit %g): "
                             "the fluid cannot follow it (its pose is kept from before); "
                             "re-initialise and set its state",
-                            (int)i, acm__body_surface_speed(&next), (long long)d->step,
-                            ACM_SOLID_MAX_SPEED);
+                            (int)i, speed, (long long)d->step, ACM_SOLID_MAX_SPEED);
         }
-        *b = next;
         resort |= needs_resort(d, s);
     }
     if (!resort)

@@ -970,7 +970,7 @@ static bool moved_since_weighed(const acm_domain *d)
     const acm_decomp *dc = d->decomp;
     for (int32_t i = 0; i < d->nsolids && dc->ib_weighed != NULL; ++i) {
         const acm_body *b = &d->solids[i]->body;
-        if (acm__body_displacement(dc->ib_weighed + 7 * i, dc->ib_weighed + 7 * i + 3, b->x, b->q,
+        if (acm_body_displacement(dc->ib_weighed + 7 * i, dc->ib_weighed + 7 * i + 3, b->x, b->q,
                                    b->r_max) >= ACM_SLAB_SAMPLE_MARGIN - 1)
             return true;
     }
@@ -1189,7 +1189,7 @@ static bool needs_select(const acm_domain *d, const acm_domain *s)
     for (int32_t i = 0; i < d->nsolids; ++i) {
         const acm_body *b = &d->solids[i]->body;
         const acm_solid *x = s->solids[i];
-        if (acm__body_displacement(x->sort_x, x->sort_q, b->x, b->q, b->r_max) >=
+        if (acm_body_displacement(x->sort_x, x->sort_q, b->x, b->q, b->r_max) >=
             ACM_SLAB_SAMPLE_MARGIN - 1)
             return true;
     }
