@@ -1152,8 +1152,8 @@ static acm_status step_calls(acm_domain *d, bool runs, double *host)
  * samples moving at 0.03 a step and spinning (or, cases 4 and 5, static;
  * from case 6 a free body, twice as dense as the fluid, launched so and
  * pulled along x: 5e-4 a step, case 8 5e-2, which brings it to the speed
- * limit within a few steps) beside a static one, stepped by step_calls (which must succeed but
- * in case 8). */
+ * limit within a few steps) beside a static one (case 9: a second free body), stepped by
+ * step_calls (which must succeed but in case 8). */
 static acm_domain *runs_scene(int c, bool runs, acm_solid **moving, acm_solid **second,
                               double *host)
 {
