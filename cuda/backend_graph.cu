@@ -272,22 +272,22 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps, bool 
  * step j at slot j * nsolids + i (slot steps * nsolids + i: after the run),
  * the re-sorts the host's plan makes after each step (acm__solids_plan), the
  * device's step count and the smokes' plans (backend_smoke.cu). A run in
- * which the plan re-sorts a solid replays a graph whose steps hold, per
- * solid that may be re-sorted, a conditional node whose body re-sorts it,
- * opened by that solid's flag of the step; a run without re-sorts replays
- * one without those nodes (each costs the host about 1.8 us at every launch,
- * H200). So a moving solid changes no graph: a configuration records at most
- * two per run length. Every step of a run with a solid that may be re-sorted
- * places every solid, as the step after a re-sort does; one kernel a step
- * sets the conditions of its nodes. Free bodies move on the device
+ * which the plan re-sorts a solid replays a graph whose steps each hold a
+ * conditional node whose body re-sorts, in one sort, the solids whose flags
+ * of the step are set (a kernel a step opens it when any is); a run without
+ * re-sorts replays one without those nodes (a conditional node costs the
+ * host about 1.1-1.8 us at every launch, a kernel node far less: one a
+ * solid made the enqueue grow with the solids). So a moving solid changes
+ * no graph: a configuration records at most two per run length. Every step
+ * of a run with a solid that may be re-sorted places every solid, as the
+ * step after a re-sort does. Free bodies move on the device
  * (backend_ib.cu, "free bodies in runs"), all of a step's in one launch of
- * each of their kernels. Free bodies with smoke, moving solids that gather
- * their forces (regions on the host) and more than ACM_RUN_SOLIDS solids are
- * stepped kernel by kernel. */
+ * each of their kernels; the smokes' plans follow them (cu_smokes_follow).
+ * Moving solids that gather their forces (regions on the host) and more
+ * than ACM_RUN_SOLIDS solids are stepped kernel by kernel. */
 
 static_assert(ACM_RUN_SOLIDS <= 32, "a solid a bit of a re-sort flag");
-static_assert(ACM_RUN_SOLIDS <= ACM_RESORT_HANDLES, "one kernel sets a step's re-sort conditions");
-static_assert(ACM_RUN_SOLIDS <= ACM_IB_BATCH, "a step's free bodies in one batch");
+static_assert(ACM_RUN_SOLIDS <= ACM_IB_BATCH, "a step's free bodies, and its re-sorts, in one batch");
 static_assert(sizeof(acm_ib_pose) % 8 == 0 && ACM_RUN_STEPS * sizeof(uint32_t) % 8 == 0,
               "the run's inputs in 8-byte words");
 
@@ -299,14 +299,10 @@ static bool runnable(const acm_domain *d)
         return false;
     if (d->nsolids == 0 ? d->nsmokes == 0 : m->ib.poses == NULL || d->nsolids != m->ib.nsolids)
         return false;
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        const acm_body *b = &d->solids[i]->body;
-        /* a free body moves on the device, where the smokes' obstacles and
-         * emitters (planned on the host) cannot follow it */
-        if ((b->motion == ACM_MOTION_FREE && d->nsmokes > 0) ||
-            (b->motion != ACM_MOTION_STATIC && d->layout.ib.spread == ACM_IB_SPREAD_GATHER))
+    for (int32_t i = 0; i < d->nsolids; ++i) /* a gathering solid's region is an argument */
+        if (d->solids[i]->body.motion != ACM_MOTION_STATIC &&
+            d->layout.ib.spread == ACM_IB_SPREAD_GATHER)
             return false;
-    }
     return true;
 }
 
@@ -492,51 +488,46 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     return ACM_OK;
 }
 
-/* Into the run being recorded, after its step j: each solid that may be
- * re-sorted, its re-sort as the body of a conditional node, opened by its
- * flag of step j (the pose after the step: slot j + 1); one kernel sets the
- * step's conditions. The bodies are captured on the side stream. */
+/* Into the run being recorded, after its step j: the re-sort of the solids
+ * that may be re-sorted, as the body of a conditional node opened when any
+ * of their flags of step j is set, each solid at its pose after the step
+ * (slot j + 1) when its flag is set (one sort: acm_launch_ib_resort). The
+ * body is captured on the side stream. */
 static acm_status record_resorts(acm_domain *d, int j)
 {
     cuda_impl *m = IMPL(d);
+    uint32_t mask = 0;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        mask |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+    if (mask == 0)
+        return ACM_OK;
     cudaStreamCaptureStatus status;
     cudaGraph_t graph = NULL;
     const cudaGraphNode_t *deps = NULL;
     const cudaGraphEdgeData *edges = NULL;
     size_t ndeps = 0;
     CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, NULL, NULL, NULL));
-    acm_resort_handles h;
-    memset(&h, 0, sizeof h);
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        if (!cu_ib_sortable(d, i))
-            continue;
-        /* no default value: the flags kernel sets it at every launch */
-        CU_TRY(d, cudaGraphConditionalHandleCreate(&h.handle[h.n], graph, 0, 0));
-        h.bit[h.n++] = i;
-    }
-    if (h.n == 0)
-        return ACM_OK;
-    CU_TRY(d, acm_launch_ib_resort_flags(h, m->ib.resort_flags + j, m->stream));
-    for (int k = 0; k < h.n; ++k) {
-        CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges,
-                                           &ndeps));
-        cudaGraphNodeParams p{}; /* zero */
-        p.type = cudaGraphNodeTypeConditional;
-        p.conditional.handle = h.handle[k];
-        p.conditional.type = cudaGraphCondTypeIf;
-        p.conditional.size = 1;
-        cudaGraphNode_t node;
-        CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
-        CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
-                                                      cudaStreamSetCaptureDependencies));
-        CU_TRY(d, cudaStreamBeginCaptureToGraph(m->side, p.conditional.phGraph_out[0], NULL,
-                                                NULL, 0, cudaStreamCaptureModeThreadLocal));
-        const acm_status st = cu_ib_resort_one(d, h.bit[k], j + 1, m->side);
-        cudaGraph_t body = NULL;
-        const cudaError_t e = cudaStreamEndCapture(m->side, &body); /* ends on every path */
-        ACM_TRY(st);
-        CU_TRY(d, e);
-    }
+    cudaGraphConditionalHandle h; /* no default value: the flag kernel sets it at every launch */
+    CU_TRY(d, cudaGraphConditionalHandleCreate(&h, graph, 0, 0));
+    const uint32_t *flags = m->ib.resort_flags + j;
+    CU_TRY(d, acm_launch_ib_resort_flag(h, mask, flags, m->stream));
+    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges, &ndeps));
+    cudaGraphNodeParams p{}; /* zero */
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = h;
+    p.conditional.type = cudaGraphCondTypeIf;
+    p.conditional.size = 1;
+    cudaGraphNode_t node;
+    CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
+    CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
+                                                  cudaStreamSetCaptureDependencies));
+    CU_TRY(d, cudaStreamBeginCaptureToGraph(m->side, p.conditional.phGraph_out[0], NULL, NULL, 0,
+                                            cudaStreamCaptureModeThreadLocal));
+    const acm_status st = cu_ib_resort(d, cu_ib_sortable, flags, j + 1, m->side);
+    cudaGraph_t body = NULL;
+    const cudaError_t e = cudaStreamEndCapture(m->side, &body); /* ends on every path */
+    ACM_TRY(st);
+    CU_TRY(d, e);
     return ACM_OK;
 }
 
@@ -553,8 +544,11 @@ static acm_status run_step(acm_domain *d)
         return ACM_OK;
     }
     ACM_TRY(record_step(d, r.step == r.steps));
-    if (any_free(d, false))
+    if (any_free(d, false)) {
         ACM_TRY(cu_ib_bodies_step(d, j));
+        if (d->nsmokes > 0)
+            ACM_TRY(cu_smokes_follow(d, j));
+    }
     return r.key.resorts ? record_resorts(d, j) : ACM_OK;
 }
 

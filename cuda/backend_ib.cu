@@ -48,7 +48,7 @@ void cu_ib_release(acm_domain *d, bool cells)
     cu_dev_free(d, (void **)&ib->r, 3 * n * sizeof(double));
     cu_dev_free(d, (void **)&ib->origin, n * sizeof(uint64_t));
     cu_dev_free(d, &ib->sort_scratch, ib->sort_bytes);
-    ib->sort_bytes = 0;
+    ib->sort_bytes = ib->sort_samples = 0;
     cu_dev_free(d, &ib->ub, 3 * n * real);
     cu_dev_free(d, &ib->dv, n * real);
     cu_dev_free(d, &ib->alpha, n * real);
@@ -520,24 +520,28 @@ static int key_bits(const acm_domain *d)
     return bits;
 }
 
-/* The samples of s in the Morton-block order at its pose, on the device
- * (ib_sort.cu); the scratch is made at the first re-sort, for the largest
- * solid, and kept. */
-/* The re-sorts' scratch, made once for the largest solid (cu_ib_release frees
- * it when the sample set changes size). */
+/* The re-sorts' scratch, for all the solids the device may re-sort at once
+ * (cu_ib_release frees it when the sample set changes; a solid set moving
+ * later makes it anew). */
 static acm_status sort_scratch(acm_domain *d)
 {
     cuda_ib *ib = &IMPL(d)->ib;
-    if (ib->sort_scratch != NULL) /* no query of CUB's size for every run */
+    uint64_t samples = 0;
+    for (int32_t i = 0; i < d->nsolids; ++i)
+        samples += cu_ib_sortable(d, i) ? d->solids[i]->count : 0u;
+    if (ib->sort_scratch != NULL && samples <= ib->sort_samples) /* no query of CUB's size */
         return ACM_OK;
+    if (samples > (uint64_t)INT32_MAX)
+        return ACM_FAIL(d, ACM_ERR_UNSUPPORTED,
+                        "moving solids of %llu samples in all: the device re-sorts at most %d",
+                        (unsigned long long)samples, INT32_MAX);
     size_t bytes = 0;
-    CU_TRY(d, acm_ib_resort_scratch_bytes(ib->most, &bytes));
-    if (ib->sort_bytes < bytes) {
-        cu_dev_free(d, &ib->sort_scratch, ib->sort_bytes);
-        ib->sort_bytes = 0;
-        ACM_TRY(cu_dev_alloc(d, &ib->sort_scratch, bytes, "sample re-sort"));
-        ib->sort_bytes = bytes;
-    }
+    CU_TRY(d, acm_ib_resort_scratch_bytes(samples, &bytes));
+    cu_dev_free(d, &ib->sort_scratch, ib->sort_bytes);
+    ib->sort_bytes = ib->sort_samples = 0;
+    ACM_TRY(cu_dev_alloc(d, &ib->sort_scratch, bytes, "sample re-sort"));
+    ib->sort_bytes = bytes;
+    ib->sort_samples = samples;
     return ACM_OK;
 }
 
@@ -556,21 +560,35 @@ acm_status cu_ib_ready(acm_domain *d)
     return ACM_OK;
 }
 
-acm_status cu_ib_resort_one(acm_domain *d, int32_t i, int slot, cudaStream_t stream)
+acm_status cu_ib_resort(acm_domain *d, bool (*want)(const acm_domain *, int32_t),
+                        const uint32_t *flags, int slot, cudaStream_t stream)
 {
     cuda_impl *m = IMPL(d);
-    cuda_ib *ib = &m->ib;
-    const acm_solid *s = d->solids[i];
     ACM_TRY(sort_scratch(d));
-    acm_ib_pose pose;
-    memset(&pose, 0, sizeof pose);
-    memcpy(pose.x, s->body.x, sizeof pose.x);
-    memcpy(pose.q, s->body.q, sizeof pose.q);
-    CU_TRY(d, acm_launch_ib_resort(cu_ib_args(d), m->elem, s->offset, s->count, pose,
-                                   run_pose(d, i, slot), d->layout.ib.sample_block, key_bits(d),
-                                   ib->origin, ib->sort_scratch, stream));
+    const acm_ib_args a = cu_ib_args(d);
+    const int32_t block = d->layout.ib.sample_block;
+    const int bits = key_bits(d);
+    acm_sort_batch b;
+    memset(&b, 0, sizeof b); /* a recorded launch's bytes: the same every time */
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        if (!want(d, i))
+            continue;
+        const acm_solid *s = d->solids[i];
+        acm_sort_batch_add(&b, i, s->offset, (uint32_t)s->count, acm_ib_pose_of(s->body),
+                           run_pose(d, i, slot));
+        if (b.n == ACM_IB_BATCH) {
+            CU_TRY(d, acm_launch_ib_resort(a, m->elem, b, flags, block, bits, m->ib.origin,
+                                           m->ib.sort_scratch, stream));
+            memset(&b, 0, sizeof b);
+        }
+    }
+    if (b.n > 0)
+        CU_TRY(d, acm_launch_ib_resort(a, m->elem, b, flags, block, bits, m->ib.origin,
+                                       m->ib.sort_scratch, stream));
     return ACM_OK;
 }
+
+static bool resort_due(const acm_domain *d, int32_t i) { return d->solids[i]->resort_due; }
 
 /* The solids due for a re-sort re-sorted (their positions, those of the
  * last step, move with them: acm_cuda_ib_fetch's torques use them); in a
@@ -580,10 +598,7 @@ extern "C" acm_status acm_cuda_ib_resort(acm_domain *d)
     ACM_TRY(cu_enter(d));
     if (IMPL(d)->run.mode != CU_RUN_NONE)
         return ACM_OK;
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        if (d->solids[i]->resort_due)
-            ACM_TRY(cu_ib_resort_one(d, i, 0, IMPL(d)->stream));
-    return ACM_OK;
+    return cu_ib_resort(d, resort_due, NULL, 0, IMPL(d)->stream);
 }
 
 extern "C" acm_status acm_cuda_ib_order(acm_domain *d, const acm_solid *s, uint64_t *origin)

@@ -37,6 +37,7 @@ struct cuda_ib {
     uint64_t *origin;     /* n: each sample's index in its solid's sampling order */
     void *sort_scratch;   /* re-sorts (acm_launch_ib_resort), made at the first one */
     size_t sort_bytes;
+    uint64_t sort_samples; /* the samples it sorts at once: the solids the device may re-sort */
     int32_t nsolids, spread;  /* what the storage was sized for, with n ... */
     uint64_t region, most;    /* ... and ib_extents */
     acm_ib_pose *poses;   /* a recorded run's poses (ACM_RUN_STEPS + 1 per solid), or NULL */
@@ -318,9 +319,12 @@ acm_status cu_ib_ready(acm_domain *d);
 /* Whether the device may re-sort solid i's samples (a moving solid of more
  * than one sample in the Morton-block order). */
 bool cu_ib_sortable(const acm_domain *d, int32_t i);
-/* Solid i's samples re-sorted on stream s, at its pose (a recorded run's:
- * slot `slot` of its poses). */
-acm_status cu_ib_resort_one(acm_domain *d, int32_t i, int slot, cudaStream_t s);
+/* The samples of the solids i that want(d, i) picks re-sorted on stream s, in
+ * one sort for each ACM_IB_BATCH of them, at their poses (a recorded run's:
+ * slot `slot` of its poses); among them, those whose bit of *flags is set
+ * when the sort runs (flags NULL: all). */
+acm_status cu_ib_resort(acm_domain *d, bool (*want)(const acm_domain *, int32_t),
+                        const uint32_t *flags, int slot, cudaStream_t s);
 /* Whether solid i is a free body that a run integrates on the device. */
 bool cu_ib_free(const acm_domain *d, int32_t i);
 /* Before a run with free bodies: the host's bodies to the device, unless
@@ -341,6 +345,10 @@ acm_status cu_smokes_run_ready(acm_domain *d);
 void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k);
 /* The plans of a replayed run's `steps` steps, into the run's inputs. */
 acm_status cu_smokes_send(acm_domain *d, int steps, cu_put *put);
+/* Into the run being recorded, after its step j's free bodies: that step's
+ * plan made to follow them (the host plans their obstacles and solid
+ * emitters at the poses it last had). */
+acm_status cu_smokes_follow(acm_domain *d, int j);
 /* The smokes' planning state (emitters' counters, drops planned) kept or put back. */
 void cu_smokes_keep(acm_domain *d, bool save);
 /* The run's smoke records freed. */

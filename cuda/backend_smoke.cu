@@ -226,7 +226,32 @@ void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k)
     }
     acm_smoke_obstacle o; /* the solids' obstacles: the same in every step */
     for (int32_t i = 0; i < d->nsolids; ++i)
-        k->nobstacles += acm__solid_obstacle(d->solids[i], true, &o) ? 1 : 0;
+        k->nobstacles += acm__solid_obstacle(d->solids[i], i, true, &o) ? 1 : 0;
+}
+
+static_assert(ACM_RUN_SMOKES <= ACM_SMOKE_FOLLOW, "a run's smokes follow its free bodies");
+
+acm_status cu_smokes_follow(acm_domain *d, int j)
+{
+    cuda_impl *m = IMPL(d);
+    const cu_run_smoke &r = m->run_smoke;
+    uint32_t free = 0;
+    int32_t nobs = 0;
+    acm_smoke_obstacle o;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        free |= cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
+        nobs += acm__solid_obstacle(d->solids[i], i, true, &o) ? 1 : 0;
+    }
+    if (free == 0 || d->nsmokes == 0)
+        return ACM_OK;
+    acm_smoke_layout l;
+    memset(&l, 0, sizeof l);
+    l.n = d->nsmokes;
+    for (int32_t k = 0; k < d->nsmokes; ++k)
+        l.off[k] = r.off[k];
+    CU_TRY(d, acm_launch_smoke_follow(m->ib.bodies, free, r.dev + (size_t)j * r.stride, nobs, l,
+                                      m->stream));
+    return ACM_OK;
 }
 
 acm_status cu_smokes_send(acm_domain *d, int steps, cu_put *put)

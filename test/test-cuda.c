@@ -1148,6 +1148,80 @@ static acm_status step_calls(acm_domain *d, bool runs, double *host)
     return acm_cuda_domain_synchronize(d);
 }
 
+/* Two moving spheres with a static one between them in the sample arrays,
+ * re-sorted at different steps: sphere A (2000 samples) as in resort_scene,
+ * sphere B (300 samples) slower, the other way and turning the other way.
+ * 150 steps on `backend`: by acm_step on the CPU, by step_calls on the GPU
+ * (runs: acm_cuda_step_async). pos: A's and B's sample positions after
+ * them (2300 of 3), resorts: their re-sort counts. */
+static acm_domain *two_movers(acm_backend backend, bool runs, double *pos, int64_t resorts[2])
+{
+    acm_domain_options o = acm_test_options(32, 16, 16, 0.05, ACM_COLLISION_DEFAULT,
+                                            ACM_PRECISION_FP64);
+    o.backend = backend;
+    acm_domain *d = acm_test_domain(&o);
+    double *pts, *areas;
+    const double at[3][3] = {{8.0, 8.0, 8.0}, {16.0, 8.0, 13.0}, {24.0, 8.0, 8.0}};
+    const int count[3] = {2000, 200, 300};
+    const double radius[3] = {3.0, 1.5, 2.0};
+    acm_solid *s[3];
+    for (int k = 0; k < 3; ++k) {
+        acm_solid_options so = acm_test_moving_sphere(count[k], radius[k], at[k], &pts, &areas);
+        if (k == 1) {
+            so.motion = ACM_MOTION_STATIC;
+            so.velocity[0] = so.angular_velocity[2] = 0.0;
+        } else if (k == 2) {
+            so.velocity[0] = -0.011;
+            so.angular_velocity[2] = -0.004;
+        }
+        ACM_CK_OK(d, acm_solid_create(&s[k], d, &so));
+        free(pts);
+        free(areas);
+    }
+    double host = 0.0;
+    ACM_CK_OK(d, backend == ACM_BACKEND_CPU ? acm_step(d, 150) : step_calls(d, runs, &host));
+    for (int k = 0; k < 2; ++k) {
+        acm_solid *m = s[2 * k];
+        ck_assert_int_eq(acm_solid_get_samples(m, pos + 6000 * k, (size_t)count[2 * k]), ACM_OK);
+        acm_solid_info info = {.version = ACM_SOLID_INFO_VERSION};
+        ck_assert_int_eq(acm_solid_get_info(m, &info), ACM_OK);
+        resorts[k] = info.resorts;
+    }
+    return d;
+}
+
+/* The device re-sorts the solids due at a step in one sort (cuda/kernels/
+ * ib_sort.cu: each solid's entry above its keys), in runs the solids whose
+ * flags of the step are set among all that may be re-sorted: each solid's
+ * samples come out in the order the CPU's sort of it alone gives, with the
+ * CPU's re-sort counts, the two solids re-sorted at different steps. Case 0
+ * launched (acm_step), case 1 in runs (acm_cuda_step_async). */
+START_TEST(gpu_resorts_solids_together_like_the_cpu)
+{
+    double *pc = malloc(2 * 3 * 2300 * sizeof(double)), *pg = pc + 6900;
+    int64_t rc[2], rg[2];
+    ck_assert_ptr_nonnull(pc);
+    acm_domain *cpu = two_movers(ACM_BACKEND_CPU, false, pc, rc);
+    acm_domain *gpu = two_movers(ACM_BACKEND_CUDA, _i == 1, pg, rg);
+    double worst = 0.0;
+    for (int i = 0; i < 6900; ++i)
+        worst = fmax(worst, fabs(pg[i] - pc[i]));
+    printf("two solids re-sorted, %s: re-sorts GPU %lld and %lld, CPU %lld and %lld; sample "
+           "positions GPU vs CPU %.2e cells\n",
+           _i == 1 ? "in runs" : "launched", (long long)rg[0], (long long)rg[1],
+           (long long)rc[0], (long long)rc[1], worst);
+    ck_assert_msg(rg[0] == rc[0] && rg[1] == rc[1], "re-sorts: GPU %lld %lld, CPU %lld %lld",
+                  (long long)rg[0], (long long)rg[1], (long long)rc[0], (long long)rc[1]);
+    /* both re-sorted, B less often: at some step one of them alone */
+    ck_assert_msg(rc[1] >= 1 && rc[0] > rc[1], "re-sorts %lld and %lld", (long long)rc[0],
+                  (long long)rc[1]);
+    ck_assert_msg(worst <= 1e-9, "GPU sample order differs from the CPU's: %g cells", worst);
+    free(pc);
+    acm_domain_destroy(cpu);
+    acm_domain_destroy(gpu);
+}
+END_TEST
+
 /* The scene of run_steps_match_launched_steps on the GPU: a sphere of 2000
  * samples moving at 0.03 a step and spinning (or, cases 4 and 5, static;
  * from case 6 a free body, twice as dense as the fluid, launched so and
@@ -1662,7 +1736,9 @@ END_TEST
  * emitters: a box, and with a solid its surface): c 0 the static cube of
  * smoke_scene with its forces gathered (no atomics: two launched runs are
  * bitwise equal); c 1 the cube prescribed, moving at 0.02 and spinning (the
- * scatter's atomics: launched runs differ by round-off); c 2 no solid. Stepped
+ * scatter's atomics: launched runs differ by round-off); c 2 no solid; c 3
+ * the cube a free body twice as dense as the fluid, launched as in c 1 (in
+ * runs the device moves it, and the smoke's plans follow it there). Stepped
  * 120 times by acm_step (runs false: kernel by kernel, checked) or by
  * acm_cuda_step_async in calls of 1 to 16 after acm_cuda_step_prepare. */
 static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
@@ -1681,11 +1757,12 @@ static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
     so.seed = 11;
     ACM_CK_OK(d, acm_smoke_create(s, d, &so));
     acm_emitter e = ACM_EMITTER_INIT;
-    if (c < 2) {
+    if (c != 2) {
         const double at[3] = {14.0, 12.0, 12.0};
-        acm_solid *cube = acm_test_cube_solid(d, 8.0, at, c == 0 ? ACM_MOTION_STATIC
-                                                                 : ACM_MOTION_PRESCRIBED);
-        if (c == 1) {
+        const acm_motion motion = c == 0 ? ACM_MOTION_STATIC
+                                         : (c == 1 ? ACM_MOTION_PRESCRIBED : ACM_MOTION_FREE);
+        acm_solid *cube = acm_test_cube_solid_dense(d, 8.0, at, motion, c == 3 ? 2.0 : 0.0);
+        if (c != 0) {
             acm_solid_state st = {.version = ACM_SOLID_STATE_VERSION};
             ck_assert_int_eq(acm_solid_get_state(cube, &st), ACM_OK);
             st.velocity[0] = 0.02;
@@ -1721,9 +1798,10 @@ static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
  * launched runs are (cases 0 and 2: the gather orders each cell's samples,
  * kernels/ib.cu acm_ib_order_kernel; before it, two launched runs of case 0
  * differed in a third of the populations by 1 ulp and the particles by up to
- * 5e-12 on an H100). Case 1 spreads with atomics: its fluid differs by
- * round-off run to run and the particles' paths carry it (up to 5e-12 seen),
- * bound 1e-9 (a particle misplaced by a wrong plan is cells away). */
+ * 5e-12 on an H100). Cases 1 and 3 spread with atomics: their fluid differs
+ * by round-off run to run and the particles' paths carry it (up to 5e-12
+ * seen), bound 1e-9 (a particle misplaced by a wrong plan is cells away);
+ * case 3's steps must have been replayed from graphs (the free body's runs). */
 START_TEST(smoke_steps_in_runs_match_launched)
 {
     acm_domain *d[3];
@@ -1771,7 +1849,10 @@ START_TEST(smoke_steps_in_runs_match_launched)
            fluid_twins, fluid_noise, fluid_runs, fluid_apart);
     for (int r = 0; r < 3; ++r)
         free(f[r]);
-    if (_i == 1) {
+    int64_t graphs = 0;
+    ck_assert_int_eq(acm_cuda_graphs_recorded(d[2], &graphs), ACM_OK);
+    ck_assert_msg(graphs > 0, "case %d: the steps were not replayed from graphs", _i);
+    if (_i == 1 || _i == 3) {
         ck_assert_msg(apart <= 1e-9, "runs %g apart, twins %g", apart, noise);
     } else {
         ck_assert_msg(fluid_twins == 0 && fluid_runs == 0,
@@ -2086,11 +2167,12 @@ TEST_SUITE(cuda_suite)
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);
     tcase_add_test(tc, gpu_resorts_samples_like_the_cpu);
+    tcase_add_loop_test(tc, gpu_resorts_solids_together_like_the_cpu, 0, 2);
     tcase_add_loop_test(tc, run_steps_match_launched_steps, 0, 6);
     tcase_add_test(tc, run_steps_follow_a_moved_static_solid);
     tcase_add_loop_test(tc, prepared_steps_change_nothing, 0, 2);
     tcase_add_loop_test(tc, prepared_frames_record_nothing, 0, 6);
-    tcase_add_loop_test(tc, smoke_steps_in_runs_match_launched, 0, 3);
+    tcase_add_loop_test(tc, smoke_steps_in_runs_match_launched, 0, 4);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);
     tcase_add_test(tc, fp16_taylor_green_accuracy);

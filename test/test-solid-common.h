@@ -182,8 +182,8 @@ static inline acm_solid *acm_test_add_sphere(acm_domain *d, const acm_test_spher
 }
 
 /* A unit cube as a closed mesh, and a solid of it. */
-static inline acm_solid *acm_test_cube_solid(acm_domain *d, double side, const double c[3],
-                                             acm_motion motion)
+static inline acm_solid *acm_test_cube_solid_dense(acm_domain *d, double side, const double c[3],
+                                                   acm_motion motion, double density)
 {
     static const double v[8 * 3] = {0, 0, 0, 1, 0, 0, 0, 1, 0, 1, 1, 0,
                                     0, 0, 1, 1, 0, 1, 0, 1, 1, 1, 1, 1};
@@ -196,11 +196,19 @@ static inline acm_solid *acm_test_cube_solid(acm_domain *d, double side, const d
     so.scale = side;
     so.samples_per_cell = 2.0;
     so.motion = motion;
+    so.density = density;
     memcpy(so.position, c, sizeof so.position);
     acm_solid *s = NULL;
     ACM_CK_OK(d, acm_solid_create(&s, d, &so));
     acm_mesh_destroy(m);
     return s;
+}
+
+/* A cube of edge `side` cells centred at c, from a closed mesh (no mass). */
+static inline acm_solid *acm_test_cube_solid(acm_domain *d, double side, const double c[3],
+                                             acm_motion motion)
+{
+    return acm_test_cube_solid_dense(d, side, c, motion, 0.0);
 }
 
 /* Full-size validation runs: on the GPU, or with ACM_TEST_FULL=1. */

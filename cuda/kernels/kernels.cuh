@@ -246,6 +246,19 @@ cudaError_t acm_launch_copy_stored(const acm_gpu_grid &gd, void *dst, uint32_t d
 cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid &g,
                                        const void *cur, acm_gpu_elem elem, const double *points,
                                        double *out, uint32_t count, cudaStream_t s);
+/* A recorded step's smoke plan at `plan` (backend_smoke.cu, the smokes of
+ * runs) made to follow the free bodies the device moves: the obstacles (its
+ * first nobs records) and the solid emitters' sources (smoke k's at plan +
+ * off[k]: its emissions and source count, then the sources) of solid i take
+ * the pose of bodies[i] where bit i of `free` is set. */
+#define ACM_SMOKE_FOLLOW 4
+struct acm_smoke_layout {
+    int32_t n; /* smokes, at most ACM_SMOKE_FOLLOW */
+    uint64_t off[ACM_SMOKE_FOLLOW];
+};
+cudaError_t acm_launch_smoke_follow(const struct acm_free_body *bodies, uint32_t free,
+                                    unsigned char *plan, int32_t nobs,
+                                    const acm_smoke_layout &l, cudaStream_t s);
 /* smoke.cu (lib/core/smoke_math.h): move the live particles of n slots one step,
  * freeing (age -1) and counting those that left, expired or were absorbed. */
 cudaError_t acm_launch_smoke_advect(const acm_ib_grid &g, const float *u,
@@ -347,27 +360,34 @@ __host__ __device__ inline acm_ib_pose acm_ib_pose_of(const acm_body &b)
 cudaError_t acm_launch_ib_place(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
                                 uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
                                 cudaStream_t s);
-/* ib_sort.cu: re-sort the samples [first, first + count) of one solid into
- * the Morton-block order (blocks of edge `block`, keys below bit end_bit) at
- * `pose` (or *from, as acm_launch_ib_place): r, X, dv, Gsum and origin (the sampling
- * indices, n of them) move
- * with them. Scratch of acm_ib_resort_scratch_bytes(count) bytes. */
-cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes);
-/* A recorded run's re-sort of one solid is the body of a conditional node:
- * this kernel opens those of a step (handle[k] = 1) whose bit bit[k] of
- * *flags is set, k < n <= ACM_RESORT_HANDLES. */
-#define ACM_RESORT_HANDLES 32
-struct acm_resort_handles {
-    cudaGraphConditionalHandle handle[ACM_RESORT_HANDLES];
-    int32_t bit[ACM_RESORT_HANDLES];
+/* ib_sort.cu: the samples of up to ACM_IB_BATCH solids re-sorted into the
+ * Morton-block order (blocks of edge `block`, keys below bit end_bit) at
+ * their poses, in one sort: entry k is solid bit[k], samples [first[k],
+ * first[k] + start[k + 1] - start[k]) at pose[k] (or *from[k] where not NULL,
+ * as acm_launch_ib_place); it is re-sorted when bit bit[k] of *flags is set
+ * (flags NULL: every entry), else left as it is. r, X, dv, Gsum and origin
+ * (the sampling indices) move with the samples. Filled with
+ * acm_sort_batch_add. */
+struct acm_sort_batch {
     int32_t n;
+    int32_t bit[ACM_IB_BATCH];
+    uint32_t start[ACM_IB_BATCH + 1]; /* each entry's place in the sort; then their sum */
+    uint64_t first[ACM_IB_BATCH];
+    const acm_ib_pose *from[ACM_IB_BATCH];
+    acm_ib_pose pose[ACM_IB_BATCH];
 };
-cudaError_t acm_launch_ib_resort_flags(const acm_resort_handles &h, const uint32_t *flags,
-                                       cudaStream_t s);
-cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem, uint64_t first,
-                                 uint64_t count, const acm_ib_pose &pose, const acm_ib_pose *from,
-                                 int32_t block,
+/* Add solid `bit` to b (which has room: b->n < ACM_IB_BATCH). */
+void acm_sort_batch_add(acm_sort_batch *b, int32_t bit, uint64_t first, uint32_t count,
+                        const acm_ib_pose &pose, const acm_ib_pose *from);
+/* Scratch of a re-sort of `samples` samples in all. */
+cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes);
+cudaError_t acm_launch_ib_resort(const acm_ib_args &ib, acm_gpu_elem elem,
+                                 const acm_sort_batch &b, const uint32_t *flags, int32_t block,
                                  int end_bit, uint64_t *origin, void *scratch, cudaStream_t s);
+/* A recorded run re-sorts its solids in the body of a conditional node, one
+ * a step: this kernel opens it when *flags & mask is not 0. */
+cudaError_t acm_launch_ib_resort_flag(cudaGraphConditionalHandle h, uint32_t mask,
+                                      const uint32_t *flags, cudaStream_t s);
 /* Mark the support of every sample in ib.mask (cleared first) and list the
  * marked cells in ib.band (their count in *ib.band_count). Only needed when
  * samples moved: the support of static samples stays marked and listed. */

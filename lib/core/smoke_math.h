@@ -112,6 +112,8 @@ typedef struct acm_smoke_obstacle {
     double x[3], q[4];    /* centre of mass and orientation (body -> world) */
     double lo[3], inv_h;
     int32_t n[3];
+    int32_t body;         /* the solid's index in its domain: a backend that moves free
+                             bodies itself gives their x and q */
     const uint32_t *bits; /* host or device memory, as the backend needs */
 } acm_smoke_obstacle;
 
@@ -178,7 +180,14 @@ typedef struct acm_smoke_source {
     const double *points; /* POINTS: world points; SOLID: body-frame points (host or device) */
     uint64_t npoints, next; /* POINTS: the point of the first particle */
     double x[3], q[4];    /* SOLID: pose of the solid (body -> world) */
+    int32_t body;         /* SOLID: the solid's index in its domain (as acm_smoke_obstacle's) */
 } acm_smoke_source;
+
+/* Shapes of sources: acm_emitter_shape's values (lib/smoke/smoke.c checks them). */
+#define ACM_SMOKE_BOX 1
+#define ACM_SMOKE_SPHERE 2
+#define ACM_SMOKE_POINTS 3
+#define ACM_SMOKE_SOLID 4
 
 /* A uniform double in [0, 1) of random stream (seed, serial), draw j: the
  * splitmix64 finaliser of a Weyl sequence, the same on the host and the device. */
@@ -196,12 +205,12 @@ ACM_HD void acm_smoke_source_point(const acm_smoke_source *s, uint64_t seed, uin
                                    double X[3])
 {
     const uint64_t serial = s->serial + i;
-    if (s->shape == 1) { /* ACM_EMITTER_BOX */
+    if (s->shape == ACM_SMOKE_BOX) {
         for (int a = 0; a < 3; ++a)
             X[a] = s->a[a] + (s->b[a] - s->a[a]) * acm_smoke_uniform(seed, serial, (uint32_t)a);
         return;
     }
-    if (s->shape == 2) { /* ACM_EMITTER_SPHERE: rejection from the cube (P(21 misses) < 1e-6) */
+    if (s->shape == ACM_SMOKE_SPHERE) { /* rejection from the cube (P(21 misses) < 1e-6) */
         double v[3] = {0.0, 0.0, 0.0};
         for (uint32_t t = 0; t < 21; ++t) {
             for (int a = 0; a < 3; ++a)
@@ -214,13 +223,13 @@ ACM_HD void acm_smoke_source_point(const acm_smoke_source *s, uint64_t seed, uin
             X[a] = s->a[a] + s->b[0] * v[a];
         return;
     }
-    if (s->shape == 3) { /* ACM_EMITTER_POINTS: in turn */
+    if (s->shape == ACM_SMOKE_POINTS) { /* in turn */
         const uint64_t p = (s->next + i) % s->npoints;
         for (int a = 0; a < 3; ++a)
             X[a] = s->points[3 * p + (uint64_t)a];
         return;
     }
-    /* ACM_EMITTER_SOLID: a random point of the solid's list, placed at its pose */
+    /* ACM_SMOKE_SOLID: a random point of the solid's list, placed at its pose */
     uint64_t p = (uint64_t)(acm_smoke_uniform(seed, serial, 0) * (double)s->npoints);
     p = p < s->npoints ? p : s->npoints - 1;
     double d[3];

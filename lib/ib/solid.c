@@ -1374,7 +1374,16 @@ acm_status acm__solid_obstacle_ready(acm_solid *s, bool device)
     return ACM_OK;
 }
 
-bool acm__solid_obstacle(const acm_solid *s, bool device, acm_smoke_obstacle *o)
+int32_t acm__solid_index(const acm_solid *s)
+{
+    const acm_domain *d = s->domain;
+    int32_t i = 0;
+    while (i < d->nsolids && d->solids[i] != s)
+        ++i;
+    return i;
+}
+
+bool acm__solid_obstacle(const acm_solid *s, int32_t index, bool device, acm_smoke_obstacle *o)
 {
     const acm_occupancy *occ = &s->occ;
     if (s->mv == NULL || occ->bits == NULL || (device && occ->dev == NULL))
@@ -1384,6 +1393,7 @@ bool acm__solid_obstacle(const acm_solid *s, bool device, acm_smoke_obstacle *o)
     memcpy(o->lo, occ->lo, sizeof o->lo);
     o->inv_h = 1.0 / occ->h;
     memcpy(o->n, occ->n, sizeof o->n);
+    o->body = index;
     o->bits = device ? (const uint32_t *)occ->dev : occ->bits;
     return true;
 }

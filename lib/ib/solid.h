@@ -110,8 +110,12 @@ acm_status acm__solid_surface_points(const acm_solid *s, double offset, double *
  * use; a solid without a closed mesh has none. Allocates: called before a
  * step changes anything (acm__smokes_prepare). */
 acm_status acm__solid_obstacle_ready(acm_solid *s, bool device);
-/* That inside at the solid's current pose; false for a solid without one. */
-bool acm__solid_obstacle(const acm_solid *s, bool device, struct acm_smoke_obstacle *o);
+/* That inside at the solid's current pose; false for a solid without one.
+ * `index`: the solid's in its domain. */
+bool acm__solid_obstacle(const acm_solid *s, int32_t index, bool device,
+                         struct acm_smoke_obstacle *o);
+/* The index of solid s in its domain. */
+int32_t acm__solid_index(const acm_solid *s);
 
 ACM_END_DECLS
 

@@ -15,6 +15,10 @@
 #include "options.h"
 #include "smoke.h"
 #include "smoke_math.h"
+
+_Static_assert(ACM_EMITTER_BOX == ACM_SMOKE_BOX && ACM_EMITTER_SPHERE == ACM_SMOKE_SPHERE &&
+                   ACM_EMITTER_POINTS == ACM_SMOKE_POINTS && ACM_EMITTER_SOLID == ACM_SMOKE_SOLID,
+               "the sources' shapes are the emitters'");
 #include "solid.h" /* acm__ib_grid */
 
 acm_status acm__smoke_fail(acm_smoke *s, acm_status code, const char *fmt, ...)
@@ -425,6 +429,7 @@ static void source_of(const smoke_emitter *se, bool device, acm_smoke_source *sr
     if (e->shape == ACM_EMITTER_SOLID) {
         memcpy(src->x, e->solid->body.x, sizeof src->x);
         memcpy(src->q, e->solid->body.q, sizeof src->q);
+        src->body = acm__solid_index(e->solid);
     }
 }
 
@@ -522,7 +527,7 @@ static int32_t plan_obstacles(acm_domain *d, bool device)
 {
     int32_t n = 0;
     for (int32_t i = 0; i < d->nsolids; ++i)
-        n += acm__solid_obstacle(d->solids[i], device, &d->smoke_obstacles[n]);
+        n += acm__solid_obstacle(d->solids[i], i, device, &d->smoke_obstacles[n]);
     return n;
 }
 
