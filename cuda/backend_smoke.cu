@@ -235,22 +235,22 @@ acm_status cu_smokes_follow(acm_domain *d, int j)
 {
     cuda_impl *m = IMPL(d);
     const cu_run_smoke &r = m->run_smoke;
-    uint32_t free = 0;
+    uint32_t free_bits = 0;
     int32_t nobs = 0;
     acm_smoke_obstacle o;
     for (int32_t i = 0; i < d->nsolids; ++i) {
-        free |= cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
+        free_bits |= cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
         nobs += acm__solid_obstacle(d->solids[i], i, true, &o) ? 1 : 0;
     }
-    if (free == 0 || d->nsmokes == 0)
+    if (free_bits == 0 || d->nsmokes == 0)
         return ACM_OK;
     acm_smoke_layout l;
     memset(&l, 0, sizeof l);
     l.n = d->nsmokes;
     for (int32_t k = 0; k < d->nsmokes; ++k)
         l.off[k] = r.off[k];
-    CU_TRY(d, acm_launch_smoke_follow(m->ib.bodies, free, r.dev + (size_t)j * r.stride, nobs, l,
-                                      m->stream));
+    CU_TRY(d, acm_launch_smoke_follow(m->ib.bodies, free_bits, r.dev + (size_t)j * r.stride,
+                                      nobs, l, m->stream));
     return ACM_OK;
 }
 

@@ -250,13 +250,13 @@ cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid
  * runs) made to follow the free bodies the device moves: the obstacles (its
  * first nobs records) and the solid emitters' sources (smoke k's at plan +
  * off[k]: its emissions and source count, then the sources) of solid i take
- * the pose of bodies[i] where bit i of `free` is set. */
+ * the pose of bodies[i] where bit i of `free_bits` is set. */
 #define ACM_SMOKE_FOLLOW 4
 struct acm_smoke_layout {
     int32_t n; /* smokes, at most ACM_SMOKE_FOLLOW */
     uint64_t off[ACM_SMOKE_FOLLOW];
 };
-cudaError_t acm_launch_smoke_follow(const struct acm_free_body *bodies, uint32_t free,
+cudaError_t acm_launch_smoke_follow(const struct acm_free_body *bodies, uint32_t free_bits,
                                     unsigned char *plan, int32_t nobs,
                                     const acm_smoke_layout &l, cudaStream_t s);
 /* smoke.cu (lib/core/smoke_math.h): move the live particles of n slots one step,

@@ -56,30 +56,30 @@ __device__ __forceinline__ void acm_follow(double x[3], double q[4], const acm_b
         q[a] = b.q[a];
 }
 
-__global__ void acm_smoke_follow_kernel(const acm_free_body *bodies, uint32_t free,
+__global__ void acm_smoke_follow_kernel(const acm_free_body *bodies, uint32_t free_bits,
                                         unsigned char *plan, int32_t nobs,
                                         const acm_smoke_layout l)
 {
     acm_smoke_obstacle *o = (acm_smoke_obstacle *)plan;
     for (int32_t t = (int32_t)threadIdx.x; t < nobs; t += (int32_t)blockDim.x)
-        if ((free >> o[t].body & 1u) != 0u)
+        if ((free_bits >> o[t].body & 1u) != 0u)
             acm_follow(o[t].x, o[t].q, bodies[o[t].body].body);
     for (int k = 0; k < l.n; ++k) {
         const uint32_t *head = (const uint32_t *)(plan + l.off[k]); /* emissions, sources */
         acm_smoke_source *src = (acm_smoke_source *)(head + 2);
         for (uint32_t t = threadIdx.x; t < head[1]; t += blockDim.x)
-            if (src[t].shape == ACM_SMOKE_SOLID && (free >> src[t].body & 1u) != 0u)
+            if (src[t].shape == ACM_SMOKE_SOLID && (free_bits >> src[t].body & 1u) != 0u)
                 acm_follow(src[t].x, src[t].q, bodies[src[t].body].body);
     }
 }
 
-cudaError_t acm_launch_smoke_follow(const acm_free_body *bodies, uint32_t free,
+cudaError_t acm_launch_smoke_follow(const acm_free_body *bodies, uint32_t free_bits,
                                     unsigned char *plan, int32_t nobs,
                                     const acm_smoke_layout &l, cudaStream_t s)
 {
     if (l.n < 0 || l.n > ACM_SMOKE_FOLLOW)
         return cudaErrorInvalidValue;
-    acm_smoke_follow_kernel<<<1, 128, 0, s>>>(bodies, free, plan, nobs, l);
+    acm_smoke_follow_kernel<<<1, 128, 0, s>>>(bodies, free_bits, plan, nobs, l);
     return cudaGetLastError();
 }
 
