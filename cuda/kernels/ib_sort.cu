@@ -184,7 +184,7 @@ cudaError_t acm_ib_resort_scratch_bytes(uint64_t samples, size_t *bytes)
 static int entry_bits(int n)
 {
     int bits = 0;
-    while (n - 1 >> bits != 0)
+    while (((n - 1) >> bits) != 0)
         ++bits;
     return bits;
 }

@@ -114,7 +114,7 @@ acm_status acm__solid_obstacle_ready(acm_solid *s, bool device);
  * `index`: the solid's in its domain. */
 bool acm__solid_obstacle(const acm_solid *s, int32_t index, bool device,
                          struct acm_smoke_obstacle *o);
-/* The index of solid s in its domain. */
+/* The index of solid s in its domain's list (nsolids: not in it). */
 int32_t acm__solid_index(const acm_solid *s);
 
 ACM_END_DECLS

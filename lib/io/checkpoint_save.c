@@ -162,12 +162,10 @@ static void w_piece(writer *w, rec *stage, const void *p, size_t n)
  * shape, or a solid emitter whose solid was destroyed). */
 static int32_t emitter_solid(const acm_domain *d, const smoke_emitter *se)
 {
-    if (se->e.shape != ACM_EMITTER_SOLID)
+    if (se->e.shape != ACM_EMITTER_SOLID || se->e.solid == NULL)
         return -1; /* e.solid may hold anything the caller left there */
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        if (d->solids[i] == se->e.solid)
-            return i;
-    return -1;
+    const int32_t i = acm__solid_index(se->e.solid);
+    return i < d->nsolids ? i : -1;
 }
 
 /* A smoke as synchronised (acm__smoke_sync): head, emitters and their points,
