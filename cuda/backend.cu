@@ -89,6 +89,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, new_event(&m->marker));
     CU_TRY(d, new_stream(&m->side));
     CU_TRY(d, new_event(&m->side_done));
+    CU_TRY(d, new_stream(&m->loop_stream));
     m->in_place = d->layout.streaming == ACM_STREAMING_IN_PLACE;
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(cu_dev_alloc(d, &m->f[b], cu_state_bytes(d),
@@ -116,7 +117,8 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(m->fold_planes, 0, fold_bytes, m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
-    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 4 * sizeof(unsigned long long), "counters"));
+    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 5 * sizeof(unsigned long long), "counters"));
+    m->loop_iter = (uint32_t *)(m->counters + 4);
     ACM_TRY(cu_dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
     CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 4 * sizeof(unsigned long long)));
     CU_TRY(d, cudaHostAlloc((void **)&m->seen, 2 * sizeof(unsigned long long),
@@ -181,6 +183,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaEventDestroy(m->side_done);
     if (m->side != NULL)
         cudaStreamDestroy(m->side);
+    if (m->loop_stream != NULL)
+        cudaStreamDestroy(m->loop_stream);
     if (m->own_stream && m->stream != NULL)
         cudaStreamDestroy(m->stream);
     (void)cudaGetLastError();

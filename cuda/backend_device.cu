@@ -313,7 +313,12 @@ acm_status cu_put_add(acm_domain *d, cu_put *p, void *dst, const void *src, size
             ACM_TRY(cu_put_flush(d, p));
         const size_t room = ACM_PUT_BYTES - 8 * (size_t)b.words;
         const size_t n = bytes < room ? bytes : room;
-        b.seg[b.nseg++] = {to, b.words, (uint32_t)(n / 8)};
+        acm_put_segment *last = b.nseg > 0 ? &b.seg[b.nseg - 1] : NULL;
+        if (last != NULL && (unsigned char *)last->dst + 8 * (size_t)last->words == to &&
+            last->first + last->words == b.words)
+            last->words += (uint32_t)(n / 8); /* the bytes after the last segment's */
+        else
+            b.seg[b.nseg++] = {to, b.words, (uint32_t)(n / 8)};
         memcpy(&b.word[b.words], from, n);
         b.words += (uint32_t)(n / 8);
         to += n;

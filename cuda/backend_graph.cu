@@ -19,6 +19,7 @@
  * same (test-cuda, graph_steps_equal_launched_steps).
  */
 #include <string.h> /* memcmp, memcpy, memset */
+#include <utility>  /* std::swap */
 
 #include "backend_impl.cuh"
 #include "solid.h" /* acm__solids_plan, struct acm_solid */
@@ -284,7 +285,19 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps, bool 
  * (backend_ib.cu, "free bodies in runs"), all of a step's in one launch of
  * each of their kernels; the smokes' plans follow them (cu_smokes_follow).
  * Moving solids that gather their forces (regions on the host) and more
- * than ACM_RUN_SOLIDS solids are stepped kernel by kernel. */
+ * than ACM_RUN_SOLIDS solids are stepped kernel by kernel.
+ *
+ * Runs as loops: a run whose steps all make the host's choices of its first
+ * (uniform_steps) is recorded as a device loop over its multiple of
+ * ACM_LOOP_STEPS steps, a WHILE node whose body is ACM_LOOP_STEPS steps
+ * reading their inputs from fixed slots (trade_slots: poses, re-sort words,
+ * smoke plans); a kernel before the loop and the body's last fill them from
+ * the run's inputs of each iteration (acm_launch_run_shift, _next: the
+ * iterations come with the inputs). One graph then serves a run of any
+ * multiple of ACM_LOOP_STEPS steps, and its launch costs the host the same
+ * for 4 or 16 of them (about 4 us, H100), where each of the unrolled steps'
+ * conditional re-sort nodes cost it about 1.5 us; the steps left over make
+ * a run of their own, unrolled. */
 
 static_assert(ACM_RUN_SOLIDS <= 32, "a solid a bit of a re-sort flag");
 static_assert(ACM_RUN_SOLIDS <= ACM_IB_BATCH, "a step's free bodies, and its re-sorts, in one batch");
@@ -316,10 +329,42 @@ static bool any_free(const acm_domain *d, bool sortable)
     return false;
 }
 
-static void run_key(const acm_domain *d, int steps, bool resorts, cu_graph_key *k)
+/* Whether every step of a run makes the host's choices of its first: the
+ * same solids placed (a static solid moved by the caller is placed in the
+ * first step only, unless every step places every solid) and the band of
+ * their support marked alike (in every step when a solid is placed in
+ * each, else in none: the first marks it when it is not valid). */
+static bool uniform_steps(const acm_domain *d)
 {
     const cuda_impl *m = IMPL(d);
-    make_key(d, steps, k);
+    bool placed = m->run.place_all;
+    for (int32_t i = 0; i < d->nsolids; ++i) {
+        const acm_solid *s = d->solids[i];
+        if (s->body.motion != ACM_MOTION_STATIC)
+            placed = true;
+        else if (s->moved && !m->run.place_all)
+            return false;
+    }
+    return placed || d->nsolids == 0 || m->ib.band_valid;
+}
+
+/* The steps of the next run of at most `left` (and ACM_RUN_STEPS): with
+ * uniform steps its multiple of ACM_LOOP_STEPS, as a device loop (*loop:
+ * "runs as loops" below), else all of them unrolled. */
+static int run_steps(const acm_domain *d, int64_t left, bool *loop)
+{
+    static_assert(ACM_RUN_STEPS % ACM_LOOP_STEPS == 0 && ACM_LOOP_STEPS % 2 == 0,
+                  "a loop's body leaves the parity as it was");
+    const int most = left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : (int)left;
+    *loop = most >= ACM_LOOP_STEPS && uniform_steps(d);
+    return *loop ? most - most % ACM_LOOP_STEPS : most;
+}
+
+static void run_key(const acm_domain *d, int steps, bool loop, bool resorts, cu_graph_key *k)
+{
+    const cuda_impl *m = IMPL(d);
+    make_key(d, loop ? ACM_LOOP_STEPS : steps, k);
+    k->loop = loop;
     k->resorts = resorts;
     const acm_ib_args a = cu_ib_args(d);
     memcpy(&k->ib, &a, sizeof a);
@@ -365,15 +410,21 @@ static acm_status send_inputs(acm_domain *d)
             sortable |= cu_ib_sortable(d, i) && !cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
         for (int j = 0; j < r.steps; ++j)
             flags[j] = r.resort[j] & sortable;
-        const int n = (r.steps + 1) * (int)d->nsolids;
-        for (int k = 0; k < n; ++k) {
-            r.sent[k] = acm_ib_pose_of(r.poses[k]);
-        }
         ACM_TRY(cu_put_add(d, &put, m->ib.resort_flags, flags, sizeof flags));
-        ACM_TRY(cu_put_add(d, &put, m->ib.poses, r.sent, (size_t)n * sizeof *r.sent));
+        const size_t n = (size_t)d->nsolids;
+        for (size_t k = 0; k < (size_t)(r.steps + 1) * n; ++k) {
+            if (cu_ib_free(d, (int32_t)(k % n))) /* its poses are the device's */
+                continue;
+            r.sent[k] = acm_ib_pose_of(r.poses[k]);
+            ACM_TRY(cu_put_add(d, &put, m->ib.poses + k, r.sent + k, sizeof *r.sent));
+        }
     }
     if (d->nsmokes > 0)
         ACM_TRY(cu_smokes_send(d, r.steps, &put));
+    if (r.loop) { /* the first iteration and the count (acm_run_loop.iter) */
+        const uint32_t iter[2] = {0u, (uint32_t)(r.steps / ACM_LOOP_STEPS)};
+        ACM_TRY(cu_put_add(d, &put, m->loop_iter, iter, sizeof iter));
+    }
     return cu_put_flush(d, &put);
 }
 
@@ -407,10 +458,11 @@ static void turn_form(acm_domain *d, int v, bool undo)
  * without re-sorts where the run may re-sort; the parity of the next call
  * when this one is of odd length, `turns`): then the host's state is left
  * turned to it (r.variant) and r.key is its key. */
-static bool missing_form(acm_domain *d, bool turns, bool resorts)
+static bool missing_form(acm_domain *d, int64_t left, bool resorts)
 {
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
+    const bool turns = (left & 1) != 0;
     bool steady = true;
     for (int32_t i = 0; i < d->nsolids; ++i)
         steady = steady && !d->solids[i]->moved;
@@ -419,21 +471,143 @@ static bool missing_form(acm_domain *d, bool turns, bool resorts)
         if (((v & CU_FORM_TURNED) && !turns) || ((v & CU_FORM_STEADY) && steady) ||
             (v == CU_FORM_TURNED && !steady)) /* a later call finds the solids steady */
             continue;
-        /* with and without re-sorts (a free body's run always has them) */
-        const bool both = r.place_all && !any_free(d, true);
-        for (int other = 0; other < 1 + (int)both; ++other) {
-            turn_form(d, v, false);
-            run_key(d, r.steps, resorts != (other != 0), &r.key);
-            r.graph = find(m, r.key);
-            if (r.graph == NULL) {
-                r.variant = v;
-                return true;
+        /* the call's first run; the steps after its loops, which find the
+           solids steady and the parity of the call's start */
+        const int rest = (int)(left % ACM_LOOP_STEPS);
+        for (int part = 0; part < 1 + (int)(rest > 0 && left > ACM_LOOP_STEPS); ++part) {
+            if (part == 1 && !steady && (v & CU_FORM_STEADY) == 0)
+                continue;
+            /* with and without re-sorts (a free body's run always has them) */
+            const bool both = r.place_all && !any_free(d, true);
+            for (int other = 0; other < 1 + (int)both; ++other) {
+                turn_form(d, v, false);
+                r.steps = part == 1 ? rest : run_steps(d, left, &r.loop);
+                r.loop = part == 0 && r.loop;
+                run_key(d, r.steps, r.loop, resorts != (other != 0), &r.key);
+                r.graph = find(m, r.key);
+                if (r.graph == NULL) {
+                    r.variant = v;
+                    return true;
+                }
+                turn_form(d, v, true);
             }
-            turn_form(d, v, true);
         }
     }
     return false;
 }
+
+/* Into the capture of the domain's stream: a conditional node of `type` on
+ * handle h after what it captured so far, whose body is then captured on
+ * stream `body` (until that capture ends). */
+static acm_status open_conditional(acm_domain *d, cudaGraphConditionalHandle h,
+                                   cudaGraphConditionalNodeType type, cudaStream_t body)
+{
+    cuda_impl *m = IMPL(d);
+    cudaGraph_t graph = NULL;
+    const cudaGraphNode_t *deps = NULL;
+    const cudaGraphEdgeData *edges = NULL;
+    size_t ndeps = 0;
+    cudaStreamCaptureStatus status;
+    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges, &ndeps));
+    cudaGraphNodeParams p{}; /* zero */
+    p.type = cudaGraphNodeTypeConditional;
+    p.conditional.handle = h;
+    p.conditional.type = type;
+    p.conditional.size = 1;
+    cudaGraphNode_t node;
+    CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
+    CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
+                                                  cudaStreamSetCaptureDependencies));
+    CU_TRY(d, cudaStreamBeginCaptureToGraph(body, p.conditional.phGraph_out[0], NULL, NULL, 0,
+                                            cudaStreamCaptureModeThreadLocal));
+    return ACM_OK;
+}
+
+/* The run's arrays of poses, re-sort flags and smoke plans and a loop's
+ * slots, traded (twice: as they were). While a loop is recorded its steps
+ * read and write the slots, as the steps of a run of ACM_LOOP_STEPS do its
+ * arrays. */
+static void trade_slots(cuda_impl *m)
+{
+    std::swap(m->ib.poses, m->ib.slots);
+    std::swap(m->ib.resort_flags, m->ib.slot_flags);
+    std::swap(m->run_smoke.dev, m->run_smoke.slots);
+}
+
+/* What a loop's kernels move (before trade_slots). */
+static acm_run_loop loop_of(const acm_domain *d)
+{
+    const cuda_impl *m = IMPL(d);
+    acm_run_loop l;
+    memset(&l, 0, sizeof l);
+    l.iter = m->loop_iter;
+    l.steps = ACM_LOOP_STEPS;
+    l.batch = m->counters + 2;
+    l.key = m->counters;
+    l.post = m->seen_dev;
+    if (d->nsolids > 0) {
+        l.poses = m->ib.poses;
+        l.slots = m->ib.slots;
+        l.flags = m->ib.resort_flags;
+        l.slot_flags = m->ib.slot_flags;
+        l.n = d->nsolids;
+        for (int32_t i = 0; i < d->nsolids; ++i)
+            l.free_bits |= cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
+    }
+    if (d->nsmokes > 0) {
+        l.plans = (const uint64_t *)m->run_smoke.dev;
+        l.slot_plans = (uint64_t *)m->run_smoke.slots;
+        l.stride = m->run_smoke.stride / 8;
+    }
+    return l;
+}
+
+/* The start of a recording, its capture begun: the free bodies' poses into
+ * slot 0 and, for a loop, the first iteration's inputs into the slots and
+ * its WHILE node, opened at every launch (the condition's default), whose
+ * body the steps are then captured into on loop_stream (the domain's stream
+ * until end_record). */
+static acm_status begin_record(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    r.inputs = loop_of(d);
+    if (r.loop)
+        trade_slots(m);
+    ACM_TRY(cu_ib_bodies_pose(d));
+    if (!r.loop)
+        return ACM_OK;
+    CU_TRY(d, acm_launch_run_shift(r.inputs, m->stream));
+    cudaStreamCaptureStatus status;
+    cudaGraph_t graph = NULL;
+    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, NULL, NULL, NULL));
+    CU_TRY(d, cudaGraphConditionalHandleCreate(&r.handle, graph, 1, cudaGraphCondAssignDefault));
+    ACM_TRY(open_conditional(d, r.handle, cudaGraphCondTypeWhile, m->loop_stream));
+    r.main = m->stream;
+    m->stream = m->loop_stream;
+    r.looping = true;
+    return ACM_OK;
+}
+
+/* The end of a loop's body: the kernel that counts its iteration and moves
+ * the next one's inputs (or posts the divergence key after the last), the
+ * body's capture ended, the domain's stream back. */
+static acm_status end_loop(acm_domain *d, acm_status st)
+{
+    cuda_impl *m = IMPL(d);
+    cu_run &r = m->run;
+    if (st == ACM_OK) {
+        const cudaError_t e = acm_launch_run_next(r.inputs, r.handle, m->stream);
+        st = e == cudaSuccess ? ACM_OK : cu_fail(d, e, "recording a loop of steps");
+    }
+    cudaGraph_t body = NULL;
+    const cudaError_t e = cudaStreamEndCapture(m->stream, &body); /* ends on every path */
+    m->stream = r.main;
+    r.looping = false;
+    return st == ACM_OK && e != cudaSuccess ? cu_fail(d, e, "recording a loop of steps") : st;
+}
+
+static acm_status end_record(acm_domain *d, acm_status st);
 
 extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool record, int64_t *run)
 {
@@ -443,15 +617,15 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     r.mode = CU_RUN_NONE;
     if (!runnable(d)) /* steps launched one by one, on the host's bodies */
         return record ? ACM_OK : acm_cuda_ib_home(d);
-    const int steps = left >= ACM_RUN_STEPS ? ACM_RUN_STEPS : (int)left;
     ACM_TRY(acm_cuda_prepare(d)); /* what a step allocates, outside any capture */
     ACM_TRY(cu_ib_ready(d));
     if (d->nsmokes > 0)
         ACM_TRY(cu_smokes_run_ready(d));
-    ACM_TRY(cu_bound_batch(d, steps));
     r.place_all = false;
     for (int32_t i = 0; i < d->nsolids; ++i)
         r.place_all |= cu_ib_sortable(d, i);
+    const int steps = run_steps(d, left, &r.loop);
+    ACM_TRY(cu_bound_batch(d, steps));
     r.count0 = (unsigned long long)m->batch_step;
     memset(r.resort, 0, sizeof r.resort);
     acm__solids_plan(d, steps, r.poses, r.resort);
@@ -466,25 +640,34 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     r.step = 0;
     r.variant = 0;
     if (record) { /* each form the call's first run and the next call's may take */
-        if (!missing_form(d, (left & 1) != 0, resorts))
+        if (!missing_form(d, left, resorts))
             return ACM_OK; /* all recorded before: nothing to make */
     } else {
-        run_key(d, steps, resorts, &r.key);
+        run_key(d, steps, r.loop, resorts, &r.key);
         r.graph = find(m, r.key);
     }
     if (r.graph != NULL) {
         r.mode = CU_RUN_REPLAY;
-    } else {
-        keep_state(d, true);
-        const cudaError_t e = cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal);
-        if (e != cudaSuccess) {
-            turn_form(d, r.variant, true);
-            return cu_fail(d, e, "beginning the capture of a run of steps");
-        }
-        m->capturing = true;
-        r.mode = CU_RUN_RECORD;
+        *run = steps;
+        return ACM_OK;
     }
-    *run = steps;
+    if (r.loop)
+        r.steps = ACM_LOOP_STEPS; /* the body's */
+    keep_state(d, true);
+    const cudaError_t e = cudaStreamBeginCapture(m->stream, cudaStreamCaptureModeThreadLocal);
+    if (e != cudaSuccess) {
+        turn_form(d, r.variant, true);
+        return cu_fail(d, e, "beginning the capture of a run of steps");
+    }
+    m->capturing = true;
+    r.mode = CU_RUN_RECORD;
+    const acm_status st = begin_record(d);
+    if (st != ACM_OK) { /* refused (or a device fault): steps launched one by one */
+        r.mode = CU_RUN_NONE;
+        ACM_TRY(end_record(d, st));
+        return record ? ACM_OK : acm_cuda_ib_home(d);
+    }
+    *run = r.steps;
     return ACM_OK;
 }
 
@@ -503,26 +686,12 @@ static acm_status record_resorts(acm_domain *d, int j)
         return ACM_OK;
     cudaStreamCaptureStatus status;
     cudaGraph_t graph = NULL;
-    const cudaGraphNode_t *deps = NULL;
-    const cudaGraphEdgeData *edges = NULL;
-    size_t ndeps = 0;
     CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, NULL, NULL, NULL));
     cudaGraphConditionalHandle h; /* no default value: the flag kernel sets it at every launch */
     CU_TRY(d, cudaGraphConditionalHandleCreate(&h, graph, 0, 0));
     const uint32_t *flags = m->ib.resort_flags + j;
     CU_TRY(d, acm_launch_ib_resort_flag(h, mask, flags, m->stream));
-    CU_TRY(d, cudaStreamGetCaptureInfo(m->stream, &status, NULL, &graph, &deps, &edges, &ndeps));
-    cudaGraphNodeParams p{}; /* zero */
-    p.type = cudaGraphNodeTypeConditional;
-    p.conditional.handle = h;
-    p.conditional.type = cudaGraphCondTypeIf;
-    p.conditional.size = 1;
-    cudaGraphNode_t node;
-    CU_TRY(d, cudaGraphAddNode(&node, graph, deps, edges, ndeps, &p));
-    CU_TRY(d, cudaStreamUpdateCaptureDependencies(m->stream, &node, NULL, 1,
-                                                  cudaStreamSetCaptureDependencies));
-    CU_TRY(d, cudaStreamBeginCaptureToGraph(m->side, p.conditional.phGraph_out[0], NULL, NULL, 0,
-                                            cudaStreamCaptureModeThreadLocal));
+    ACM_TRY(open_conditional(d, h, cudaGraphCondTypeIf, m->side));
     const acm_status st = cu_ib_resort(d, cu_ib_sortable, flags, j + 1, m->side);
     cudaGraph_t body = NULL;
     const cudaError_t e = cudaStreamEndCapture(m->side, &body); /* ends on every path */
@@ -543,7 +712,7 @@ static acm_status run_step(acm_domain *d)
         m->smoke_capture = false; /* the graph's step writes the smokes' velocity */
         return ACM_OK;
     }
-    ACM_TRY(record_step(d, r.step == r.steps));
+    ACM_TRY(record_step(d, !r.loop && r.step == r.steps)); /* a loop posts after its last */
     if (any_free(d, false)) {
         ACM_TRY(cu_ib_bodies_step(d, j));
         if (d->nsmokes > 0)
@@ -556,6 +725,10 @@ static acm_status run_step(acm_domain *d)
 static acm_status end_record(acm_domain *d, acm_status st)
 {
     cuda_impl *m = IMPL(d);
+    if (m->run.looping)
+        st = end_loop(d, st);
+    if (m->run.loop)
+        trade_slots(m);
     m->capturing = false; /* the capture ends on every path */
     cudaGraph_t graph = NULL;
     const cudaError_t e = cudaStreamEndCapture(m->stream, &graph);

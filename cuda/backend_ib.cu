@@ -63,6 +63,9 @@ void cu_ib_release(acm_domain *d, bool cells)
     cu_dev_free(d, (void **)&ib->poses,
                 (ACM_RUN_STEPS + 1) * (size_t)ib->nsolids * sizeof(acm_ib_pose));
     cu_dev_free(d, (void **)&ib->resort_flags, ACM_RUN_STEPS * sizeof(uint32_t));
+    cu_dev_free(d, (void **)&ib->slots,
+                (ACM_LOOP_STEPS + 1) * (size_t)ib->nsolids * sizeof(acm_ib_pose));
+    cu_dev_free(d, (void **)&ib->slot_flags, ACM_LOOP_STEPS * sizeof(uint32_t));
     cu_dev_free(d, (void **)&ib->bodies, (size_t)ib->nsolids * sizeof(acm_free_body));
     if (ib->host_bodies != NULL)
         cudaFreeHost(ib->host_bodies);
@@ -197,6 +200,11 @@ static acm_status ib_allocate(acm_domain *d)
                              "recorded poses"));
         ACM_TRY(cu_dev_alloc(d, (void **)&ib->resort_flags, ACM_RUN_STEPS * sizeof(uint32_t),
                              "recorded re-sorts"));
+        ACM_TRY(cu_dev_alloc(d, (void **)&ib->slots,
+                             (ACM_LOOP_STEPS + 1) * (size_t)d->nsolids * sizeof(acm_ib_pose),
+                             "a loop's poses"));
+        ACM_TRY(cu_dev_alloc(d, (void **)&ib->slot_flags, ACM_LOOP_STEPS * sizeof(uint32_t),
+                             "a loop's re-sorts"));
         ACM_TRY(cu_dev_alloc(d, (void **)&ib->bodies, (size_t)d->nsolids * sizeof(acm_free_body),
                              "free bodies"));
         CU_TRY(d, cudaMallocHost((void **)&ib->host_bodies,
@@ -375,16 +383,6 @@ static acm_status ib_first(acm_domain *d, bool fused)
     ACM_TRY(cu_enter(d));
     cuda_impl *m = IMPL(d);
     const bool all = m->run.mode != CU_RUN_NONE && m->run.place_all;
-    if (m->run.mode == CU_RUN_RECORD && m->run.step == 0) /* the bodies' poses into slot 0 */
-        ACM_TRY(in_batches(
-            d, [&](int32_t i) { return cu_ib_free(d, i); },
-            [&](acm_ib_batch *b, int32_t i) {
-                acm_ib_batch_add(b, i, 0, 0, centre(d->solids[i]->body.x), NULL);
-            },
-            [&](const acm_ib_batch &b) {
-                CU_TRY(d, acm_launch_body_pose(m->ib.bodies, b, m->ib.poses, m->stream));
-                return ACM_OK;
-            }));
     for (int32_t i = 0; i < d->nsolids; ++i) {
         acm_solid *s = d->solids[i];
         if (s->moved || s->body.motion != ACM_MOTION_STATIC || all) {
@@ -655,6 +653,20 @@ acm_status cu_ib_bodies_send(acm_domain *d)
                               m->stream));
     d->bodies_on_backend = true;
     return ACM_OK;
+}
+
+acm_status cu_ib_bodies_pose(acm_domain *d)
+{
+    cuda_impl *m = IMPL(d);
+    return in_batches(
+        d, [&](int32_t i) { return cu_ib_free(d, i); },
+        [&](acm_ib_batch *b, int32_t i) {
+            acm_ib_batch_add(b, i, 0, 0, centre(d->solids[i]->body.x), NULL);
+        },
+        [&](const acm_ib_batch &b) {
+            CU_TRY(d, acm_launch_body_pose(m->ib.bodies, b, m->ib.poses, m->stream));
+            return ACM_OK;
+        });
 }
 
 acm_status cu_ib_bodies_step(acm_domain *d, int j)

@@ -42,6 +42,9 @@ struct cuda_ib {
     uint64_t region, most;    /* ... and ib_extents */
     acm_ib_pose *poses;   /* a recorded run's poses (ACM_RUN_STEPS + 1 per solid), or NULL */
     uint32_t *resort_flags; /* a run's re-sorts: after step j, solid i (bit i of word j) */
+    acm_ib_pose *slots;   /* with `poses`: ACM_LOOP_STEPS + 1 per solid, a loop's
+                             (acm_run_loop) */
+    uint32_t *slot_flags; /* ... and ACM_LOOP_STEPS re-sort words */
     acm_free_body *bodies;  /* with `poses`, one per solid: the free bodies of runs (on the
                                device while d->bodies_on_backend) */
     acm_free_body *host_bodies; /* pinned, one per solid: their way to and from the host */
@@ -54,12 +57,16 @@ struct cuda_ib {
  * 16 steps enqueues one graph. */
 #define ACM_RUN_STEPS 16
 #define ACM_RUN_SOLIDS 16
+/* The steps of a loop's body (backend_graph.cu, "runs as loops"): a loop
+ * serves runs of any multiple of them; each iteration costs the device a
+ * kernel and the WHILE node's turn (about 4 us, H100). */
+#define ACM_LOOP_STEPS 4
 #define ACM_RUN_SMOKES 4
 
 /* A captured run of 1 to ACM_RUN_STEPS steps (backend_graph.cu) and what it was captured
  * from: replayed only when the steps would launch the same kernels with the
  * same arguments. */
-#define ACM_GRAPHS 16
+#define ACM_GRAPHS 24
 struct cu_solid_key {          /* what a solid's kernels in a run depend on */
     uint64_t offset, count;
     int32_t motion, placed;
@@ -74,7 +81,8 @@ struct cu_smoke_key {          /* what a smoke's kernels in a run depend on */
 struct cu_graph_key {
     acm_step_args args;         /* of the first step (step_key 0: the device counts) */
     acm_resolved_layout layout; /* the kernel structure, block size, precision, storage */
-    int steps;
+    int steps;                  /* a loop's: the steps of its body (2) */
+    int32_t loop;               /* a run of any even length as a device loop */
     /* a run with solids (zero without): their arrays, whether the band holds
      * their support, each solid's samples, motion and placement */
     acm_ib_args ib;
@@ -104,6 +112,11 @@ enum cu_run_mode { CU_RUN_NONE, CU_RUN_RECORD, CU_RUN_REPLAY };
 struct cu_run {
     cu_run_mode mode;
     int steps, step;   /* the run's steps; the one being made (its pose slot) */
+    bool loop;         /* the run is a device loop (a recording's steps: its body's) */
+    bool looping;      /* RECORD: the loop's body is being captured on loop_stream */
+    cudaStream_t main; /* ... and the domain's stream while it is */
+    cudaGraphConditionalHandle handle; /* ... the loop's condition */
+    acm_run_loop inputs;               /* ... and what its kernels move */
     bool place_all;    /* a solid of the run may be re-sorted: every step places every
                           solid (as after a re-sort; the same positions for a static one) */
     cu_graph_key key;
@@ -132,6 +145,7 @@ struct cu_put {
  * sources at off[k]); and the smokes' planning state kept around a recording. */
 struct cu_run_smoke {
     unsigned char *host, *dev; /* ACM_RUN_STEPS steps of `stride` bytes */
+    unsigned char *slots;      /* with dev: a loop's ACM_LOOP_STEPS (acm_run_loop) */
     size_t stride, bytes;
     int32_t nsolids, nsmokes;  /* what they were laid out for */
     size_t off[ACM_RUN_SMOKES];
@@ -190,7 +204,8 @@ struct cuda_impl {
     void *sum_scratch;    /* acm_launch_sum_partials' stage and counter */
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks, [2] the
                                           steps of a batch replayed from graphs, [3]
-                                          fallbacks before the step a check follows */
+                                          fallbacks before the step a check follows,
+                                          [4] loop_iter */
     unsigned long long *host_counters; /* pinned copy of the check's [0..3] */
     unsigned long long *seen;     /* mapped host memory: the divergence key [0] as the
                                      device last posted it, and the steps it covers [1]
@@ -207,6 +222,9 @@ struct cuda_impl {
     cudaStream_t stream;
     cudaEvent_t marker;   /* orders work between this domain's stream and another's */
     cudaStream_t side;    /* a slab's: the copies into its ghost planes (planes_copy) */
+    cudaStream_t loop_stream; /* a recording's: the body of a run's loop */
+    uint32_t *loop_iter;  /* in counters[4]: a loop's iteration and iterations
+                             (acm_run_loop.iter) */
     cudaEvent_t side_done;
     bool split;           /* advance_edges stepped the edges of part: advance_rest the rest */
     acm_step_args part;
@@ -330,6 +348,9 @@ bool cu_ib_free(const acm_domain *d, int32_t i);
 /* Before a run with free bodies: the host's bodies to the device, unless
  * they are there (d->bodies_on_backend). */
 acm_status cu_ib_bodies_send(acm_domain *d);
+/* Into the run being recorded, before its first step: each free body's
+ * pose, as the device holds it, into slot 0 of the run's poses. */
+acm_status cu_ib_bodies_pose(acm_domain *d);
 /* Into the run being recorded, after the fluid of its step j: each free
  * body's force, Newton-Euler step and re-sort test (kernels/rigid.cu). */
 acm_status cu_ib_bodies_step(acm_domain *d, int j);

@@ -183,6 +183,8 @@ acm_status cu_smokes_run_ready(acm_domain *d)
         if (r.host == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot allocate the smoke's plans of a run");
         ACM_TRY(cu_dev_alloc(d, (void **)&r.dev, bytes, "the smoke's plans of a run"));
+        ACM_TRY(cu_dev_alloc(d, (void **)&r.slots, ACM_LOOP_STEPS * stride,
+                             "the smoke's plans of a loop"));
         r.bytes = bytes;
     }
     if (kept > r.kept_bytes) {
@@ -200,8 +202,10 @@ void cu_smokes_run_release(acm_domain *d)
     cu_run_smoke &r = IMPL(d)->run_smoke;
     if (r.dev != NULL)
         cudaFree(r.dev); /* waits for the replays that read it */
+    if (r.slots != NULL)
+        cudaFree(r.slots);
     acm__free(r.host);
-    r.dev = r.host = NULL;
+    r.dev = r.host = r.slots = NULL;
     r.bytes = 0;
 }
 
@@ -230,6 +234,8 @@ void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k)
 }
 
 static_assert(ACM_RUN_SMOKES <= ACM_SMOKE_FOLLOW, "a run's smokes follow its free bodies");
+static_assert(sizeof(acm_smoke_obstacle) % 8 == 0 && sizeof(acm_smoke_source) % 8 == 0,
+              "a step's plans in 8-byte words (cu_put, acm_run_loop)");
 
 acm_status cu_smokes_follow(acm_domain *d, int j)
 {

@@ -1553,9 +1553,10 @@ END_TEST
 /* A game's frame loop: acm_cuda_step_prepare(K) at the level load, then
  * frames of acm_cuda_step_async(K) that record no graph (a recording costs
  * the frame about a millisecond): K odd (the parity turns from call to call)
- * and even, for a prescribed sphere moving past a static one (forces
- * spread; its samples re-sorted), a static sphere whose forces are gathered
- * (placed in the first step only) and the fluid alone. */
+ * and even (4: one device loop; 6: a loop and two steps unrolled), for a
+ * prescribed sphere moving past a static one (forces spread; its samples
+ * re-sorted), a static sphere whose forces are gathered (placed in the first
+ * step only) and the fluid alone. */
 static acm_domain *frames_scene(int c)
 {
     if (c == 2)
@@ -1590,8 +1591,9 @@ static acm_domain *frames_scene(int c)
 
 START_TEST(prepared_frames_record_nothing)
 {
-    const int c = _i / 2;
-    const int64_t K = _i % 2 == 0 ? 3 : 4;
+    static const int64_t frame_steps[3] = {3, 4, 6}; /* 4: a loop; 6: and 2 after it */
+    const int c = _i / 3;
+    const int64_t K = frame_steps[_i % 3];
     acm_domain *d = frames_scene(c);
     int64_t made[2];
     ACM_CK_OK(d, acm_cuda_graphs_recorded(d, &made[0]));
@@ -1610,6 +1612,37 @@ START_TEST(prepared_frames_record_nothing)
     }
     ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
     ck_assert_int_eq(acm_test_stats(d).step, 12 * K);
+    acm_domain_destroy(d);
+}
+END_TEST
+
+/* A run of any multiple of ACM_LOOP_STEPS steps is one device loop
+ * (cuda/backend_graph.cu, "runs as loops"): after acm_cuda_step_prepare(8),
+ * frames of 8, 16, 24 (a run of 16, one of 8), 32 and 8 steps record no
+ * graph (unrolled, each length would be a graph of its own), for the first
+ * two scenes of prepared_frames_record_nothing (a prescribed sphere
+ * re-sorted on the device past a static one; a static one gathering its
+ * forces, whose first frame, the sphere just placed, is not a loop). The
+ * fluid alone replays unrolled runs (advance_many): left out. */
+START_TEST(loops_serve_runs_of_many_lengths)
+{
+    static const int64_t frames[] = {8, 16, 24, 32, 8};
+    acm_domain *d = frames_scene(_i);
+    int64_t made[2];
+    ACM_CK_OK(d, acm_cuda_step_prepare(d, 8));
+    ACM_CK_OK(d, acm_cuda_graphs_recorded(d, &made[0]));
+    int64_t steps = 0;
+    for (size_t k = 0; k < sizeof frames / sizeof frames[0]; ++k) {
+        ACM_CK_OK(d, acm_cuda_step_async(d, frames[k]));
+        steps += frames[k];
+        ACM_CK_OK(d, acm_cuda_graphs_recorded(d, &made[1]));
+        ck_assert_msg(made[1] == made[0],
+                      "scene %d: a frame of %lld steps recorded %lld graphs after the %lld of "
+                      "acm_cuda_step_prepare(8)", _i, (long long)frames[k],
+                      (long long)(made[1] - made[0]), (long long)made[0]);
+    }
+    ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    ck_assert_int_eq(acm_test_stats(d).step, steps);
     acm_domain_destroy(d);
 }
 END_TEST
@@ -2171,7 +2204,8 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, run_steps_match_launched_steps, 0, 6);
     tcase_add_test(tc, run_steps_follow_a_moved_static_solid);
     tcase_add_loop_test(tc, prepared_steps_change_nothing, 0, 2);
-    tcase_add_loop_test(tc, prepared_frames_record_nothing, 0, 6);
+    tcase_add_loop_test(tc, prepared_frames_record_nothing, 0, 9);
+    tcase_add_loop_test(tc, loops_serve_runs_of_many_lengths, 0, 2);
     tcase_add_loop_test(tc, smoke_steps_in_runs_match_launched, 0, 4);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);

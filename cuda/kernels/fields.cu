@@ -564,6 +564,8 @@ cudaError_t acm_launch_zero_words(uint32_t *p, size_t n, cudaStream_t s)
     return cudaGetLastError();
 }
 
+static_assert(sizeof(acm_put_blob) <= 4000, "a launch's parameters under 4 kB");
+
 __global__ void acm_put_kernel(const acm_put_blob blob)
 {
     for (uint32_t k = 0; k < blob.nseg; ++k) {

@@ -286,9 +286,11 @@ cudaError_t acm_launch_smoke_density(const acm_ib_grid &g, const int32_t m[3], i
  * its buffer at once), to up to ACM_PUT_SEGMENTS places in device memory:
  * segment k's `words` 8-byte words from word[first] to dst (8-byte aligned).
  * One launch (what a replayed run of steps takes from the host: its poses,
- * re-sort flags, step count and smoke plans; backend_graph.cu cu_put). */
-#define ACM_PUT_BYTES 3584 /* parameters under the 4 kB of every CUDA 12 */
-#define ACM_PUT_SEGMENTS 4
+ * re-sort flags, step count and smoke plans; backend_graph.cu cu_put); it
+ * costs the host about 3.4 us with 3.5 kB (H100), so a run sends only what
+ * its graph reads: each step's poses of the solids the host moves. */
+#define ACM_PUT_BYTES 3072 /* with the segments, parameters under the 4 kB of every CUDA 12 */
+#define ACM_PUT_SEGMENTS 32
 struct acm_put_segment {
     void *dst;
     uint32_t first, words;
@@ -496,6 +498,35 @@ cudaError_t acm_launch_body_run(acm_free_body *bodies, const acm_ib_batch &b,
 /* The poses of the batch's bodies into out[slot] (the first slot of a recorded run). */
 cudaError_t acm_launch_body_pose(const acm_free_body *bodies, const acm_ib_batch &b,
                                  acm_ib_pose *out, cudaStream_t s);
+/* step_sums.cu: a run of steps as a device loop (backend_graph.cu, "runs as
+ * loops"): a graph's WHILE node whose body is `steps` steps reading their
+ * inputs from fixed slots. acm_launch_run_shift (before the loop) moves the
+ * run's inputs of its first iteration into them, acm_launch_run_next (last in
+ * the body) counts the iteration k = ++iter[0], keeps the loop going while
+ * k < iter[1] and then moves the inputs of iteration k, or after the last
+ * posts the divergence key with the device's step count *batch to post
+ * (unless NULL), as acm_launch_key_post does. The inputs of iteration k: each
+ * solid's poses of steps steps * k + s, s = 0 .. steps, into slots[s * n + i]
+ * (a free body's, which the device makes: slot 0 from slot `steps`, the pose
+ * after the last iteration), their re-sort flags and the smokes' plans
+ * (`stride` 8-byte words a step). */
+struct acm_run_loop {
+    uint32_t *iter;          /* [0] the iteration, [1] the iterations (the run's inputs) */
+    const acm_ib_pose *poses; /* the run's: step j's of solid i at j * n + i, or NULL */
+    acm_ib_pose *slots;      /* (steps + 1) * n */
+    const uint32_t *flags;   /* the run's re-sort flags, a word a step, or NULL */
+    uint32_t *slot_flags;    /* steps */
+    const uint64_t *plans;   /* the smokes' plans of the run's steps, or NULL */
+    uint64_t *slot_plans;    /* steps * stride */
+    const unsigned long long *batch, *key;
+    unsigned long long *post;
+    uint64_t stride;
+    int32_t n, steps;
+    uint32_t free_bits;      /* the free bodies among the n solids */
+};
+cudaError_t acm_launch_run_shift(const acm_run_loop &l, cudaStream_t s);
+cudaError_t acm_launch_run_next(const acm_run_loop &l, cudaGraphConditionalHandle h,
+                                cudaStream_t s);
 /* n free bodies' Newton-Euler steps (rigid.h acm_body_advance_free): body i
  * of bodies (device memory) with the force and torque ft[6 i ..] into out[i];
  * rigid.cu, the host's rounding. */

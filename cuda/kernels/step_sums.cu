@@ -180,6 +180,72 @@ cudaError_t acm_launch_step_count(unsigned long long *batch, bool set, unsigned 
                                 set ? 1 : 0, key, out);
 }
 
+/* Iteration k's inputs into the slots (acm_run_loop). */
+__device__ void acm_run_inputs(const acm_run_loop &l, uint32_t k)
+{
+    const int words = (int)(sizeof(acm_ib_pose) / 8), n = l.n, b = l.steps;
+    const uint32_t j = (uint32_t)b * k;
+    if (l.poses != NULL) {
+        const uint64_t *from = (const uint64_t *)l.poses;
+        uint64_t *to = (uint64_t *)l.slots;
+        for (int t = (int)threadIdx.x; t < (b + 1) * n * words; t += (int)blockDim.x) {
+            const int slot = t / (n * words), i = t / words % n, w = t % words;
+            if ((l.free_bits >> i & 1u) == 0u) /* the host's plan */
+                to[t] = from[((size_t)(j + slot) * n + i) * words + w];
+            else if (slot == 0 && k > 0) /* where the last iteration left the body */
+                to[t] = to[((size_t)b * n + i) * words + w];
+        }
+    }
+    if (l.flags != NULL)
+        for (int t = (int)threadIdx.x; t < b; t += (int)blockDim.x)
+            l.slot_flags[t] = l.flags[j + t];
+    if (l.plans != NULL)
+        for (uint64_t w = threadIdx.x; w < (uint64_t)b * l.stride; w += blockDim.x)
+            l.slot_plans[w] = l.plans[j * l.stride + w];
+}
+
+__global__ void acm_run_loop_kernel(const acm_run_loop l, cudaGraphConditionalHandle h, int next)
+{
+    __shared__ uint32_t k;
+    __shared__ bool more;
+    if (threadIdx.x == 0) {
+        k = next ? l.iter[0] + 1u : 0u;
+        more = k < l.iter[1];
+        if (next) {
+            l.iter[0] = k;
+            cudaGraphSetConditional(h, more ? 1u : 0u);
+            if (!more && l.post != NULL)
+                acm_post_key(l.key, l.post, __ldcg(l.batch));
+        }
+    }
+    __syncthreads();
+    if (more)
+        acm_run_inputs(l, k);
+}
+
+static bool acm_run_loop_valid(const acm_run_loop &l)
+{
+    return l.iter != NULL && l.n >= 0 && l.steps > 0 && (l.poses == NULL || l.slots != NULL) &&
+           (l.flags == NULL || l.slot_flags != NULL) && (l.plans == NULL || l.slot_plans != NULL);
+}
+
+cudaError_t acm_launch_run_shift(const acm_run_loop &l, cudaStream_t s)
+{
+    if (!acm_run_loop_valid(l))
+        return cudaErrorInvalidValue;
+    acm_run_loop_kernel<<<1, 256, 0, s>>>(l, cudaGraphConditionalHandle(), 0);
+    return cudaGetLastError();
+}
+
+cudaError_t acm_launch_run_next(const acm_run_loop &l, cudaGraphConditionalHandle h,
+                                cudaStream_t s)
+{
+    if (!acm_run_loop_valid(l))
+        return cudaErrorInvalidValue;
+    acm_run_loop_kernel<<<1, 256, 0, s>>>(l, h, 1);
+    return cudaGetLastError();
+}
+
 __global__ void acm_key_post_kernel(const unsigned long long *key, unsigned long long *out,
                                     unsigned long long count)
 {

@@ -111,10 +111,11 @@ ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps);
  * moved by acm_solid_set_state() where its forces are gathered) records again
  * at the next call that needs it. It records each form that a frame loop's
  * calls take (the other parity when @p nsteps is odd, the solids as after
- * their first step, runs with and without re-sorts): a loop of
- * acm_cuda_step_async(@p nsteps) then records nothing (acm_cuda_graphs_recorded()).
- * Domains whose steps are not replayed from graphs (face functions, free bodies
- * with smoke, more than 16 solids or 4 smokes) only allocate. The state,
+ * their first step, runs with and without re-sorts, the steps a frame has
+ * after its loops of four): a loop of acm_cuda_step_async(@p nsteps) then
+ * records nothing (acm_cuda_graphs_recorded()). Domains whose steps are not
+ * replayed from graphs (face functions, moving solids whose forces are
+ * gathered, more than 16 solids or 4 smokes) only allocate. The state,
  * the step count and the solids are left as they were (the recording enqueues
  * nothing on the device beyond the graph's upload).
  *

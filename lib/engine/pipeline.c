@@ -103,9 +103,10 @@ acm_status acm__step_pipeline(acm_domain *d, int64_t nsteps, bool checks)
     return ACM_OK;
 }
 
-/* Recordings of one call's first run at most (CUDA: with and without re-sorts,
- * at either parity, before and after the solids' first step). */
-#define RECORDS_MAX 8
+/* Recordings of one call at most (CUDA: its first run with and without
+ * re-sorts, at either parity, before and after the solids' first step, and
+ * the last step of an odd call after a loop of the others). */
+#define RECORDS_MAX 16
 
 acm_status acm__step_record(acm_domain *d, int64_t nsteps)
 {

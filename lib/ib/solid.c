@@ -792,31 +792,42 @@ static bool on_backend(const acm_domain *d, const acm_solid *s)
     return d->bodies_on_backend && s->body.motion == ACM_MOTION_FREE;
 }
 
+/* Whether a moving solid at body b, last sorted at (sort_x, sort_q), may
+ * have drifted by a block since. */
+static bool drifted(const acm_domain *d, const acm_body *b, const double sort_x[3],
+                    const double sort_q[4])
+{
+    return b->motion != ACM_MOTION_STATIC && d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK &&
+           acm_body_displacement(sort_x, sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
+}
+
 /* A moving solid whose samples may have drifted by a block since its last sort. */
 static bool needs_resort(const acm_domain *d, const acm_solid *s)
 {
-    const acm_body *b = &s->body;
-    return b->motion != ACM_MOTION_STATIC && d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK &&
-           acm_body_displacement(s->sort_x, s->sort_q, b->x, b->q, b->r_max) >= d->layout.ib.sample_block;
+    return drifted(d, &s->body, s->sort_x, s->sort_q);
 }
 
 void acm__solids_plan(const acm_domain *d, int steps, acm_body *poses, uint32_t *resort)
 {
     const int32_t n = d->nsolids;
+    const double zero[3] = {0.0, 0.0, 0.0};
+    memset(resort, 0, (size_t)steps * sizeof *resort);
     for (int32_t i = 0; i < n; ++i) {
         const acm_solid *s = d->solids[i];
-        acm_solid sim = *s; /* the pose and the last sort's: what needs_resort reads */
-        const double zero[3] = {0.0, 0.0, 0.0};
-        poses[i] = sim.body;
+        if (s->body.motion == ACM_MOTION_FREE) /* the backend's to move */
+            continue;
+        acm_body b = s->body; /* the pose and the last sort's: what drifted reads */
+        double sort_x[3], sort_q[4];
+        memcpy(sort_x, s->sort_x, sizeof sort_x);
+        memcpy(sort_q, s->sort_q, sizeof sort_q);
+        poses[i] = b;
         for (int j = 0; j < steps; ++j) {
-            if (i == 0)
-                resort[j] = 0;
-            acm__body_advance(&sim.body, zero, zero); /* not free: no force enters */
-            poses[(size_t)(j + 1) * (size_t)n + (size_t)i] = sim.body;
-            if (needs_resort(d, &sim)) {
+            acm__body_advance(&b, zero, zero); /* not free: no force enters */
+            poses[(size_t)(j + 1) * (size_t)n + (size_t)i] = b;
+            if (drifted(d, &b, sort_x, sort_q)) {
                 resort[j] |= UINT32_C(1) << i;
-                memcpy(sim.sort_x, sim.body.x, sizeof sim.sort_x);
-                memcpy(sim.sort_q, sim.body.q, sizeof sim.sort_q);
+                memcpy(sort_x, b.x, sizeof sort_x);
+                memcpy(sort_q, b.q, sizeof sort_q);
             }
         }
     }

@@ -59,11 +59,12 @@ acm_ib_grid acm__ib_grid(const acm_domain *d);
  * 9.2), refuse runaway speeds, re-sort samples that drifted by a block. */
 acm_status acm__solids_after_step(acm_domain *d);
 
-/* What the next `steps` steps do to the solids of d when none moves freely
+/* What the next `steps` steps do to the solids of d that do not move freely
  * (no force enters their motion), as acm__solids_after_step does it:
  * poses[j * nsolids + i], the pose solid i is placed at in step j (j = steps:
  * after the last, where a re-sort after it sorts), and resort[j], the solids
- * (bit i, i < 32) that need a re-sort after step j. */
+ * (bit i, i < 32) that need a re-sort after step j. A free body's poses are
+ * left as they are and its bit clear (the backend moves it: CUDA runs). */
 void acm__solids_plan(const acm_domain *d, int steps, acm_body *poses, uint32_t *resort);
 
 /* Whether a solid of d moves freely. */
