@@ -405,9 +405,8 @@ static acm_status send_inputs(acm_domain *d)
     put.blob.nseg = put.blob.words = 0;
     ACM_TRY(cu_put_add(d, &put, m->counters + 2, &r.count0, sizeof r.count0));
     if (d->nsolids > 0) {
-        uint32_t sortable = 0, flags[ACM_RUN_STEPS] = {0};
-        for (int32_t i = 0; i < d->nsolids; ++i) /* a free body's flags come from the device */
-            sortable |= cu_ib_sortable(d, i) && !cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
+        uint32_t flags[ACM_RUN_STEPS] = {0}; /* a free body's come from the device */
+        const uint32_t sortable = cu_ib_bits(d, cu_ib_sortable) & ~cu_ib_bits(d, cu_ib_free);
         for (int j = 0; j < r.steps; ++j)
             flags[j] = r.resort[j] & sortable;
         ACM_TRY(cu_put_add(d, &put, m->ib.resort_flags, flags, sizeof flags));
@@ -551,8 +550,7 @@ static acm_run_loop loop_of(const acm_domain *d)
         l.flags = m->ib.resort_flags;
         l.slot_flags = m->ib.slot_flags;
         l.n = d->nsolids;
-        for (int32_t i = 0; i < d->nsolids; ++i)
-            l.free_bits |= cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
+        l.free_bits = cu_ib_bits(d, cu_ib_free);
     }
     if (d->nsmokes > 0) {
         l.plans = (const uint64_t *)m->run_smoke.dev;
@@ -571,9 +569,10 @@ static acm_status begin_record(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
-    r.inputs = loop_of(d);
-    if (r.loop)
+    if (r.loop) {
+        r.inputs = loop_of(d);
         trade_slots(m);
+    }
     ACM_TRY(cu_ib_bodies_pose(d));
     if (!r.loop)
         return ACM_OK;
@@ -627,7 +626,6 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     const int steps = run_steps(d, left, &r.loop);
     ACM_TRY(cu_bound_batch(d, steps));
     r.count0 = (unsigned long long)m->batch_step;
-    memset(r.resort, 0, sizeof r.resort);
     acm__solids_plan(d, steps, r.poses, r.resort);
     bool resorts = false;
     for (int j = 0; j < steps; ++j)
@@ -679,9 +677,7 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
 static acm_status record_resorts(acm_domain *d, int j)
 {
     cuda_impl *m = IMPL(d);
-    uint32_t mask = 0;
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        mask |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+    const uint32_t mask = cu_ib_bits(d, cu_ib_sortable);
     if (mask == 0)
         return ACM_OK;
     cudaStreamCaptureStatus status;

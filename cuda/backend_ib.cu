@@ -633,6 +633,14 @@ bool cu_ib_free(const acm_domain *d, int32_t i)
     return d->solids[i]->body.motion == ACM_MOTION_FREE;
 }
 
+uint32_t cu_ib_bits(const acm_domain *d, bool (*want)(const acm_domain *, int32_t))
+{
+    uint32_t bits = 0;
+    for (int32_t i = 0; i < d->nsolids && i < 32; ++i)
+        bits |= want(d, i) ? UINT32_C(1) << i : 0u;
+    return bits;
+}
+
 acm_status cu_ib_bodies_send(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
@@ -676,9 +684,7 @@ acm_status cu_ib_bodies_step(acm_domain *d, int j)
     const acm_ib_args a = cu_ib_args(d);
     const bool morton = d->layout.ib.sample_order == ACM_SAMPLE_ORDER_MORTON_BLOCK;
     const size_t n = (size_t)d->nsolids;
-    uint32_t sortable = 0;
-    for (int32_t i = 0; i < d->nsolids; ++i)
-        sortable |= cu_ib_sortable(d, i) ? UINT32_C(1) << i : 0u;
+    const uint32_t sortable = cu_ib_bits(d, cu_ib_sortable);
     return in_batches(
         d, [&](int32_t i) { return cu_ib_free(d, i); },
         [&](acm_ib_batch *b, int32_t i) {

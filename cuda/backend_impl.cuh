@@ -345,6 +345,8 @@ acm_status cu_ib_resort(acm_domain *d, bool (*want)(const acm_domain *, int32_t)
                         const uint32_t *flags, int slot, cudaStream_t s);
 /* Whether solid i is a free body that a run integrates on the device. */
 bool cu_ib_free(const acm_domain *d, int32_t i);
+/* The solids i that want(d, i) picks, bit i each (at most ACM_RUN_SOLIDS). */
+uint32_t cu_ib_bits(const acm_domain *d, bool (*want)(const acm_domain *, int32_t));
 /* Before a run with free bodies: the host's bodies to the device, unless
  * they are there (d->bodies_on_backend). */
 acm_status cu_ib_bodies_send(acm_domain *d);

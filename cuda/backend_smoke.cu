@@ -241,13 +241,11 @@ acm_status cu_smokes_follow(acm_domain *d, int j)
 {
     cuda_impl *m = IMPL(d);
     const cu_run_smoke &r = m->run_smoke;
-    uint32_t free_bits = 0;
+    const uint32_t free_bits = cu_ib_bits(d, cu_ib_free);
     int32_t nobs = 0;
     acm_smoke_obstacle o;
-    for (int32_t i = 0; i < d->nsolids; ++i) {
-        free_bits |= cu_ib_free(d, i) ? UINT32_C(1) << i : 0u;
+    for (int32_t i = 0; i < d->nsolids; ++i)
         nobs += acm__solid_obstacle(d->solids[i], i, true, &o) ? 1 : 0;
-    }
     if (free_bits == 0 || d->nsmokes == 0)
         return ACM_OK;
     acm_smoke_layout l;
