@@ -117,14 +117,15 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     CU_TRY(d, cudaMemsetAsync(m->fold_planes, 0, fold_bytes, m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->sum_scratch, acm_sum_scratch_bytes(), "reduction stage"));
     CU_TRY(d, cudaMemsetAsync(m->sum_scratch, 0, acm_sum_scratch_bytes(), m->stream));
-    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 5 * sizeof(unsigned long long), "counters"));
+    ACM_TRY(cu_dev_alloc(d, (void **)&m->counters, 6 * sizeof(unsigned long long), "counters"));
     m->loop_iter = (uint32_t *)(m->counters + 4);
+    CU_TRY(d, cudaMemsetAsync(m->counters + 5, 0, sizeof(unsigned long long), m->stream));
     ACM_TRY(cu_dev_alloc(d, &m->staging, ACM_STAGING_BYTES, "transfers"));
     CU_TRY(d, cudaMallocHost((void **)&m->host_counters, 4 * sizeof(unsigned long long)));
-    CU_TRY(d, cudaHostAlloc((void **)&m->seen, 2 * sizeof(unsigned long long),
+    CU_TRY(d, cudaHostAlloc((void **)&m->seen, 3 * sizeof(unsigned long long),
                             cudaHostAllocMapped));
     m->seen[0] = ACM_NO_KEY;
-    m->seen[1] = 0;
+    m->seen[1] = m->seen[2] = 0;
     CU_TRY(d, cudaHostGetDevicePointer((void **)&m->seen_dev, m->seen, 0));
     CU_TRY(d, cudaMallocHost((void **)&m->host_sums, 2 * sizeof(acm_gpu_sums)));
     CU_TRY(d, cudaMallocHost((void **)&m->host_planes, cu_planes_bytes(d)));
@@ -179,6 +180,8 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaEventDestroy(m->marker);
     if (m->seen != NULL)
         cudaFreeHost(m->seen);
+    if (m->inbox.host != NULL)
+        cudaFreeHost(m->inbox.host);
     if (m->side_done != NULL)
         cudaEventDestroy(m->side_done);
     if (m->side != NULL)

@@ -301,37 +301,87 @@ acm_status cu_reset_counters(acm_domain *d)
     return ACM_OK;
 }
 
-/* ---- the inputs of a replayed run: bytes packed into launches of acm_launch_put ------- */
+/* ---- the inputs of a replayed run: the inbox (kernels.cuh acm_launch_inbox) ---------------
+ * A replay's inputs are written into a slot of a ring in mapped host memory
+ * and read by its graph's first kernel: the host makes no call for them.
+ * Every graph launched with inputs reads one slot, in the order the host
+ * filled them (one stream: a stream is changed only once it is idle); the
+ * host fills a slot again once the device says it has read it. */
 
-acm_status cu_put_add(acm_domain *d, cu_put *p, void *dst, const void *src, size_t bytes)
+acm_status cu_inbox_ready(acm_domain *d, size_t words)
 {
-    acm_put_blob &b = p->blob;
-    unsigned char *to = (unsigned char *)dst;
-    const unsigned char *from = (const unsigned char *)src;
-    while (bytes > 0) {
-        if (b.nseg == ACM_PUT_SEGMENTS || b.words == ACM_PUT_BYTES / 8)
-            ACM_TRY(cu_put_flush(d, p));
-        const size_t room = ACM_PUT_BYTES - 8 * (size_t)b.words;
-        const size_t n = bytes < room ? bytes : room;
-        acm_put_segment *last = b.nseg > 0 ? &b.seg[b.nseg - 1] : NULL;
-        if (last != NULL && (unsigned char *)last->dst + 8 * (size_t)last->words == to &&
-            last->first + last->words == b.words)
-            last->words += (uint32_t)(n / 8); /* the bytes after the last segment's */
-        else
-            b.seg[b.nseg++] = {to, b.words, (uint32_t)(n / 8)};
-        memcpy(&b.word[b.words], from, n);
-        b.words += (uint32_t)(n / 8);
-        to += n;
-        from += n;
-        bytes -= n;
-    }
+    cuda_impl *m = IMPL(d);
+    cu_inbox &b = m->inbox;
+    const size_t need = 1 + words + 2 * (size_t)ACM_INBOX_SEGMENTS;
+    if (b.host != NULL && b.slot_words >= need)
+        return ACM_OK;
+    CU_TRY(d, cudaStreamSynchronize(m->stream)); /* the replays that read the old ring */
+    if (b.host != NULL)
+        cudaFreeHost(b.host);
+    b.host = NULL;
+    b.dev = NULL;
+    b.slot_words = 0;
+    void *host = NULL, *dev = NULL;
+    const size_t bytes = (size_t)ACM_INBOX_SLOTS * need * sizeof(uint64_t);
+    cudaError_t e = cudaHostAlloc(&host, bytes, cudaHostAllocMapped);
+    if (e == cudaSuccess && (e = cudaHostGetDevicePointer(&dev, host, 0)) != cudaSuccess)
+        cudaFreeHost(host);
+    if (e != cudaSuccess)
+        return cu_fail(d, e, "allocating the inputs of replayed steps (mapped host memory)");
+    b.host = (uint64_t *)host;
+    b.dev = (const uint64_t *)dev;
+    b.slot_words = need;
     return ACM_OK;
 }
 
-acm_status cu_put_flush(acm_domain *d, cu_put *p)
+acm_status cu_inbox_open(acm_domain *d, cu_inbox_fill *f)
 {
-    if (p->blob.nseg > 0)
-        CU_TRY(d, acm_launch_put(p->blob, IMPL(d)->stream));
-    p->blob.nseg = p->blob.words = 0;
+    cuda_impl *m = IMPL(d);
+    cu_inbox &b = m->inbox;
+    if (b.host == NULL)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "the inputs of a replay before their ring");
+    for (int tries = 0; b.sent - __atomic_load_n(&m->seen[2], __ATOMIC_ACQUIRE) >= ACM_INBOX_SLOTS;
+         ++tries) {
+        if (tries > 0) /* the stream is idle: every replay has read its slot */
+            return ACM_FAIL(d, ACM_ERR_INTERNAL, "the device read %llu slots of inputs, the "
+                            "host filled %llu", (unsigned long long)m->seen[2], b.sent);
+        CU_TRY(d, cudaStreamSynchronize(m->stream)); /* ACM_INBOX_SLOTS replays ahead */
+    }
+    f->slot = b.host + (b.sent % ACM_INBOX_SLOTS) * b.slot_words;
+    f->room = b.slot_words - 1 - 2 * (size_t)ACM_INBOX_SEGMENTS;
+    f->nseg = f->words = 0;
     return ACM_OK;
+}
+
+acm_status cu_inbox_add(acm_domain *d, cu_inbox_fill *f, void *dst, const void *src, size_t bytes)
+{
+    const size_t n = bytes / 8;
+    if (bytes % 8 != 0 || (uintptr_t)dst % 8 != 0 || n > f->room - f->words)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "%zu bytes of a replay's inputs do not fit its slot",
+                        bytes);
+    if (n == 0)
+        return ACM_OK;
+    acm_inbox_segment *last = f->nseg > 0 ? &f->seg[f->nseg - 1] : NULL;
+    if (last != NULL && (unsigned char *)last->dst + 8 * (size_t)last->words == dst) {
+        last->words += (uint32_t)n; /* the bytes after the last segment's */
+    } else {
+        if (f->nseg == ACM_INBOX_SEGMENTS)
+            return ACM_FAIL(d, ACM_ERR_INTERNAL, "a replay's inputs in more than %d pieces",
+                            ACM_INBOX_SEGMENTS);
+        f->seg[f->nseg++] = {dst, f->words, (uint32_t)n};
+    }
+    memcpy(f->slot + 1 + f->words, src, bytes);
+    f->words += (uint32_t)n;
+    return ACM_OK;
+}
+
+void cu_inbox_close(acm_domain *d, cu_inbox_fill *f)
+{
+    uint64_t *table = f->slot + 1 + f->words;
+    for (uint32_t k = 0; k < f->nseg; ++k) {
+        table[2 * k] = (uint64_t)(uintptr_t)f->seg[k].dst;
+        table[2 * k + 1] = f->seg[k].first | (uint64_t)f->seg[k].words << 32;
+    }
+    f->slot[0] = f->nseg | (uint64_t)f->words << 32;
+    ++IMPL(d)->inbox.sent;
 }

@@ -268,8 +268,9 @@ extern "C" acm_status acm_cuda_advance_many(acm_domain *d, int64_t nsteps, bool 
  * gathered, the pose its region is cut around), and whether the band
  * holds the samples' support (moot when a solid is placed in the run's first
  * step: that marks it anew). What changes from run to run comes from device
- * memory, written before each replay's graph by one launch (acm_launch_put,
- * cu_put; two with many solids or a long run with smoke): solid i's pose of
+ * memory, written by the graph's first kernel from the slot of the inbox the
+ * host filled before the launch (backend_device.cu; the host makes no call
+ * for it): solid i's pose of
  * step j at slot j * nsolids + i (slot steps * nsolids + i: after the run),
  * the re-sorts the host's plan makes after each step (acm__solids_plan), the
  * device's step count and the smokes' plans (backend_smoke.cu). A run in
@@ -391,6 +392,8 @@ static void run_key(const acm_domain *d, int steps, bool loop, bool resorts, cu_
     k->band_valid = placed || m->ib.band_valid;
     if (d->nsmokes > 0)
         cu_smokes_run_key(d, k);
+    k->inbox = m->inbox.dev;
+    k->inbox_words = m->inbox.slot_words;
 }
 
 /* What a replay takes from the host, before its graph: the device's step
@@ -401,30 +404,43 @@ static acm_status send_inputs(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
-    cu_put put;
-    put.blob.nseg = put.blob.words = 0;
-    ACM_TRY(cu_put_add(d, &put, m->counters + 2, &r.count0, sizeof r.count0));
+    cu_inbox_fill f;
+    ACM_TRY(cu_inbox_open(d, &f));
+    ACM_TRY(cu_inbox_add(d, &f, m->counters + 2, &r.count0, sizeof r.count0));
     if (d->nsolids > 0) {
         uint32_t flags[ACM_RUN_STEPS] = {0}; /* a free body's come from the device */
         const uint32_t sortable = cu_ib_bits(d, cu_ib_sortable) & ~cu_ib_bits(d, cu_ib_free);
         for (int j = 0; j < r.steps; ++j)
             flags[j] = r.resort[j] & sortable;
-        ACM_TRY(cu_put_add(d, &put, m->ib.resort_flags, flags, sizeof flags));
+        ACM_TRY(cu_inbox_add(d, &f, m->ib.resort_flags, flags, sizeof flags));
         const size_t n = (size_t)d->nsolids;
         for (size_t k = 0; k < (size_t)(r.steps + 1) * n; ++k) {
             if (cu_ib_free(d, (int32_t)(k % n))) /* its poses are the device's */
                 continue;
-            r.sent[k] = acm_ib_pose_of(r.poses[k]);
-            ACM_TRY(cu_put_add(d, &put, m->ib.poses + k, r.sent + k, sizeof *r.sent));
+            const acm_ib_pose pose = acm_ib_pose_of(r.poses[k]);
+            ACM_TRY(cu_inbox_add(d, &f, m->ib.poses + k, &pose, sizeof pose));
         }
     }
     if (d->nsmokes > 0)
-        ACM_TRY(cu_smokes_send(d, r.steps, &put));
+        ACM_TRY(cu_smokes_send(d, r.steps, &f));
     if (r.loop) { /* the first iteration and the count (acm_run_loop.iter) */
         const uint32_t iter[2] = {0u, (uint32_t)(r.steps / ACM_LOOP_STEPS)};
-        ACM_TRY(cu_put_add(d, &put, m->loop_iter, iter, sizeof iter));
+        ACM_TRY(cu_inbox_add(d, &f, m->loop_iter, iter, sizeof iter));
     }
-    return cu_put_flush(d, &put);
+    cu_inbox_close(d, &f);
+    return ACM_OK;
+}
+
+/* The most words send_inputs writes for a run of the domain (of any length:
+ * one ring for every run of its configuration). */
+static size_t inputs_words(const acm_domain *d)
+{
+    size_t bytes = sizeof(unsigned long long) + ACM_RUN_STEPS * sizeof(uint32_t) +
+                   (ACM_RUN_STEPS + 1) * (size_t)d->nsolids * sizeof(acm_ib_pose) +
+                   2 * sizeof(uint32_t);
+    if (d->nsmokes > 0)
+        bytes += ACM_RUN_STEPS * IMPL(d)->run_smoke.stride;
+    return bytes / 8;
 }
 
 /* The forms of a run beside the one the host's state gives now
@@ -569,6 +585,8 @@ static acm_status begin_record(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
+    const cu_inbox &b = m->inbox;
+    CU_TRY(d, acm_launch_inbox(b.dev, b.slot_words, m->counters + 5, m->seen_dev + 2, m->stream));
     if (r.loop) {
         r.inputs = loop_of(d);
         trade_slots(m);
@@ -620,6 +638,7 @@ extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool recor
     ACM_TRY(cu_ib_ready(d));
     if (d->nsmokes > 0)
         ACM_TRY(cu_smokes_run_ready(d));
+    ACM_TRY(cu_inbox_ready(d, inputs_words(d)));
     r.place_all = false;
     for (int32_t i = 0; i < d->nsolids; ++i)
         r.place_all |= cu_ib_sortable(d, i);
@@ -767,7 +786,11 @@ extern "C" acm_status acm_cuda_run_end(acm_domain *d, acm_status st, bool *again
     if (mode == CU_RUN_NONE || st != ACM_OK)
         return st;
     ACM_TRY(send_inputs(d));
-    CU_TRY(d, cudaGraphLaunch(m->run.graph->exec, m->stream));
+    const cudaError_t e = cudaGraphLaunch(m->run.graph->exec, m->stream);
+    if (e != cudaSuccess) {
+        --m->inbox.sent; /* its slot unread: the next replay fills it */
+        return cu_fail(d, e, "launching a run of steps");
+    }
     m->posted = true; /* by the run's last step */
     return ACM_OK;
 }

@@ -81,8 +81,8 @@ struct cu_smoke_key {          /* what a smoke's kernels in a run depend on */
 struct cu_graph_key {
     acm_step_args args;         /* of the first step (step_key 0: the device counts) */
     acm_resolved_layout layout; /* the kernel structure, block size, precision, storage */
-    int steps;                  /* a loop's: the steps of its body (2) */
-    int32_t loop;               /* a run of any even length as a device loop */
+    int steps;                  /* a loop's: the steps of its body (ACM_LOOP_STEPS) */
+    int32_t loop;               /* a run of any multiple of ACM_LOOP_STEPS as a device loop */
     /* a run with solids (zero without): their arrays, whether the band holds
      * their support, each solid's samples, motion and placement */
     acm_ib_args ib;
@@ -99,6 +99,8 @@ struct cu_graph_key {
     size_t smoke_stride;
     int32_t nsmokes, nobstacles;
     cu_smoke_key smoke[ACM_RUN_SMOKES];
+    const void *inbox; /* the ring its first kernel reads the inputs from, its slots' words */
+    size_t inbox_words;
 };
 struct cu_graph {
     cudaGraphExec_t exec; /* NULL: a free slot */
@@ -125,7 +127,6 @@ struct cu_run {
      * j * nsolids + i; after the run at steps * nsolids + i), their re-sorts
      * (bit i of word j: after step j), the device's step count before it */
     acm_body poses[(ACM_RUN_STEPS + 1) * ACM_RUN_SOLIDS];
-    acm_ib_pose sent[(ACM_RUN_STEPS + 1) * ACM_RUN_SOLIDS];
     uint32_t resort[ACM_RUN_STEPS];
     unsigned long long count0;
     /* a recording for a later state (acm_cuda_step_prepare): the host's state
@@ -134,9 +135,23 @@ struct cu_run {
     bool moved[ACM_RUN_SOLIDS], band_valid;
 };
 
-/* Bytes for the device packed into launches of acm_launch_put (backend_device.cu). */
-struct cu_put {
-    acm_put_blob blob;
+/* The inbox (backend_device.cu; kernels.cuh acm_launch_inbox): the ring of
+ * slots in mapped host memory that a replayed run's inputs are written into,
+ * and the slots the host has filled (the device's turn in counters[5], the
+ * slots it has read in seen[2]). */
+struct cu_inbox {
+    uint64_t *host;       /* ACM_INBOX_SLOTS slots of slot_words; NULL before the first run */
+    const uint64_t *dev;  /* the same, for the device */
+    size_t slot_words;
+    unsigned long long sent;
+};
+
+/* A slot being filled: its words, its segments, kept on the host until closed. */
+struct cu_inbox_fill {
+    uint64_t *slot;
+    size_t room;          /* words for the inputs */
+    uint32_t nseg, words;
+    acm_inbox_segment seg[ACM_INBOX_SEGMENTS];
 };
 
 /* The smokes of runs (backend_smoke.cu): what each step of a replay takes
@@ -205,11 +220,12 @@ struct cuda_impl {
     unsigned long long *counters;      /* [0] divergence key, [1] fallbacks, [2] the
                                           steps of a batch replayed from graphs, [3]
                                           fallbacks before the step a check follows,
-                                          [4] loop_iter */
+                                          [4] loop_iter, [5] the inbox's turn */
     unsigned long long *host_counters; /* pinned copy of the check's [0..3] */
     unsigned long long *seen;     /* mapped host memory: the divergence key [0] as the
                                      device last posted it, and the steps it covers [1]
-                                     (acm_launch_key_post; 0: none since the reset) */
+                                     (acm_launch_key_post; 0: none since the reset), the
+                                     inbox's slots the device has read [2] */
     unsigned long long *seen_dev; /* the same, for the device */
     bool posted;          /* the last step enqueued posts the key (a graph's does) */
     acm_gpu_sums *host_sums;           /* pinned [2] */
@@ -238,6 +254,7 @@ struct cuda_impl {
     int64_t graphs_recorded; /* since the domain was made (acm_cuda_graphs_recorded) */
     bool graphs_refused;  /* a run's capture failed: runs go kernel by kernel */
     cu_run run;
+    cu_inbox inbox;
     cu_run_smoke run_smoke;
     cu_kept kept;
     cu_graph graphs[ACM_GRAPHS];
@@ -321,10 +338,16 @@ void cu_replayed_step(acm_domain *d);
 /* ---- steps replayed from CUDA graphs (backend_graph.cu) ---------------------- */
 
 void cu_graphs_release(acm_domain *d);
-/* `bytes` (a multiple of 8) from src to dst on the device: packed into the
- * launch being filled, launched when it is full (cu_put_flush: the rest). */
-acm_status cu_put_add(acm_domain *d, cu_put *p, void *dst, const void *src, size_t bytes);
-acm_status cu_put_flush(acm_domain *d, cu_put *p);
+/* Room in every slot of the inbox for `words` words of inputs (a larger ring:
+ * the graphs recorded with the old one are no longer found). */
+acm_status cu_inbox_ready(acm_domain *d, size_t words);
+/* The next slot, once the device has read what it held (waits for the stream
+ * when the host is ACM_INBOX_SLOTS replays ahead). */
+acm_status cu_inbox_open(acm_domain *d, cu_inbox_fill *f);
+/* `bytes` (a multiple of 8) from src to dst on the device, at the next replay. */
+acm_status cu_inbox_add(acm_domain *d, cu_inbox_fill *f, void *dst, const void *src, size_t bytes);
+/* The slot's counts and segments written: the next graph launched reads it. */
+void cu_inbox_close(acm_domain *d, cu_inbox_fill *f);
 
 
 /* ---- decomposition (backend_slab.cu) and immersed boundary (backend_ib.cu) --- */
@@ -367,7 +390,7 @@ acm_status cu_smokes_run_ready(acm_domain *d);
 /* The smokes' part of a run's key. */
 void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k);
 /* The plans of a replayed run's `steps` steps, into the run's inputs. */
-acm_status cu_smokes_send(acm_domain *d, int steps, cu_put *put);
+acm_status cu_smokes_send(acm_domain *d, int steps, cu_inbox_fill *f);
 /* Into the run being recorded, after its step j's free bodies: that step's
  * plan made to follow them (the host plans their obstacles and solid
  * emitters at the poses it last had). */

@@ -235,7 +235,7 @@ void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k)
 
 static_assert(ACM_RUN_SMOKES <= ACM_SMOKE_FOLLOW, "a run's smokes follow its free bodies");
 static_assert(sizeof(acm_smoke_obstacle) % 8 == 0 && sizeof(acm_smoke_source) % 8 == 0,
-              "a step's plans in 8-byte words (cu_put, acm_run_loop)");
+              "a step's plans in 8-byte words (the inbox, acm_run_loop)");
 
 acm_status cu_smokes_follow(acm_domain *d, int j)
 {
@@ -258,10 +258,10 @@ acm_status cu_smokes_follow(acm_domain *d, int j)
     return ACM_OK;
 }
 
-acm_status cu_smokes_send(acm_domain *d, int steps, cu_put *put)
+acm_status cu_smokes_send(acm_domain *d, int steps, cu_inbox_fill *f)
 {
     const cu_run_smoke &r = IMPL(d)->run_smoke;
-    return cu_put_add(d, put, r.dev, r.host, (size_t)steps * r.stride);
+    return cu_inbox_add(d, f, r.dev, r.host, (size_t)steps * r.stride);
 }
 
 void cu_smokes_keep(acm_domain *d, bool save)

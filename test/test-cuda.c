@@ -1772,11 +1772,28 @@ END_TEST
  * scatter's atomics: launched runs differ by round-off); c 2 no solid; c 3
  * the cube a free body twice as dense as the fluid, launched as in c 1 (in
  * runs the device moves it, and the smoke's plans follow it there). Stepped
- * 120 times by acm_step (runs false: kernel by kernel, checked) or by
- * acm_cuda_step_async in calls of 1 to 16 after acm_cuda_step_prepare. */
-static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
+ * 120 times by acm_step (SMOKE_LAUNCHED: kernel by kernel, checked) or by
+ * acm_cuda_step_async after acm_cuda_step_prepare: in calls of 1 to 16
+ * (SMOKE_RUNS) or in 30 calls of 4 made while the device is held by a host
+ * function on the domain's stream (SMOKE_QUEUED: the host fills the inbox's
+ * slots of inputs, cuda/backend_device.cu, faster than the device reads
+ * them, and must wait for them to be read). */
+enum { SMOKE_LAUNCHED, SMOKE_RUNS, SMOKE_QUEUED };
+
+/* A host function on the domain's stream: the device's work behind it waits. */
+static void CUDART_CB hold_the_stream(void *seconds)
 {
-    static const int calls[] = {5, 1, 7, 2, 16, 3, 4, 6, 1, 1, 2};
+    const double t = *(const double *)seconds;
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
+static acm_domain *runs_smoke_scene(int c, int mode, acm_smoke **s)
+{
+    static const int mixed[] = {5, 1, 7, 2, 16, 3, 4, 6, 1, 1, 2}, fours[] = {4};
+    const bool runs = mode != SMOKE_LAUNCHED;
+    const int *calls = mode == SMOKE_QUEUED ? fours : mixed;
+    const int ncalls = mode == SMOKE_QUEUED ? 1 : (int)(sizeof mixed / sizeof mixed[0]);
     acm_domain_options o = acm_test_options(40, 24, 24, 0.02, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
     o.backend = ACM_BACKEND_CUDA;
     o.initial_velocity[0] = 0.05;
@@ -1813,13 +1830,29 @@ static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
     ck_assert_int_eq(acm_smoke_add_emitter(*s, &e), ACM_OK);
     if (runs)
         ACM_CK_OK(d, acm_cuda_step_prepare(d, calls[0]));
+    static const double hold = 0.3;
+    double t0 = now_s();
+    if (mode == SMOKE_QUEUED) { /* the device held while all the calls are made */
+        cudaStream_t stream = NULL;
+        ACM_CK_OK(d, acm_cuda_domain_get_stream(d, &stream));
+        ck_assert_int_eq(cudaLaunchHostFunc(stream, hold_the_stream, (void *)&hold), cudaSuccess);
+        t0 = now_s();
+    }
     int64_t left = 120;
-    for (int k = 0; left > 0; k = (k + 1) % (int)(sizeof calls / sizeof calls[0])) {
+    for (int k = 0; left > 0; k = (k + 1) % ncalls) {
         const int64_t n = calls[k] < left ? calls[k] : left;
         ACM_CK_OK(d, runs ? acm_cuda_step_async(d, n) : acm_step(d, n));
         left -= n;
     }
+    const double calls_s = now_s() - t0;
     ACM_CK_OK(d, acm_cuda_domain_synchronize(d));
+    if (mode == SMOKE_QUEUED) { /* 30 replays, the device ACM_INBOX_SLOTS = 8 behind at most */
+        printf("smoke in runs, case %d: 30 frames of 4 steps queued behind %.1f s on the device "
+               "enqueued in %.3f s\n", c, hold, calls_s);
+        ck_assert_msg(calls_s > 0.5 * hold, "30 replays enqueued in %.3f s while the device was "
+                      "held for %.1f s: the host did not wait for the slots of their inputs",
+                      calls_s, hold);
+    }
     ck_assert_int_eq(acm_test_stats(d).step, 120);
     return d;
 }
@@ -1834,16 +1867,20 @@ static acm_domain *runs_smoke_scene(int c, bool runs, acm_smoke **s)
  * 5e-12 on an H100). Cases 1 and 3 spread with atomics: their fluid differs
  * by round-off run to run and the particles' paths carry it (up to 5e-12
  * seen), bound 1e-9 (a particle misplaced by a wrong plan is cells away);
- * case 3's steps must have been replayed from graphs (the free body's runs). */
+ * case 3's steps must have been replayed from graphs (the free body's runs).
+ * _i 0-3: calls of 1 to 16 steps; 4-7: the same scenes queued (a plan or pose
+ * read from a slot the host had filled again would move the particles). */
 START_TEST(smoke_steps_in_runs_match_launched)
 {
+    const int c = _i % 4;
     acm_domain *d[3];
     acm_smoke *s[3];
     acm_smoke_info info[3];
     double *x[3];
     size_t nx[3];
     for (int r = 0; r < 3; ++r) { /* launched, launched again, runs */
-        d[r] = runs_smoke_scene(_i, r == 2, &s[r]);
+        d[r] = runs_smoke_scene(c, r < 2 ? SMOKE_LAUNCHED : (_i < 4 ? SMOKE_RUNS : SMOKE_QUEUED),
+                                &s[r]);
         memset(&info[r], 0, sizeof info[r]);
         info[r].version = ACM_SMOKE_INFO_VERSION;
         ck_assert_int_eq(acm_smoke_get_info(s[r], &info[r]), ACM_OK);
@@ -1851,7 +1888,7 @@ START_TEST(smoke_steps_in_runs_match_launched)
         ck_assert_int_eq(acm_smoke_get_particles(s[r], x[r], 3000, &nx[r]), ACM_OK);
     }
     printf("smoke in runs, case %d: emitted %llu / %llu, alive %llu / %llu, absorbed %llu / %llu, "
-           "left %llu / %llu (launched / runs)\n", _i, (unsigned long long)info[0].emitted,
+           "left %llu / %llu (launched / runs)\n", c, (unsigned long long)info[0].emitted,
            (unsigned long long)info[2].emitted, (unsigned long long)info[0].alive,
            (unsigned long long)info[2].alive, (unsigned long long)info[0].absorbed,
            (unsigned long long)info[2].absorbed, (unsigned long long)info[0].left,
@@ -1878,14 +1915,14 @@ START_TEST(smoke_steps_in_runs_match_launched)
     const double fluid_apart = most_apart(f[0], f[2], 27 * cells, &fluid_runs);
     printf("smoke in runs, case %d: %zu particles; coordinates launched twice %zu differ (at most "
            "%.2e), launched and in runs %zu differ (at most %.2e); populations launched twice %zu "
-           "differ (%.2e), in runs %zu (%.2e)\n", _i, nx[0], twins, noise, runs, apart,
+           "differ (%.2e), in runs %zu (%.2e)\n", c, nx[0], twins, noise, runs, apart,
            fluid_twins, fluid_noise, fluid_runs, fluid_apart);
     for (int r = 0; r < 3; ++r)
         free(f[r]);
     int64_t graphs = 0;
     ck_assert_int_eq(acm_cuda_graphs_recorded(d[2], &graphs), ACM_OK);
-    ck_assert_msg(graphs > 0, "case %d: the steps were not replayed from graphs", _i);
-    if (_i == 1 || _i == 3) {
+    ck_assert_msg(graphs > 0, "case %d: the steps were not replayed from graphs", c);
+    if (c == 1 || c == 3) {
         ck_assert_msg(apart <= 1e-9, "runs %g apart, twins %g", apart, noise);
     } else {
         ck_assert_msg(fluid_twins == 0 && fluid_runs == 0,
@@ -2206,7 +2243,7 @@ TEST_SUITE(cuda_suite)
     tcase_add_loop_test(tc, prepared_steps_change_nothing, 0, 2);
     tcase_add_loop_test(tc, prepared_frames_record_nothing, 0, 9);
     tcase_add_loop_test(tc, loops_serve_runs_of_many_lengths, 0, 2);
-    tcase_add_loop_test(tc, smoke_steps_in_runs_match_launched, 0, 4);
+    tcase_add_loop_test(tc, smoke_steps_in_runs_match_launched, 0, 8);
     suite_add_tcase(s, tc);
     tc = acm_tcase("accuracy", 600);
     tcase_add_test(tc, fp16_taylor_green_accuracy);

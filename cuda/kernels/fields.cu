@@ -564,28 +564,64 @@ cudaError_t acm_launch_zero_words(uint32_t *p, size_t n, cudaStream_t s)
     return cudaGetLastError();
 }
 
-static_assert(sizeof(acm_put_blob) <= 4000, "a launch's parameters under 4 kB");
+static_assert(sizeof(acm_inbox_segment) == 16, "a segment in two words of the slot");
 
-__global__ void acm_put_kernel(const acm_put_blob blob)
+/* The segment holding word w: the last whose first word is at most w. */
+__device__ static uint32_t acm_inbox_find(const acm_inbox_segment *seg, uint32_t nseg, uint32_t w)
 {
-    for (uint32_t k = 0; k < blob.nseg; ++k) {
-        const acm_put_segment &g = blob.seg[k];
-        uint64_t *dst = (uint64_t *)g.dst;
-        for (uint32_t w = threadIdx.x; w < g.words; w += blockDim.x)
-            dst[w] = blob.word[g.first + w];
+    uint32_t lo = 0, hi = nseg;
+    while (hi - lo > 1) {
+        const uint32_t mid = (lo + hi) / 2;
+        if (seg[mid].first <= w)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+__global__ void __launch_bounds__(512) acm_inbox_kernel(const uint64_t *__restrict__ ring,
+                                                        size_t slot_words,
+                                                        unsigned long long *turn,
+                                                        unsigned long long *read)
+{
+    __shared__ acm_inbox_segment seg[ACM_INBOX_SEGMENTS];
+    __shared__ uint64_t head;
+    const unsigned long long t = *turn;
+    const uint64_t *slot = ring + (t % ACM_INBOX_SLOTS) * slot_words;
+    if (threadIdx.x == 0)
+        head = __ldcv(slot); /* written by the host since the last launch: never cached */
+    __syncthreads();
+    const uint32_t nseg = min((uint32_t)head, (uint32_t)ACM_INBOX_SEGMENTS);
+    const uint32_t words = (uint32_t)(head >> 32);
+    const uint64_t *table = slot + 1 + words;
+    for (uint32_t k = threadIdx.x; k < nseg; k += blockDim.x) {
+        const uint64_t at = __ldcv(table + 2 * k), span = __ldcv(table + 2 * k + 1);
+        seg[k].dst = (void *)at;
+        seg[k].first = (uint32_t)span;
+        seg[k].words = (uint32_t)(span >> 32);
+    }
+    __syncthreads();
+#pragma unroll 4
+    for (uint32_t w = threadIdx.x; w < words && nseg > 0; w += blockDim.x) {
+        const uint64_t v = __ldcv(slot + 1 + w);
+        const acm_inbox_segment &g = seg[acm_inbox_find(seg, nseg, w)];
+        if (w - g.first < g.words)
+            ((uint64_t *)g.dst)[w - g.first] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        *turn = t + 1;
+        *(volatile unsigned long long *)read = t + 1; /* the slot may be written again */
     }
 }
 
-cudaError_t acm_launch_put(const acm_put_blob &blob, cudaStream_t s)
+cudaError_t acm_launch_inbox(const uint64_t *ring, size_t slot_words, unsigned long long *turn,
+                             unsigned long long *read, cudaStream_t s)
 {
-    if (blob.nseg > ACM_PUT_SEGMENTS || blob.words > ACM_PUT_BYTES / 8)
+    if (ring == NULL || turn == NULL || read == NULL || slot_words == 0)
         return cudaErrorInvalidValue;
-    for (uint32_t k = 0; k < blob.nseg; ++k)
-        if ((uintptr_t)blob.seg[k].dst % 8 != 0 ||
-            blob.seg[k].first + (uint64_t)blob.seg[k].words > blob.words)
-            return cudaErrorInvalidValue;
-    if (blob.nseg > 0)
-        acm_put_kernel<<<1, 128, 0, s>>>(blob);
+    acm_inbox_kernel<<<1, 512, 0, s>>>(ring, slot_words, turn, read);
     return cudaGetLastError();
 }
 

@@ -282,25 +282,25 @@ cudaError_t acm_launch_smoke_emit(const acm_smoke_source *src, int32_t nsrc, uin
 cudaError_t acm_launch_smoke_density(const acm_ib_grid &g, const int32_t m[3], int32_t sub,
                                      const double *x, const int32_t *age, uint64_t n, float *dst,
                                      cudaStream_t s);
-/* Bytes from the host, by value (the launch's own copy: the host may reuse
- * its buffer at once), to up to ACM_PUT_SEGMENTS places in device memory:
- * segment k's `words` 8-byte words from word[first] to dst (8-byte aligned).
- * One launch (what a replayed run of steps takes from the host: its poses,
- * re-sort flags, step count and smoke plans; backend_graph.cu cu_put); it
- * costs the host about 3.4 us with 3.5 kB (H100), so a run sends only what
- * its graph reads: each step's poses of the solids the host moves. */
-#define ACM_PUT_BYTES 3072 /* with the segments, parameters under the 4 kB of every CUDA 12 */
-#define ACM_PUT_SEGMENTS 32
-struct acm_put_segment {
+/* What a replayed run of steps takes from the host (its poses, re-sort flags,
+ * step count and smoke plans; backend_device.cu "the inbox"), read by the
+ * first kernel of its graph from a ring of ACM_INBOX_SLOTS slots of
+ * `slot_words` 8-byte words in mapped host memory: the slot turn[0] %
+ * ACM_INBOX_SLOTS (turn in device memory, counted on by the kernel, which then
+ * tells the host the slots it has read in read[0], mapped). A slot: word 0
+ * holds the count of its segments (low 32 bits) and of its words (high 32),
+ * the words follow, then the segments: segment k's `words` words from word
+ * `first` go to dst (8-byte aligned), the segments in the order of their
+ * words, which they cover. The host only writes host memory (a put launch of
+ * 3 kB cost it 3.4-5.3 us, H100), the kernel reads the slot over the bus. */
+#define ACM_INBOX_SLOTS 8
+#define ACM_INBOX_SEGMENTS 160
+struct acm_inbox_segment {
     void *dst;
     uint32_t first, words;
 };
-struct acm_put_blob {
-    acm_put_segment seg[ACM_PUT_SEGMENTS];
-    uint32_t nseg, words;
-    uint64_t word[ACM_PUT_BYTES / 8];
-};
-cudaError_t acm_launch_put(const acm_put_blob &blob, cudaStream_t s);
+cudaError_t acm_launch_inbox(const uint64_t *ring, size_t slot_words, unsigned long long *turn,
+                             unsigned long long *read, cudaStream_t s);
 /* Zero n 32-bit words, as a kernel: inside a graph a memset node costs the
  * host about 1.5 us at every launch of the graph, a kernel node nothing
  * measurable (H200, CUDA 13; docs/performance.md). */
