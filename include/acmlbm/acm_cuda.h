@@ -90,7 +90,9 @@ ACM_API acm_status acm_cuda_domain_get_stream(acm_domain *domain, cudaStream_t *
  * free body that reaches ::ACM_SOLID_MAX_SPEED there stays where it was; the domain is
  * marked diverged at that step when the body comes home, and
  * acm_cuda_domain_synchronize() reports it. acm_cuda_step_prepare() records the graphs
- * before the first frame.
+ * before the first frame. The inputs of a replayed run (poses, re-sorts, smoke plans) go
+ * through eight slots of mapped host memory: a call made while the device is eight
+ * replays behind waits for the stream first (after 1.12.0).
  *
  * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE,
  *         ::ACM_ERR_INVALID_ARG (faces), ::ACM_ERR_DIVERGED (an earlier call's steps),
