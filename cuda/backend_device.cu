@@ -1,7 +1,7 @@
 /*
  * libacmlbm -- what every host unit of the CUDA backend uses: the mapping of
  * CUDA errors, device memory, the sizes and the kernels' arguments of a
- * domain's storage, its counters, the bytes packed for acm_launch_put. It
+ * domain's storage, its counters, the inbox of replayed runs' inputs. It
  * calls into no other unit, so that the units form no loop (test/floors.py).
  * SPDX-License-Identifier: Apache-2.0
  */

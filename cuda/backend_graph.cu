@@ -396,10 +396,11 @@ static void run_key(const acm_domain *d, int steps, bool loop, bool resorts, cu_
     k->inbox_words = m->inbox.slot_words;
 }
 
-/* What a replay takes from the host, before its graph: the device's step
- * count as the host's was before the run (the replayed steps count on from
- * it), the re-sort flags (of the solids the device may re-sort), the poses
- * into their slots, the smokes' plans of the steps just made. */
+/* What a replay takes from the host, written into the next slot of the inbox
+ * before its graph is launched: the device's step count as the host's was
+ * before the run (the replayed steps count on from it), the re-sort flags (of
+ * the solids the device may re-sort), the poses into their slots, the smokes'
+ * plans of the steps just made, a loop's iterations. */
 static acm_status send_inputs(acm_domain *d)
 {
     cuda_impl *m = IMPL(d);
