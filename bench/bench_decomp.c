@@ -48,6 +48,12 @@
 #include "bench_host.h" /* bench_now, bench_cpu_model, bench_host_copy_bandwidth */
 #if ACM_HAVE_CUDA
 #include "bench_gpu_common.h" /* bench_copy_bandwidth */
+#include <nvtx3/nvToolsExt.h> /* the timed steps as a named range of a timeline */
+#define RANGE_BEGIN(name) nvtxRangePushA(name)
+#define RANGE_END() nvtxRangePop()
+#else
+#define RANGE_BEGIN(name) ((void)0)
+#define RANGE_END() ((void)0)
 #endif
 
 #include "bench_mpi.h" /* bench_group: the ranks of --mpi */
@@ -568,7 +574,9 @@ static acm_status time_steps(acm_domain *d, const bench_args *a, row *r, const b
     for (long done = 0; st == ACM_OK && done < a->steps; done += chunk) {
         const long k = chunk < a->steps - done ? chunk : a->steps - done;
         t0 = bench_now();
+        RANGE_BEGIN("timed steps"); /* bench/trace/acm-trace.sh */
         st = acm_step(d, k);
+        RANGE_END();
         r->seconds += bench_now() - t0;
         if (chunk < a->steps && g->rank == 0)
             fprintf(stderr, "%s:   %d slabs: %ld of %ld steps\n", prog, (int)r->slabs, done + k,

@@ -403,6 +403,7 @@ static void run_key(const acm_domain *d, int steps, bool loop, bool resorts, cu_
  * plans of the steps just made, a loop's iterations. */
 static acm_status send_inputs(acm_domain *d)
 {
+    const cu_range range("acm: inputs");
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
     cu_inbox_fill f;
@@ -629,6 +630,7 @@ static acm_status end_record(acm_domain *d, acm_status st);
 
 extern "C" acm_status acm_cuda_run_begin(acm_domain *d, int64_t left, bool record, int64_t *run)
 {
+    const cu_range range("acm: run begin");
     cuda_impl *m = IMPL(d);
     cu_run &r = m->run;
     *run = record ? 0 : 1;
@@ -740,6 +742,7 @@ static acm_status run_step(acm_domain *d)
 /* A recorded run: its capture ended, the host's state put back, the graph kept. */
 static acm_status end_record(acm_domain *d, acm_status st)
 {
+    const cu_range range("acm: graph made");
     cuda_impl *m = IMPL(d);
     if (m->run.looping)
         st = end_loop(d, st);
@@ -775,6 +778,7 @@ extern "C" acm_status acm_cuda_advance_step(acm_domain *d, acm_check when)
 
 extern "C" acm_status acm_cuda_run_end(acm_domain *d, acm_status st, bool *again)
 {
+    const cu_range range("acm: run end");
     cuda_impl *m = IMPL(d);
     const cu_run_mode mode = m->run.mode;
     m->run.mode = CU_RUN_NONE;

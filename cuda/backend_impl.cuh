@@ -10,9 +10,21 @@
 #ifndef ACMLBM_CUDA_BACKEND_IMPL_CUH
 #define ACMLBM_CUDA_BACKEND_IMPL_CUH
 
+#include <nvtx3/nvToolsExt.h> /* nvtxRangePushA, nvtxRangePop (header only) */
+
 #include "backend_cuda.h"
 #include "kernels.cuh"
 #include "rigid.h" /* acm_body */
+
+/* A named range of the host's work, from here to the end of the scope, for
+ * a timeline (NVTX: bench/trace/acm-trace.sh, Nsight Systems); without a
+ * tool attached a call costs a few nanoseconds. */
+struct cu_range {
+    explicit cu_range(const char *name) { nvtxRangePushA(name); }
+    ~cu_range() { nvtxRangePop(); }
+    cu_range(const cu_range &) = delete;
+    cu_range &operator=(const cu_range &) = delete;
+};
 
 /* Field transfers go in chunks of this: 64 MiB moves at full PCIe speed and
  * costs 4 B/cell at 256^3 (256 MiB cost 16, docs/performance.md). */

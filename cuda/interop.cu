@@ -26,6 +26,7 @@ static acm_status require_cuda(acm_domain *d)
 
 extern "C" ACM_API acm_status acm_cuda_step_async(acm_domain *domain, int64_t nsteps)
 {
+    const cu_range range("acm_cuda_step_async");
     ACM_TRY(require_cuda(domain));
     ACM_TRY(cu_take_seen(domain)); /* what an earlier call's steps found, without waiting */
     ACM_TRY(acm__step_check(domain, nsteps));
@@ -53,6 +54,7 @@ extern "C" ACM_API acm_status acm_cuda_graphs_recorded(acm_domain *domain, int64
 
 extern "C" ACM_API acm_status acm_cuda_domain_synchronize(acm_domain *domain)
 {
+    const cu_range range("acm_cuda_domain_synchronize");
     ACM_TRY(require_cuda(domain));
     return cu_check(domain);
 }

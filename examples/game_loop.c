@@ -53,6 +53,12 @@
 #include <acmlbm/acmlbm.h>
 #if ACM_HAVE_CUDA
 #include <acmlbm/acm_cuda.h> /* acm_cuda_step_async, acm_cuda_domain_set_stream */
+#include <nvtx3/nvToolsExt.h> /* the frame's parts as named ranges of a timeline */
+#define RANGE_BEGIN(name) nvtxRangePushA(name)
+#define RANGE_END() nvtxRangePop()
+#else
+#define RANGE_BEGIN(name) ((void)0)
+#define RANGE_END() ((void)0)
 #endif
 
 #include "cli.h" /* cli_long, cli_real, cli_dims, cli_backend */
@@ -933,15 +939,23 @@ static int game_frame(sim_state *s, world *w, const game_config *c, long frame, 
     const unsigned keys = poll_input(frame, c->frames);    /* 1. input */
     player_update(&w->p, keys, c->steps_per_frame);        /* 2. update */
     double cpu = thread_cpu_ms();
-    if (sim_begin_frame(s, w, c->steps_per_frame, &t) != 0) /* 3. enqueue */
+    RANGE_BEGIN("enqueue");
+    const int begun = sim_begin_frame(s, w, c->steps_per_frame, &t); /* 3. enqueue */
+    RANGE_END();
+    if (begun != 0)
         return -1;
     t.cpu = thread_cpu_ms() - cpu;
     const double g0 = now_ms();                            /* 4. game work meanwhile */
+    RANGE_BEGIN("game work");
     move_leaves(w);
     other_game_work(c->game_ms);
+    RANGE_END();
     t.game = now_ms() - g0;
     cpu = thread_cpu_ms();
-    if (sim_end_frame(s, w, &t) != 0)                      /* 5. sync, read the wind */
+    RANGE_BEGIN("wait and read");
+    const int ended = sim_end_frame(s, w, &t);             /* 5. sync, read the wind */
+    RANGE_END();
+    if (ended != 0)
         return -1;
     t.cpu += thread_cpu_ms() - cpu;
     t.switched = switched < 0 ? -1 : involuntary_switches() - switched;
@@ -979,8 +993,11 @@ static int run(sim_state *s, world *w, const game_config *c)
     if (rc != 0)
         fprintf(stderr, "%s: out of memory for %ld frame times\n", prog, c->frames);
     const double t0 = now_ms();
-    for (long f = 0; f < c->frames && rc == 0; ++f)
+    for (long f = 0; f < c->frames && rc == 0; ++f) {
+        RANGE_BEGIN("frame");
         rc = game_frame(s, w, c, f, &log);
+        RANGE_END();
+    }
     if (rc == 0) {
         const double n = (double)c->frames, wall = now_ms() - t0;
         printf("%ld frames in %.1f s; per frame: enqueue %.3f (the states handed over %.3f, "
