@@ -1127,14 +1127,32 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* A host function on the domain's stream: the device's work behind it waits. */
+static void CUDART_CB hold_the_stream(void *seconds)
+{
+    const double t = *(const double *)seconds;
+    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
+    nanosleep(&ts, NULL);
+}
+
 /* 150 steps in calls of 1 to 7 by acm_step (runs false: kernel by kernel,
  * checked) or acm_cuda_step_async (runs), then acm_cuda_domain_synchronize;
  * the first status that is not ACM_OK (the calls stop there). *host: seconds
- * the calls took. */
-static acm_status step_calls(acm_domain *d, bool runs, double *host)
+ * the calls took. held > 0 (runs): the domain's stream is held that many
+ * seconds first, so that the calls, their recordings among them, are made
+ * while the device is behind (the inbox full: cuda/backend_device.cu). */
+static acm_status step_calls_held(acm_domain *d, bool runs, double held, double *host)
 {
     static const int calls[] = {5, 1, 7, 2, 3, 4, 6, 1, 1, 2};
     *host = 0.0;
+    if (runs && held > 0.0) {
+        cudaStream_t stream = NULL;
+        const acm_status st = acm_cuda_domain_get_stream(d, &stream);
+        if (st != ACM_OK)
+            return st;
+        if (cudaLaunchHostFunc(stream, hold_the_stream, (void *)&held) != cudaSuccess)
+            return ACM_ERR_DEVICE;
+    }
     int64_t left = 150;
     for (int k = 0; left > 0; k = (k + 1) % (int)(sizeof calls / sizeof calls[0])) {
         const int64_t n = calls[k] < left ? calls[k] : left;
@@ -1148,13 +1166,19 @@ static acm_status step_calls(acm_domain *d, bool runs, double *host)
     return acm_cuda_domain_synchronize(d);
 }
 
+static acm_status step_calls(acm_domain *d, bool runs, double *host)
+{
+    return step_calls_held(d, runs, 0.0, host);
+}
+
 /* Two moving spheres with a static one between them in the sample arrays,
  * re-sorted at different steps: sphere A (2000 samples) as in resort_scene,
  * sphere B (300 samples) slower, the other way and turning the other way.
  * 150 steps on `backend`: by acm_step on the CPU, by step_calls on the GPU
  * (runs: acm_cuda_step_async). pos: A's and B's sample positions after
  * them (2300 of 3), resorts: their re-sort counts. */
-static acm_domain *two_movers(acm_backend backend, bool runs, double *pos, int64_t resorts[2])
+static acm_domain *two_movers(acm_backend backend, bool runs, double held, double *pos,
+                              int64_t resorts[2])
 {
     acm_domain_options o = acm_test_options(32, 16, 16, 0.05, ACM_COLLISION_DEFAULT,
                                             ACM_PRECISION_FP64);
@@ -1179,7 +1203,8 @@ static acm_domain *two_movers(acm_backend backend, bool runs, double *pos, int64
         free(areas);
     }
     double host = 0.0;
-    ACM_CK_OK(d, backend == ACM_BACKEND_CPU ? acm_step(d, 150) : step_calls(d, runs, &host));
+    ACM_CK_OK(d, backend == ACM_BACKEND_CPU ? acm_step(d, 150)
+                                            : step_calls_held(d, runs, held, &host));
     for (int k = 0; k < 2; ++k) {
         acm_solid *m = s[2 * k];
         ck_assert_int_eq(acm_solid_get_samples(m, pos + 6000 * k, (size_t)count[2 * k]), ACM_OK);
@@ -1195,20 +1220,22 @@ static acm_domain *two_movers(acm_backend backend, bool runs, double *pos, int64
  * flags of the step are set among all that may be re-sorted: each solid's
  * samples come out in the order the CPU's sort of it alone gives, with the
  * CPU's re-sort counts, the two solids re-sorted at different steps. Case 0
- * launched (acm_step), case 1 in runs (acm_cuda_step_async). */
+ * launched (acm_step), case 1 in runs (acm_cuda_step_async), case 2 in runs
+ * made while the device is held 0.3 s: the calls record and replay graphs
+ * with the inbox's slots all filled. */
 START_TEST(gpu_resorts_solids_together_like_the_cpu)
 {
     double *pc = malloc(2 * 3 * 2300 * sizeof(double)), *pg = pc + 6900;
     int64_t rc[2], rg[2];
     ck_assert_ptr_nonnull(pc);
-    acm_domain *cpu = two_movers(ACM_BACKEND_CPU, false, pc, rc);
-    acm_domain *gpu = two_movers(ACM_BACKEND_CUDA, _i == 1, pg, rg);
+    acm_domain *cpu = two_movers(ACM_BACKEND_CPU, false, 0.0, pc, rc);
+    acm_domain *gpu = two_movers(ACM_BACKEND_CUDA, _i >= 1, _i == 2 ? 0.3 : 0.0, pg, rg);
     double worst = 0.0;
     for (int i = 0; i < 6900; ++i)
         worst = fmax(worst, fabs(pg[i] - pc[i]));
     printf("two solids re-sorted, %s: re-sorts GPU %lld and %lld, CPU %lld and %lld; sample "
            "positions GPU vs CPU %.2e cells\n",
-           _i == 1 ? "in runs" : "launched", (long long)rg[0], (long long)rg[1],
+           _i == 2 ? "in runs behind a held stream" : _i == 1 ? "in runs" : "launched", (long long)rg[0], (long long)rg[1],
            (long long)rc[0], (long long)rc[1], worst);
     ck_assert_msg(rg[0] == rc[0] && rg[1] == rc[1], "re-sorts: GPU %lld %lld, CPU %lld %lld",
                   (long long)rg[0], (long long)rg[1], (long long)rc[0], (long long)rc[1]);
@@ -1747,13 +1774,24 @@ START_TEST(gpu_smoke_matches_cpu)
     ck_assert_int_eq(acm_cuda_smoke_density(NULL, 2, dev, nvox), ACM_ERR_NULL_POINTER);
     ck_assert_int_eq(acm_cuda_smoke_density(s[1], 2, dev, nvox), ACM_ERR_UNSUPPORTED);
     ck_assert_ptr_nonnull(strstr(acm_smoke_last_error(s[1]), "cpu"));
-    /* the wind at a few points, GPU against CPU */
-    const double pts[] = {5.5, 12.0, 12.0, 20.0, 3.3, 17.1, 39.9, 23.5, 0.2};
-    double w[2][9];
+    /* the wind at points, GPU (eight threads a point) against CPU: three by hand (one
+     * at the box's far x and near z), 37 spread over the box (blocks of 32 points) */
+    enum { NPTS = 40 };
+    double pts[3 * NPTS] = {5.5, 12.0, 12.0, 20.0, 3.3, 17.1, 39.9, 23.5, 0.2};
+    for (int k = 3; k < NPTS; ++k) {
+        pts[3 * k] = 0.3 + fmod(7.31 * k, 39.4);
+        pts[3 * k + 1] = 0.4 + fmod(3.17 * k, 23.2);
+        pts[3 * k + 2] = 0.1 + fmod(5.53 * k, 23.7);
+    }
+    double w[2][3 * NPTS];
     for (int b = 0; b < 2; ++b)
-        ACM_CK_OK(d[b], acm_domain_sample_velocity(d[b], pts, 3, w[b]));
-    for (int k = 0; k < 9; ++k)
+        ACM_CK_OK(d[b], acm_domain_sample_velocity(d[b], pts, NPTS, w[b]));
+    double wind = 0.0;
+    for (int k = 0; k < 3 * NPTS; ++k) {
         ck_assert_double_eq_tol(w[0][k], w[1][k], 1e-10);
+        wind = fmax(wind, fabs(w[1][k]));
+    }
+    ck_assert_msg(wind > 1e-4, "the points see wind: at most %g", wind); /* not all zero */
     ck_assert_int_eq(cudaFree(dev), cudaSuccess);
     ACM_CK_OK(d[0], acm_cuda_domain_set_stream(d[0], NULL));
     ck_assert_int_eq(cudaStreamDestroy(stream), cudaSuccess);
@@ -1779,14 +1817,6 @@ END_TEST
  * slots of inputs, cuda/backend_device.cu, faster than the device reads
  * them, and must wait for them to be read). */
 enum { SMOKE_LAUNCHED, SMOKE_RUNS, SMOKE_QUEUED };
-
-/* A host function on the domain's stream: the device's work behind it waits. */
-static void CUDART_CB hold_the_stream(void *seconds)
-{
-    const double t = *(const double *)seconds;
-    struct timespec ts = {(time_t)t, (long)((t - (double)(time_t)t) * 1e9)};
-    nanosleep(&ts, NULL);
-}
 
 static acm_domain *runs_smoke_scene(int c, int mode, acm_smoke **s)
 {
@@ -2237,7 +2267,7 @@ TEST_SUITE(cuda_suite)
     tc = acm_tcase("solids", 600);
     tcase_add_loop_test(tc, gpu_solids_match_cpu, 0, 12);
     tcase_add_test(tc, gpu_resorts_samples_like_the_cpu);
-    tcase_add_loop_test(tc, gpu_resorts_solids_together_like_the_cpu, 0, 2);
+    tcase_add_loop_test(tc, gpu_resorts_solids_together_like_the_cpu, 0, 3);
     tcase_add_loop_test(tc, run_steps_match_launched_steps, 0, 6);
     tcase_add_test(tc, run_steps_follow_a_moved_static_solid);
     tcase_add_loop_test(tc, prepared_steps_change_nothing, 0, 2);

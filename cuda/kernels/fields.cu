@@ -81,28 +81,42 @@ __device__ void acm_cell_velocity(const acm_step_args &a, const T *__restrict__ 
     acm_velocity_of(a, k, f, u);
 }
 
-/* One thread per point: the 8 cells around it, weighted (lib/core/smoke_math.h). */
+/* Eight threads per point, one for each of the 8 cells around it (lib/core/
+ * smoke_math.h); the point's first thread sums their weighted velocities in
+ * the corners' order, as one thread would. A point's corners are read in
+ * parallel: with one thread a point the 16 probes of examples/game_loop took
+ * 26 us, one warp's chain of 8 x 27 loads (docs/performance.md, "Timelines").
+ * Every lane of a warp reaches the shuffles: the grid is whole warps. */
+#define ACM_SAMPLE_LANES 8
 template <typename T>
 __global__ void acm_sample_velocity_kernel(const acm_step_args a, const acm_ib_grid g,
                                            const T *__restrict__ cur, const double *points,
                                            double *out, uint32_t count)
 {
-    const uint32_t p = blockIdx.x * blockDim.x + threadIdx.x;
-    if (p >= count)
-        return;
-    const double X[3] = {points[3 * p], points[3 * p + 1], points[3 * p + 2]};
-    int32_t c[3][2];
-    double f[3], v[3] = {0.0, 0.0, 0.0};
-    acm_smoke_stencil(&g, X, c, f);
-    for (int q = 0; q < 8; ++q) {
-        double u[3];
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const uint64_t p = t / ACM_SAMPLE_LANES;
+    const int q = (int)(t % ACM_SAMPLE_LANES);
+    double w = 0.0, u[3] = {0.0, 0.0, 0.0};
+    if (p < count) {
+        const double X[3] = {points[3 * p], points[3 * p + 1], points[3 * p + 2]};
+        int32_t c[3][2];
+        double f[3];
+        acm_smoke_stencil(&g, X, c, f);
         acm_cell_velocity<T>(a, cur, (uint32_t)acm_smoke_corner(&g, c, q), u);
-        const double w = acm_smoke_weight(q, f);
-        for (int d = 0; d < 3; ++d)
-            v[d] += w * u[d];
+        w = acm_smoke_weight(q, f);
     }
-    for (int d = 0; d < 3; ++d)
-        out[3 * p + d] = v[d];
+    const int first = (int)(threadIdx.x % 32u) - q; /* the point's first lane */
+    double v[3] = {0.0, 0.0, 0.0};
+#pragma unroll
+    for (int r = 0; r < ACM_SAMPLE_LANES; ++r) {
+        const double wr = __shfl_sync(0xffffffffu, w, first + r);
+#pragma unroll
+        for (int d = 0; d < 3; ++d)
+            v[d] += wr * __shfl_sync(0xffffffffu, u[d], first + r);
+    }
+    if (p < count && q == 0)
+        for (int d = 0; d < 3; ++d)
+            out[3 * p + d] = v[d];
 }
 
 /* Physical state = f^eq(rho, u) of arrays or uniform values. */
@@ -383,8 +397,10 @@ cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        acm_sample_velocity_kernel<T><<<acm_blocks(count, acm_aux_block), acm_aux_block, 0, s>>>(
-            a, g, (const T *)cur, points, out, count);
+        const uint64_t threads = (uint64_t)count * ACM_SAMPLE_LANES;
+        const unsigned blocks = (unsigned)((threads + acm_aux_block - 1) / acm_aux_block);
+        acm_sample_velocity_kernel<T><<<blocks, acm_aux_block, 0, s>>>(a, g, (const T *)cur,
+                                                                       points, out, count);
     });
     return cudaGetLastError();
 }
