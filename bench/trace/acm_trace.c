@@ -261,17 +261,21 @@ static int enable(CUpti_ActivityKind kind, const char *what)
 }
 
 /* Called by the CUDA driver at cuInit (CUDA_INJECTION64_PATH). */
-__attribute__((visibility("default"))) int InitializeInjection(void)
+__attribute__((visibility("default"))) int InitializeInjection(void);
+int InitializeInjection(void)
 {
     tracer *t = the_tracer();
     const char *path = getenv("ACM_TRACE_OUT");
     const char *graphs = getenv("ACM_TRACE_GRAPHS");
     pthread_mutex_lock(&t->lock);
-    if (t->out == NULL)
+    const int again = t->out != NULL; /* the driver calls it once a process; once is enough */
+    if (!again)
         t->out = fopen(path != NULL && *path != '\0' ? path : "acm-trace.json", "w");
-    if (t->out != NULL)
+    if (!again && t->out != NULL)
         fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n", t->out);
     pthread_mutex_unlock(&t->lock);
+    if (again)
+        return 1;
     if (t->out == NULL) {
         perror("acm-trace: the trace file");
         return 0;
