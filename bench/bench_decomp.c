@@ -48,16 +48,11 @@
 #include "bench_host.h" /* bench_now, bench_cpu_model, bench_host_copy_bandwidth */
 #if ACM_HAVE_CUDA
 #include "bench_gpu_common.h" /* bench_copy_bandwidth */
-#include <nvtx3/nvToolsExt.h> /* the timed steps as a named range of a timeline */
-#define RANGE_BEGIN(name) nvtxRangePushA(name)
-#define RANGE_END() nvtxRangePop()
-#else
-#define RANGE_BEGIN(name) ((void)0)
-#define RANGE_END() ((void)0)
 #endif
 
 #include "bench_mpi.h" /* bench_group: the ranks of --mpi */
 #include "cli.h"       /* cli_long, cli_dims, cli_backend, cli_failed */
+#include "timeline.h"  /* RANGE_BEGIN, RANGE_END: the timed steps in a timeline */
 
 #define MAX_COUNTS 16        /* entries of --slabs */
 #define MAX_ROWS (2 * MAX_COUNTS) /* --exchange both: two rows a slab count */

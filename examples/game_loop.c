@@ -53,15 +53,10 @@
 #include <acmlbm/acmlbm.h>
 #if ACM_HAVE_CUDA
 #include <acmlbm/acm_cuda.h> /* acm_cuda_step_async, acm_cuda_domain_set_stream */
-#include <nvtx3/nvToolsExt.h> /* the frame's parts as named ranges of a timeline */
-#define RANGE_BEGIN(name) nvtxRangePushA(name)
-#define RANGE_END() nvtxRangePop()
-#else
-#define RANGE_BEGIN(name) ((void)0)
-#define RANGE_END() ((void)0)
 #endif
 
-#include "cli.h" /* cli_long, cli_real, cli_dims, cli_backend */
+#include "cli.h"      /* cli_long, cli_real, cli_dims, cli_backend */
+#include "timeline.h" /* RANGE_BEGIN, RANGE_END: the frame's parts in a timeline */
 #include "shapes.h"
 
 #ifndef M_PI
