@@ -182,6 +182,10 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
         cudaFreeHost(m->seen);
     if (m->inbox.host != NULL)
         cudaFreeHost(m->inbox.host);
+    if (m->read_host != NULL)
+        cudaFreeHost(m->read_host);
+    if (m->read_done != NULL)
+        cudaEventDestroy(m->read_done);
     if (m->side_done != NULL)
         cudaEventDestroy(m->side_done);
     if (m->side != NULL)

@@ -370,8 +370,8 @@ static void run_key(const acm_domain *d, int steps, bool loop, bool resorts, cu_
     const acm_ib_args a = cu_ib_args(d);
     memcpy(&k->ib, &a, sizeof a);
     const cuda_ib &ib = m->ib;
-    const void *more[9] = {ib.poses,  ib.resort_flags, ib.sort_scratch, ib.origin, ib.scratch,
-                           ib.bodies, ib.partials,     ib.ft,          ib.fold};
+    const void *more[11] = {ib.poses,  ib.resort_flags, ib.slots, ib.slot_flags, ib.sort_scratch,
+                            ib.origin, ib.scratch,      ib.bodies, ib.partials,  ib.ft, ib.fold};
     memcpy(k->ib_more, more, sizeof more);
     k->sort_bytes = ib.sort_bytes;
     k->scratch_bytes = ib.scratch_bytes;

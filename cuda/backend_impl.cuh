@@ -98,16 +98,17 @@ struct cu_graph_key {
     /* a run with solids (zero without): their arrays, whether the band holds
      * their support, each solid's samples, motion and placement */
     acm_ib_args ib;
-    const void *ib_more[9]; /* the other arrays its kernels read: poses, re-sort flags and
-                               scratch, sampling indices, gather lists, free bodies, the
-                               sums' partials, results and stage */
+    const void *ib_more[11]; /* the other arrays its kernels read: poses and re-sort flags
+                                (a loop's slots of them too), re-sort scratch, sampling
+                                indices, gather lists, free bodies, the sums' partials,
+                                results and stage */
     size_t sort_bytes, scratch_bytes;
     int32_t nsolids, band_valid;
     int32_t resorts; /* the run's steps hold their re-sorts (conditional nodes) */
     int32_t redo_apart; /* the safety net's redo pass is a kernel of its own */
     cu_solid_key solid[ACM_RUN_SOLIDS];
     /* a run with smoke (zero without): the plans' device record, each smoke's */
-    const void *smoke_plans;
+    const void *smoke_plans, *smoke_slots; /* a run's plans and a loop's slots of them */
     size_t smoke_stride;
     int32_t nsmokes, nobstacles;
     cu_smoke_key smoke[ACM_RUN_SMOKES];
@@ -247,6 +248,13 @@ struct cuda_impl {
     bool smoke_capture;   /* the next step writes it (acm_cuda_smoke_velocity) */
     double *probe;        /* acm_domain_sample_velocity: points, then velocities */
     size_t probe_bytes;
+    /* acm_domain_sample_velocity_begin: mapped host memory read and written by its
+     * kernel (read_cap points, then their velocities), done at read_done */
+    double *read_host;
+    const double *read_dev;
+    size_t read_cap;
+    cudaEvent_t read_done;
+    bool read_queued;
     cudaStream_t stream;
     cudaEvent_t marker;   /* orders work between this domain's stream and another's */
     cudaStream_t side;    /* a slab's: the copies into its ghost planes (planes_copy) */

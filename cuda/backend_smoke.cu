@@ -213,6 +213,7 @@ void cu_smokes_run_key(const acm_domain *d, cu_graph_key *k)
 {
     const cu_run_smoke &r = IMPL(d)->run_smoke;
     k->smoke_plans = r.dev;
+    k->smoke_slots = r.slots;
     k->smoke_stride = r.stride;
     k->nsmokes = d->nsmokes;
     for (int32_t i = 0; i < d->nsmokes; ++i) {
@@ -453,5 +454,64 @@ extern "C" acm_status acm_cuda_sample_velocity(acm_domain *d, const double *poin
     CU_TRY(d, cudaMemcpyAsync(velocity, m->probe + 3 * count, bytes, cudaMemcpyDeviceToHost,
                               m->stream));
     CU_TRY(d, cudaStreamSynchronize(m->stream));
+    return ACM_OK;
+}
+
+/* Room for a queued read of count points in mapped host memory (the last
+ * read is done: the API begins one at a time). */
+static acm_status read_room(acm_domain *d, size_t count)
+{
+    cuda_impl *m = IMPL(d);
+    if (m->read_done == NULL)
+        CU_TRY(d, cudaEventCreateWithFlags(&m->read_done, cudaEventDisableTiming));
+    if (m->read_cap >= count)
+        return ACM_OK;
+    if (m->read_host != NULL)
+        cudaFreeHost(m->read_host);
+    m->read_host = NULL;
+    m->read_dev = NULL;
+    m->read_cap = 0;
+    void *host = NULL, *dev = NULL;
+    cudaError_t e = cudaHostAlloc(&host, 6 * count * sizeof(double), cudaHostAllocMapped);
+    if (e == cudaSuccess && (e = cudaHostGetDevicePointer(&dev, host, 0)) != cudaSuccess)
+        cudaFreeHost(host);
+    if (e != cudaSuccess)
+        return cu_fail(d, e, "allocating the points of a velocity read (mapped host memory)");
+    m->read_host = (double *)host;
+    m->read_dev = (const double *)dev;
+    m->read_cap = count;
+    return ACM_OK;
+}
+
+/* The points into mapped memory, one kernel behind the stream's steps (it
+ * reads them and writes the velocities over the bus), an event after it. */
+extern "C" acm_status acm_cuda_sample_velocity_begin(acm_domain *d, const double *points,
+                                                     size_t count)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    if (cu_stream_captured(m))
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "the domain's stream is being captured into a "
+                        "graph: a queued read would be captured with it (read after the capture)");
+    ACM_TRY(read_room(d, count));
+    memcpy(m->read_host, points, 3 * count * sizeof(double));
+    CU_TRY(d, acm_launch_sample_velocity(cu_step_args(d), acm__ib_grid(d), cu_state_array(m),
+                                         m->elem, m->read_dev,
+                                         (double *)m->read_dev + 3 * m->read_cap,
+                                         (uint32_t)count, m->stream));
+    CU_TRY(d, cudaEventRecord(m->read_done, m->stream));
+    m->read_queued = true;
+    return ACM_OK;
+}
+
+extern "C" acm_status acm_cuda_sample_velocity_end(acm_domain *d, double *velocity, size_t count)
+{
+    ACM_TRY(cu_enter(d));
+    cuda_impl *m = IMPL(d);
+    if (!m->read_queued || count > m->read_cap)
+        return ACM_FAIL(d, ACM_ERR_INTERNAL, "no velocity read of %zu points is queued", count);
+    m->read_queued = false;
+    CU_TRY(d, cudaEventSynchronize(m->read_done));
+    memcpy(velocity, m->read_host + 3 * m->read_cap, 3 * count * sizeof(double));
     return ACM_OK;
 }

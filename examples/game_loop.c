@@ -10,8 +10,11 @@
  * -- and bouncing off the walls; the game sets its pose and velocity every
  * frame with acm_solid_set_state(). Its wake is the wind that the rest of the
  * level feels: three flags on poles and three leaves carried by the air read
- * the wind at their positions once a frame with acm_domain_sample_velocity()
- * (six points: no field is ever copied). With --smoke the ball trails smoke
+ * the wind at their positions once a frame (six points: no field is ever
+ * copied): by default the read is queued with the frame's steps
+ * (acm_domain_sample_velocity_begin, at the leaves' places before the frame's
+ * drift) and collected at the sync point (_end); --wind-read now reads after
+ * the sync point instead (acm_domain_sample_velocity, where the leaves are then). With --smoke the ball trails smoke
  * (an emitter on its surface, ACM_EMITTER_SOLID). With --crates N, N loose
  * balls three times as dense as the air (ACM_MOTION_FREE) float along the
  * player's path and are pushed by its wake; the game reads their state once
@@ -26,10 +29,11 @@
  *   2. update: the game moves the player (and keeps the crates apart) and
  *      hands the states to the solver;
  *   3. enqueue the frame's steps: acm_cuda_step_async() on the game's own CUDA
- *      stream, or acm_step() on the CPU (synchronous: it takes the time);
+ *      stream, or acm_step() on the CPU (synchronous: it takes the time), and
+ *      the read of the wind behind them;
  *   4. game work on the CPU while the GPU steps (leaves, AI, animation:
  *      --game-ms of it), using the wind read in the previous frame;
- *   5. sync point: wait for the steps, then read the wind at the probes.
+ *   5. sync point: wait for the steps, then collect the wind at the probes.
  * The simulation's share of the frame is what the game waits for: the time
  * of 3 (with the state handed over in 2), of the wait in 5 and of the wind
  * read. Every --every frames a line shows the keys down, the player, these
@@ -89,6 +93,7 @@ typedef struct game_config {
     int smoke;           /* trail smoke behind the player */
     int prepare;         /* record the steps' graphs at level load (acm_cuda_step_prepare) */
     long crates;         /* loose balls the wake pushes (free bodies) */
+    int read_now;        /* --wind-read now: the wind read after the sync point */
 } game_config;
 
 static void usage(FILE *fp)
@@ -109,6 +114,8 @@ static void usage(FILE *fp)
             "[0, %d] (default 0)\n"
             "  --no-prepare             leave the recording of the steps' CUDA graphs to the "
             "first frame (default: at level load, acm_cuda_step_prepare)\n"
+            "  --wind-read queued|now   queue the wind's read with the frame's steps and collect "
+            "it at the sync point (default), or read it after the sync point\n"
             "  --help                   print this and exit\n",
             prog, MAX_CRATES);
 }
@@ -132,6 +139,13 @@ static int parse_option(const char *name, const char *value, game_config *c)
         return cli_long(prog, name, value, 0, 256, &c->threads);
     if (strcmp(name, "--crates") == 0)
         return cli_long(prog, name, value, 0, MAX_CRATES, &c->crates);
+    if (strcmp(name, "--wind-read") == 0) {
+        c->read_now = strcmp(value, "now") == 0;
+        if (c->read_now || strcmp(value, "queued") == 0)
+            return 0;
+        fprintf(stderr, "%s: --wind-read takes queued or now, not '%s'\n", prog, value);
+        return -1;
+    }
     fprintf(stderr, "%s: unknown option '%s' (see --help)\n", prog, name);
     return -1;
 }
@@ -150,7 +164,7 @@ static int runs_on_gpu(acm_backend backend)
 /* 0 to run, 1 after --help, 2 after a usage error. */
 static int parse_args(int argc, char **argv, game_config *c)
 {
-    const game_config defaults = {ACM_BACKEND_AUTO, {0, 0, 0}, 600, 4, 30, 2.0, 0, 0, 1, 0};
+    const game_config defaults = {ACM_BACKEND_AUTO, {0, 0, 0}, 600, 4, 30, 2.0, 0, 0, 1, 0, 0};
     *c = defaults;
     for (int k = 1; k < argc; ++k) {
         if (strcmp(argv[k], "--help") == 0 || strcmp(argv[k], "-h") == 0) {
@@ -378,6 +392,7 @@ typedef struct sim_state {
     acm_solid_state crate_state[MAX_CRATES]; /* read after the last frame's steps */
     acm_smoke *smoke;
     int gpu;
+    int read_now;      /* the wind read after the sync point (else queued with the steps) */
     double prepare_ms; /* the level load's acm_cuda_step_prepare; < 0: not called */
     int64_t graphs_at_load; /* CUDA graphs of steps recorded by then (acm_cuda_graphs_recorded) */
 #if ACM_HAVE_CUDA
@@ -675,6 +690,7 @@ static int sim_init(sim_state *s, const game_config *c, const world *w)
     if (c->smoke && create_smoke(s, c->steps_per_frame) != 0)
         return -1;
     s->prepare_ms = -1.0;
+    s->read_now = c->read_now;
 #if ACM_HAVE_CUDA
     if (s->gpu && attach_stream(s) != 0)
         return -1;
@@ -708,8 +724,18 @@ static void print_recordings(const sim_state *s)
 #endif
 }
 
+/* The wind's read at the probes, queued behind the steps just enqueued. */
+static int begin_read(sim_state *s, const world *w)
+{
+    if (s->read_now)
+        return 0;
+    const acm_status rc = acm_domain_sample_velocity_begin(s->d, &w->probes[0][0], N_PROBES);
+    return cli_failed(prog, rc, "acm_domain_sample_velocity_begin",
+                      acm_domain_last_error(s->d)) ? -1 : 0;
+}
+
 /* Hand the player's state (and the crates' after their contacts) to the
- * solver and start the frame's steps. */
+ * solver, start the frame's steps and the read of the wind after them. */
 static int sim_begin_frame(sim_state *s, const world *w, long steps, frame_times *t)
 {
     const double t0 = now_ms();
@@ -733,16 +759,19 @@ static int sim_begin_frame(sim_state *s, const world *w, long steps, frame_times
             if (cli_failed(prog, rc, "acm_cuda_smoke_density", acm_smoke_last_error(s->smoke)))
                 return -1;
         }
+        const int begun = begin_read(s, w);
         t->enqueue = now_ms() - t0;
-        return 0;
+        return begun;
     }
 #endif
     rc = acm_step(s->d, steps);
+    const int begun = cli_failed(prog, rc, "acm_step", acm_domain_last_error(s->d)) ? -1
+                                                                                     : begin_read(s, w);
     t->enqueue = now_ms() - t0;
-    return cli_failed(prog, rc, "acm_step", acm_domain_last_error(s->d)) ? -1 : 0;
+    return begun;
 }
 
-/* The sync point: wait for the steps, then read the wind at the probes. */
+/* The sync point: wait for the steps, then the wind at the probes. */
 static int sim_end_frame(sim_state *s, world *w, frame_times *t)
 {
     double t0 = now_ms();
@@ -755,8 +784,13 @@ static int sim_end_frame(sim_state *s, world *w, frame_times *t)
     if (cli_failed(prog, rc, "acm_cuda_domain_synchronize", acm_domain_last_error(s->d)))
         return -1;
     t0 = now_ms();
-    rc = acm_domain_sample_velocity(s->d, &w->probes[0][0], N_PROBES, &w->wind[0][0]);
-    if (cli_failed(prog, rc, "acm_domain_sample_velocity", acm_domain_last_error(s->d)))
+    if (s->read_now)
+        rc = acm_domain_sample_velocity(s->d, &w->probes[0][0], N_PROBES, &w->wind[0][0]);
+    else
+        rc = acm_domain_sample_velocity_end(s->d, &w->wind[0][0], N_PROBES);
+    if (cli_failed(prog, rc, s->read_now ? "acm_domain_sample_velocity"
+                                         : "acm_domain_sample_velocity_end",
+                   acm_domain_last_error(s->d)))
         return -1;
     const int crates = read_crates(s);
     t->read = now_ms() - t0;
@@ -795,6 +829,9 @@ static void print_header(const game_config *c, const sim_state *s, const world *
            c->frames, FRAME_HZ, c->steps_per_frame, BUDGET_MS, w->p.radius,
            m_per_s(w, MAX_SPEED), c->game_ms, c->smoke ? "; smoke on" : "", c->crates,
            c->crates == 1 ? "" : "s");
+    printf("the wind %s\n", c->read_now ? "read after the sync point (--wind-read now)"
+                                        : "read queued behind the frame's steps, collected at "
+                                          "the sync point");
     if (s->prepare_ms >= 0.0)
         printf("level load: acm_cuda_step_prepare(%ld) recorded the steps' graphs in %.2f ms\n",
                c->steps_per_frame, s->prepare_ms);

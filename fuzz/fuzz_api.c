@@ -1004,6 +1004,14 @@ static void op_sample_velocity(prog *P, reader *r, acm_domain *d)
     for (size_t k = 0; k < count; ++k)
         for (int a = 0; a < 3; ++a)
             pts[3 * k + (size_t)a] = coord(r, d ? P->n[a] : 4);
+    if (f & 0x10) { /* queued, and collected or left (a count one too many: refused) */
+        (void)DCALL(d, acm_domain_sample_velocity_begin(d, (f & 0x40) && (f & 0x80) ? NULL : pts,
+                                                        count));
+        if (f & 0x08) /* a begun read has at most 5 points: out holds them */
+            (void)DCALL(d, acm_domain_sample_velocity_end(d, (f & 0x20) && (f & 0x80) ? NULL : out,
+                                                          count + (f & 1)));
+        return;
+    }
     (void)DCALL(d, acm_domain_sample_velocity(d, (f & 0x40) && (f & 0x80) ? NULL : pts, count,
                                               (f & 0x20) && (f & 0x80) ? NULL : out));
 }

@@ -481,6 +481,66 @@ static acm_domain *gpu_domain(void)
     return acm_test_domain(&o);
 }
 
+/* acm_domain_sample_velocity_begin queues the read behind the steps enqueued
+ * so far and _end collects it: bitwise the values acm_domain_sample_velocity
+ * gives on that state, whatever is enqueued after the begin (the body force
+ * speeds the flow up every step: a read of a later state differs); a
+ * re-layout between the two keeps the read; refused while the caller
+ * captures the domain's stream. */
+START_TEST(queued_velocity_read_sees_its_steps)
+{
+    enum { NPTS = 37 };
+    acm_domain *d = gpu_domain();
+    const double g[3] = {2e-5, 0, 1e-5};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    double pts[3 * NPTS], now[3 * NPTS], got[3 * NPTS], later[3 * NPTS];
+    for (int k = 0; k < NPTS; ++k) {
+        pts[3 * k] = fmod(1.37 * k, (double)NX);
+        pts[3 * k + 1] = fmod(2.11 * k, (double)NY);
+        pts[3 * k + 2] = fmod(0.73 * k, (double)NZ);
+    }
+    ACM_CK_OK(d, acm_cuda_step_async(d, 4));
+    ACM_CK_OK(d, acm_domain_sample_velocity_begin(d, pts, NPTS)); /* behind the 4 steps */
+    ACM_CK_OK(d, acm_cuda_step_async(d, 4));
+    ACM_CK_OK(d, acm_domain_sample_velocity_end(d, got, NPTS));
+    ACM_CK_OK(d, acm_domain_sample_velocity(d, pts, NPTS, later)); /* after 8 */
+    acm_domain *twin = gpu_domain();
+    ACM_CK_OK(twin, acm_domain_set_body_force(twin, g));
+    ACM_CK_OK(twin, acm_cuda_step_async(twin, 4));
+    ACM_CK_OK(twin, acm_domain_sample_velocity(twin, pts, NPTS, now)); /* after 4 */
+    ck_assert_mem_eq(got, now, sizeof now);
+    double apart = 0.0;
+    for (int k = 0; k < 3 * NPTS; ++k)
+        apart = fmax(apart, fabs(later[k] - now[k]));
+    ck_assert_msg(apart > 1e-6, "4 more steps moved the wind by %g only", apart);
+    /* a re-layout between begin and end: the read is collected before */
+    ACM_CK_OK(d, acm_domain_sample_velocity_begin(d, pts, NPTS));
+    acm_layout *l = acm_test_layout(ACM_LAYOUT_STORAGE, ACM_STORAGE_MOMENTS); /* new storage */
+    ACM_CK_OK(d, acm_domain_set_layout(d, l));
+    acm_layout_destroy(l);
+    ACM_CK_OK(d, acm_cuda_step_async(d, 2));
+    ACM_CK_OK(d, acm_domain_sample_velocity_end(d, got, NPTS));
+    ck_assert_mem_eq(got, later, sizeof later);
+    /* a caller capturing the domain's stream: refused, nothing begun */
+    cudaStream_t s;
+    ck_assert_int_eq(cudaStreamCreate(&s), cudaSuccess);
+    ACM_CK_OK(d, acm_cuda_domain_set_stream(d, s));
+    ck_assert_int_eq(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_begin(d, pts, NPTS), ACM_ERR_BAD_STATE);
+    cudaGraph_t graph = NULL;
+    ck_assert_int_eq(cudaStreamEndCapture(s, &graph), cudaSuccess);
+    if (graph != NULL)
+        cudaGraphDestroy(graph);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_end(d, got, NPTS), ACM_ERR_BAD_STATE);
+    ACM_CK_OK(d, acm_domain_sample_velocity_begin(d, pts, NPTS)); /* after it: fine */
+    ACM_CK_OK(d, acm_domain_sample_velocity_end(d, got, NPTS));
+    ACM_CK_OK(d, acm_domain_sample_velocity_begin(d, pts, NPTS));
+    acm_domain_destroy(d); /* with a read under way */
+    acm_domain_destroy(twin);
+    ck_assert_int_eq(cudaStreamDestroy(s), cudaSuccess);
+}
+END_TEST
+
 START_TEST(caller_stream_async_steps_and_mapped_fields)
 {
     acm_domain *d = gpu_domain();
@@ -2280,6 +2340,7 @@ TEST_SUITE(cuda_suite)
     suite_add_tcase(s, tc);
     tc = acm_tcase("interop", 300);
     tcase_add_test(tc, caller_stream_async_steps_and_mapped_fields);
+    tcase_add_test(tc, queued_velocity_read_sees_its_steps);
     tcase_add_test(tc, async_divergence_is_reported_at_synchronize);
     tcase_add_loop_test(tc, graph_steps_equal_launched_steps, 0, 8);
     tcase_add_test(tc, graph_steps_name_the_diverged_step);

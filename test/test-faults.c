@@ -222,6 +222,10 @@ static acm_status op_queries(scene *s)
     acm_status st = acm_domain_get_field(s->d, ACM_FIELD_VELOCITY, ACM_DTYPE_FLOAT64, u, sizeof u);
     if (st == ACM_OK)
         st = acm_domain_sample_velocity(s->d, at, 2, w);
+    if (st == ACM_OK) /* the read made at the begin and kept (its buffer allocated) */
+        st = acm_domain_sample_velocity_begin(s->d, at, 2);
+    if (st == ACM_OK)
+        st = acm_domain_sample_velocity_end(s->d, w, 2);
     acm_domain_stats stats = {.version = ACM_DOMAIN_STATS_VERSION};
     if (st == ACM_OK)
         st = acm_domain_get_stats(s->d, &stats);

@@ -876,6 +876,48 @@ START_TEST(sample_velocity)
 }
 END_TEST
 
+/* acm_domain_sample_velocity_begin/_end: the velocities of the state at the
+ * begin (the steps after it do not change them; they do change a read made
+ * after them), bitwise those of acm_domain_sample_velocity; bad calls are
+ * refused without losing the read under way; a domain destroyed with one. */
+START_TEST(sample_velocity_begun_and_ended)
+{
+    acm_domain_options o = acm_test_options(12, 10, 8, 0.05, ACM_COLLISION_DEFAULT, ACM_PRECISION_FP64);
+    acm_domain *d = acm_test_domain(&o);
+    const double g[3] = {2e-5, 1e-5, 0.0};
+    ACM_CK_OK(d, acm_domain_set_body_force(d, g));
+    ACM_CK_OK(d, acm_step(d, 2));
+    const double pts[] = {3.25, 4.5, 2.75, 0.0, 0.0, 0.0, 11.6, 9.7, 3.1, -0.4, -2.2, 5.5};
+    enum { NP = 4 };
+    double want[3 * NP], got[3 * NP], later[3 * NP];
+    ACM_CK_OK(d, acm_domain_sample_velocity(d, pts, NP, want));
+    ACM_CK_OK(d, acm_domain_sample_velocity_begin(d, pts, NP));
+    ACM_CK_OK(d, acm_step(d, 3));
+    /* refused, the read kept */
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_begin(d, pts, NP), ACM_ERR_BAD_STATE);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_end(d, got, NP - 1), ACM_ERR_OUT_OF_RANGE);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_end(d, NULL, NP), ACM_ERR_NULL_POINTER);
+    ck_assert_int_eq(acm_domain_sample_velocity_end(NULL, got, NP), ACM_ERR_NULL_POINTER);
+    ACM_CK_OK(d, acm_domain_sample_velocity_end(d, got, NP));
+    ck_assert_mem_eq(got, want, sizeof want);
+    ACM_CK_OK(d, acm_domain_sample_velocity(d, pts, NP, later));
+    double apart = 0.0;
+    for (int k = 0; k < 3 * NP; ++k)
+        apart = fmax(apart, fabs(later[k] - want[k]));
+    ck_assert_msg(apart > 1e-6, "3 steps moved the wind by %g only", apart);
+    /* ended: no second end; bad points refused, nothing begun */
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_end(d, got, NP), ACM_ERR_BAD_STATE);
+    ck_assert_int_eq(acm_domain_sample_velocity_begin(NULL, pts, NP), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_begin(d, NULL, NP), ACM_ERR_NULL_POINTER);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_begin(d, pts, 0), ACM_ERR_OUT_OF_RANGE);
+    const double nan_pt[3] = {1.0, NAN, 2.0};
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_begin(d, nan_pt, 1), ACM_ERR_OUT_OF_RANGE);
+    ACM_CK_FAIL(d, acm_domain_sample_velocity_end(d, got, NP), ACM_ERR_BAD_STATE);
+    ACM_CK_OK(d, acm_domain_sample_velocity_begin(d, pts, NP));
+    acm_domain_destroy(d); /* with a read under way: nothing leaks (ASan) */
+}
+END_TEST
+
 TEST_SUITE(smoke_particles)
 {
     Suite *s = suite_create("smoke_particles");
@@ -890,6 +932,7 @@ TEST_SUITE(smoke_particles)
     tcase_add_test(tc, smoke_errors);
     tcase_add_test(tc, smoke_solids);
     tcase_add_test(tc, sample_velocity);
+    tcase_add_test(tc, sample_velocity_begun_and_ended);
     suite_add_tcase(s, tc);
     TCase *ex = tcase_create("export");
     tcase_add_test(ex, export_vti);

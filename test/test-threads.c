@@ -341,6 +341,8 @@ START_TEST(one_domain_second_thread_refused)
                                         sizeof f1));
         CK_BUSY(d, acm_domain_probe(d, 1, 2, 3, &rho, u));
         CK_BUSY(d, acm_domain_sample_velocity(d, pt, 1, u));
+        CK_BUSY(d, acm_domain_sample_velocity_begin(d, pt, 1));
+        CK_BUSY(d, acm_domain_sample_velocity_end(d, u, 1));
         CK_BUSY(d, acm_domain_get_stats(d, &stats));
         CK_BUSY(d, acm_domain_get_info(d, &info));
         CK_BUSY(d, acm_domain_field_size(d, ACM_FIELD_DENSITY, ACM_DTYPE_FLOAT32, &bytes));

@@ -719,6 +719,47 @@ ACM_API acm_status acm_domain_probe(acm_domain *domain, int32_t x, int32_t y, in
 ACM_API acm_status acm_domain_sample_velocity(acm_domain *domain, const double *points,
                                               size_t count, double *velocity);
 
+/**
+ * acm_domain_sample_velocity() without waiting: the read is queued behind the
+ * steps enqueued so far and collected by acm_domain_sample_velocity_end().
+ * On a GPU it goes on the domain's stream after acm_cuda_step_async()'s
+ * steps (one kernel: the points and the velocities cross the bus in pinned
+ * host memory, no copy call), so that a frame can enqueue its steps and the
+ * read of its wind together and collect both later with one wait; on the
+ * CPU (and on a decomposed domain) it is made at once and kept. It sees the
+ * state after the steps enqueued before it, not those after. The points are
+ * copied: the array may be reused at once. One read at a time per domain.
+ *
+ * @param domain the domain
+ * @param points 3 coordinates per point, lattice units, finite
+ * @param count  number of points, in [1, 2^24]
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_OUT_OF_RANGE (count, a
+ *         point not finite), ::ACM_ERR_BAD_STATE (a read begun and not ended;
+ *         on a GPU also while the domain's stream is being captured into a
+ *         graph), ::ACM_ERR_NO_MEMORY, device errors
+ * @since 1.13
+ */
+ACM_API acm_status acm_domain_sample_velocity_begin(acm_domain *domain, const double *points,
+                                                    size_t count);
+
+/**
+ * The velocities of the read begun by acm_domain_sample_velocity_begin(), 3
+ * per point, the same values acm_domain_sample_velocity() gives on the same
+ * state. Waits for the read only (on a GPU, not for steps enqueued after
+ * it). The read ends here, also when the device failed; a call refused for
+ * its arguments leaves it pending.
+ *
+ * @param domain   the domain
+ * @param velocity receives 3 values per point
+ * @param count    the begun read's number of points
+ * @return ::ACM_OK, ::ACM_ERR_NULL_POINTER, ::ACM_ERR_BAD_STATE (no read
+ *         begun), ::ACM_ERR_OUT_OF_RANGE (count is not the begun read's),
+ *         device errors
+ * @since 1.13
+ */
+ACM_API acm_status acm_domain_sample_velocity_end(acm_domain *domain, double *velocity,
+                                                  size_t count);
+
 /** Global diagnostics; see acm_domain_get_stats(). */
 typedef struct acm_domain_stats {
     uint32_t version;            /**< set by the caller: ::ACM_DOMAIN_STATS_VERSION */

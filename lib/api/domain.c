@@ -308,11 +308,20 @@ ACM_API acm_status acm_domain_create_on_comm(acm_domain **out, const acm_domain_
     return domain_create(out, opts, mpi_comm);
 }
 
+/* A begun velocity read forgotten (acm_domain_sample_velocity_begin). */
+static void read_drop(acm_domain *d)
+{
+    acm__free(d->read_velocity);
+    d->read_velocity = NULL;
+    d->read_count = 0;
+}
+
 static void destroy_now(acm_domain *domain)
 {
     acm__solids_destroy_all(domain);
     acm__smokes_destroy_all(domain);
     acm__divergence_forget(domain);
+    read_drop(domain);
     if (domain->ops != NULL && domain->impl != NULL)
         domain->ops->domain_fini(domain);
     acm__decomp_free(domain);
@@ -825,20 +834,79 @@ static acm_status sample_by_probes(acm_domain *d, const double *points, size_t c
     return ACM_OK;
 }
 
+/* The points of a velocity read: count in range, every coordinate finite. */
+static acm_status check_points(acm_domain *d, const double *points, size_t count)
+{
+    if (count < 1 || count > ACM_SAMPLE_POINTS_MAX)
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "count=%zu must be in [1, 2^24]", count);
+    for (size_t k = 0; k < 3 * count; ++k)
+        if (!isfinite(points[k]))
+            return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "point %zu is not finite", k / 3);
+    return ACM_OK;
+}
+
+static acm_status sample_now(acm_domain *d, const double *points, size_t count, double *velocity)
+{
+    if (d->ops->sample_velocity != NULL)
+        return d->ops->sample_velocity(d, points, count, velocity);
+    return sample_by_probes(d, points, count, velocity);
+}
+
 static acm_status domain_sample_velocity_unguarded(acm_domain *domain, const double *points,
                                                    size_t count, double *velocity)
 {
     if (points == NULL || velocity == NULL)
         return ACM_FAIL(domain, ACM_ERR_NULL_POINTER, "%s is NULL",
                         points == NULL ? "points" : "velocity");
-    if (count < 1 || count > ACM_SAMPLE_POINTS_MAX)
-        return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "count=%zu must be in [1, 2^24]", count);
-    for (size_t k = 0; k < 3 * count; ++k)
-        if (!isfinite(points[k]))
-            return ACM_FAIL(domain, ACM_ERR_OUT_OF_RANGE, "point %zu is not finite", k / 3);
-    if (domain->ops->sample_velocity != NULL)
-        return domain->ops->sample_velocity(domain, points, count, velocity);
-    return sample_by_probes(domain, points, count, velocity);
+    ACM_TRY(check_points(domain, points, count));
+    return sample_now(domain, points, count, velocity);
+}
+
+/* Queued by the backend where it can, else made now and kept for the end. */
+static acm_status sample_velocity_begin_unguarded(acm_domain *d, const double *points,
+                                                  size_t count)
+{
+    if (points == NULL)
+        return ACM_FAIL(d, ACM_ERR_NULL_POINTER, "points is NULL");
+    ACM_TRY(check_points(d, points, count));
+    if (d->read_count > 0)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "a velocity read of %zu points is under way: "
+                        "acm_domain_sample_velocity_end() collects it first", d->read_count);
+    if (d->ops->sample_velocity_begin != NULL) {
+        ACM_TRY(d->ops->sample_velocity_begin(d, points, count));
+    } else {
+        double *u = acm__malloc(3 * count * sizeof(double));
+        if (u == NULL)
+            return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the velocities of %zu points",
+                            count);
+        const acm_status st = sample_now(d, points, count, u);
+        if (st != ACM_OK) {
+            acm__free(u);
+            return st;
+        }
+        d->read_velocity = u;
+    }
+    d->read_count = count;
+    return ACM_OK;
+}
+
+static acm_status sample_velocity_end_unguarded(acm_domain *d, double *velocity, size_t count)
+{
+    if (velocity == NULL)
+        return ACM_FAIL(d, ACM_ERR_NULL_POINTER, "velocity is NULL");
+    if (d->read_count == 0)
+        return ACM_FAIL(d, ACM_ERR_BAD_STATE, "no velocity read was begun "
+                        "(acm_domain_sample_velocity_begin)");
+    if (count != d->read_count)
+        return ACM_FAIL(d, ACM_ERR_OUT_OF_RANGE, "count=%zu: the read begun has %zu points", count,
+                        d->read_count);
+    acm_status st = ACM_OK;
+    if (d->read_velocity != NULL)
+        memcpy(velocity, d->read_velocity, 3 * count * sizeof(double));
+    else
+        st = d->ops->sample_velocity_end(d, velocity, count);
+    read_drop(d); /* ended, also when the device failed */
+    return st;
 }
 
 /* A caller's versioned output struct: present and of a version we know. */
@@ -1061,6 +1129,18 @@ ACM_API acm_status acm_domain_sample_velocity(acm_domain *domain, const double *
                                               size_t count, double *velocity)
 {
     ACM_GUARDED(domain, domain_sample_velocity_unguarded(domain, points, count, velocity));
+}
+
+ACM_API acm_status acm_domain_sample_velocity_begin(acm_domain *domain, const double *points,
+                                                    size_t count)
+{
+    ACM_GUARDED(domain, sample_velocity_begin_unguarded(domain, points, count));
+}
+
+ACM_API acm_status acm_domain_sample_velocity_end(acm_domain *domain, double *velocity,
+                                                  size_t count)
+{
+    ACM_GUARDED(domain, sample_velocity_end_unguarded(domain, velocity, count));
 }
 
 ACM_API acm_status acm_domain_get_stats(acm_domain *domain, acm_domain_stats *stats)

@@ -119,6 +119,11 @@ struct acm_domain {
                               ACM_ERR_BAD_STATE messages); 0 = not known */
     int64_t fallback_last, fallback_total;
     acm_global_stats prev; /* statistics of the previous step */
+    /* a velocity read begun (acm_domain_sample_velocity_begin) and not ended: its
+     * points (0: none) and, where it was made at once (no backend op queues it),
+     * their velocities */
+    size_t read_count;
+    double *read_velocity;
 
     /* divergence policy (lib/engine/divergence.c) */
     acm_divergence_policy divergence;

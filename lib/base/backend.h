@@ -187,6 +187,11 @@ struct acm_backend_ops {
      * optional: without it, the 8 cells around each point through probe_cell. */
     acm_status (*sample_velocity)(acm_domain *d, const double *points, size_t count,
                                   double *velocity);
+    /* The same read queued behind the steps enqueued so far (count points,
+     * finite, checked), and its velocities once it is done (the count begun);
+     * optional, both or neither: without them the read is made at once. */
+    acm_status (*sample_velocity_begin)(acm_domain *d, const double *points, size_t count);
+    acm_status (*sample_velocity_end)(acm_domain *d, double *velocity, size_t count);
 
     /* Global sums (mass, momentum, energy, max speed) of the current state. */
     acm_status (*stats)(acm_domain *d, acm_domain_stats *out);

@@ -281,9 +281,29 @@ static void restore_handle(acm_domain *d, const acm_snapshot *snap)
     d->forces_stale = false;
 }
 
+/* A velocity read the backend queued (acm_domain_sample_velocity_begin),
+ * collected into host memory before its storage goes: it ends as begun. */
+static acm_status settle_read(acm_domain *d)
+{
+    if (d->read_count == 0 || d->read_velocity != NULL || d->impl == NULL)
+        return ACM_OK;
+    double *u = acm__malloc(3 * d->read_count * sizeof(double));
+    if (u == NULL)
+        return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the velocities of the %zu points "
+                        "read", d->read_count);
+    const acm_status st = d->ops->sample_velocity_end(d, u, d->read_count);
+    if (st != ACM_OK) {
+        acm__free(u);
+        return st;
+    }
+    d->read_velocity = u;
+    return ACM_OK;
+}
+
 /* Fresh backend storage for d's current settings, filled from the snapshot. */
 static acm_status reinit(acm_domain *d, const acm_snapshot *snap)
 {
+    ACM_TRY(settle_read(d));
     if (d->impl != NULL)
         d->ops->domain_fini(d);
     d->memory_bytes = 0;

@@ -274,6 +274,8 @@ PROTOTYPES = {
     "acm_domain_set_field": (c_status, [P, c_enum, c_enum, c_void_p, c_size_t]),
     "acm_domain_probe": (c_status, [P, c_int32, c_int32, c_int32, D3, D3]),
     "acm_domain_sample_velocity": (c_status, [P, c_void_p, c_size_t, c_void_p]),
+    "acm_domain_sample_velocity_begin": (c_status, [P, c_void_p, c_size_t]),
+    "acm_domain_sample_velocity_end": (c_status, [P, c_void_p, c_size_t]),
     "acm_domain_get_stats": (c_status, [P, POINTER(DomainStats)]),
     "acm_domain_set_layout": (c_status, [P, P]),
     "acm_domain_get_layout": (c_status, [P, P]),

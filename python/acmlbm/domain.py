@@ -104,6 +104,7 @@ class Domain(Handle):
                  max_speed: float = 0.0, subdomains: int = 0,
                  devices: Optional[Sequence[int]] = None):
         super().__init__()
+        self._read_points = 0  # the points of a read begun (sample_velocity_begin)
         nx, ny, nz = (int(v) for v in shape)
         o = _capi.DomainOptions()
         check(fn.acm_domain_options_init(ctypes.byref(o), o.VERSION))
@@ -465,6 +466,21 @@ class Domain(Handle):
         p = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
         out = np.empty_like(p)
         self._call(fn.acm_domain_sample_velocity, p.ctypes.data, len(p), out.ctypes.data)
+        return out
+
+    def sample_velocity_begin(self, points: Any) -> None:
+        """Queue the read of sample_velocity behind the steps enqueued so far (on a GPU,
+        after step_async's); sample_velocity_end collects it. One read at a time."""
+        p = np.ascontiguousarray(points, dtype=np.float64).reshape(-1, 3)
+        self._call(fn.acm_domain_sample_velocity_begin, p.ctypes.data, len(p))
+        self._read_points = len(p)
+
+    def sample_velocity_end(self) -> np.ndarray:
+        """The velocities (n, 3) of the read sample_velocity_begin queued, once it is done."""
+        n = self._read_points
+        out = np.empty((max(n, 1), 3), np.float64)
+        self._call(fn.acm_domain_sample_velocity_end, out.ctypes.data, n)
+        self._read_points = 0
         return out
 
     def stats(self) -> Stats:

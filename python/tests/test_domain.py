@@ -107,6 +107,18 @@ def test_sample_velocity_interpolates(domain):
     assert u.shape == (2, 3) and np.allclose(u, [0.01, 0.02, 0.03])
 
 
+def test_sample_velocity_begin_end_reads_the_state_at_begin(domain):
+    domain.init_uniform(1.0, (0.01, 0.02, 0.03))
+    pts = [[1.5, 2.5, 3.5], [0, 0, 0]]
+    domain.sample_velocity_begin(pts)
+    with pytest.raises(acmlbm.BadStateError):  # one read at a time
+        domain.sample_velocity_begin(pts)
+    u = domain.sample_velocity_end()
+    assert u.shape == (2, 3) and np.allclose(u, [0.01, 0.02, 0.03])
+    with pytest.raises(acmlbm.BadStateError):  # ended
+        domain.sample_velocity_end()
+
+
 def test_inlet_outlet_values_function_and_absorber():
     with acmlbm.Domain((16, 8, 8), viscosity=0.05, backend="cpu") as d:
         d.set_face("x_min", "inlet", velocity=(0.03, 0, 0))
