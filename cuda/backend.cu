@@ -165,8 +165,7 @@ extern "C" void acm_cuda_domain_fini(acm_domain *d)
                      (void **)&m->partials, (void **)&m->planes, &m->sum_scratch,
                      (void **)&m->fold_planes,
                      (void **)&m->counters,
-                     &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u,
-                     (void **)&m->probe};
+                     &m->staging,       (void **)&m->vis,  (void **)&m->smoke_u};
     for (size_t b = 0; b < sizeof bufs / sizeof bufs[0]; ++b)
         if (*bufs[b] != NULL)
             cudaFree(*bufs[b]);

@@ -78,8 +78,6 @@ acm_status acm_cuda_smoke_project(acm_domain *d, struct acm_smoke *s, int32_t su
                                   float *dst, size_t count, bool on_device);
 acm_status acm_cuda_upload(acm_domain *d, const void *src, size_t bytes, void **dev);
 void acm_cuda_release(acm_domain *d, void *dev);
-acm_status acm_cuda_sample_velocity(acm_domain *d, const double *points, size_t count,
-                                    double *velocity);
 acm_status acm_cuda_sample_velocity_begin(acm_domain *d, const double *points, size_t count);
 acm_status acm_cuda_sample_velocity_end(acm_domain *d, double *velocity, size_t count);
 

@@ -246,10 +246,8 @@ struct cuda_impl {
     float *vis;           /* acm_cuda_domain_map_fields: rho, then u interleaved */
     float *smoke_u;       /* the velocity smoke particles move with, 3 per cell */
     bool smoke_capture;   /* the next step writes it (acm_cuda_smoke_velocity) */
-    double *probe;        /* acm_domain_sample_velocity: points, then velocities */
-    size_t probe_bytes;
-    /* acm_domain_sample_velocity_begin: mapped host memory read and written by its
-     * kernel (read_cap points, then their velocities), done at read_done */
+    /* acm_domain_sample_velocity (and _begin): mapped host memory read and written
+     * by its kernel (read_cap points, then their velocities), done at read_done */
     double *read_host;
     const double *read_dev;
     size_t read_cap;

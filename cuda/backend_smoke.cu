@@ -434,31 +434,12 @@ extern "C" void acm_cuda_release(acm_domain *d, void *dev)
     cudaFree(dev);
 }
 
-/* Velocity at points (lib/core/smoke_math.h): the points up, one thread each, the values down. */
-extern "C" acm_status acm_cuda_sample_velocity(acm_domain *d, const double *points, size_t count,
-                                               double *velocity)
-{
-    ACM_TRY(cu_enter(d));
-    cuda_impl *m = IMPL(d);
-    const size_t bytes = 3 * count * sizeof(double);
-    if (m->probe_bytes < 2 * bytes) {
-        cu_dev_free(d, (void **)&m->probe, m->probe_bytes); /* and off memory_bytes */
-        m->probe_bytes = 0;
-        ACM_TRY(cu_dev_alloc(d, (void **)&m->probe, 2 * bytes, "velocity probes"));
-        m->probe_bytes = 2 * bytes;
-    }
-    CU_TRY(d, cudaMemcpyAsync(m->probe, points, bytes, cudaMemcpyHostToDevice, m->stream));
-    CU_TRY(d, acm_launch_sample_velocity(cu_step_args(d), acm__ib_grid(d), cu_state_array(m), m->elem,
-                                         m->probe, m->probe + 3 * count, (uint32_t)count,
-                                         m->stream));
-    CU_TRY(d, cudaMemcpyAsync(velocity, m->probe + 3 * count, bytes, cudaMemcpyDeviceToHost,
-                              m->stream));
-    CU_TRY(d, cudaStreamSynchronize(m->stream));
-    return ACM_OK;
-}
+/* ---- the velocity at points (lib/core/smoke_math.h; acm_domain_sample_velocity,
+ * its _begin and _end): a kernel behind the stream's steps reads the points from
+ * mapped host memory and writes the velocities there, an event after it ---- */
 
-/* Room for a queued read of count points in mapped host memory (the last
- * read is done: the API begins one at a time). */
+/* Room for a read of count points in mapped host memory (the last read is
+ * done: the API collects a pending one before it begins another). */
 static acm_status read_room(acm_domain *d, size_t count)
 {
     cuda_impl *m = IMPL(d);
@@ -483,8 +464,6 @@ static acm_status read_room(acm_domain *d, size_t count)
     return ACM_OK;
 }
 
-/* The points into mapped memory, one kernel behind the stream's steps (it
- * reads them and writes the velocities over the bus), an event after it. */
 extern "C" acm_status acm_cuda_sample_velocity_begin(acm_domain *d, const double *points,
                                                      size_t count)
 {
@@ -492,7 +471,8 @@ extern "C" acm_status acm_cuda_sample_velocity_begin(acm_domain *d, const double
     cuda_impl *m = IMPL(d);
     if (cu_stream_captured(m))
         return ACM_FAIL(d, ACM_ERR_BAD_STATE, "the domain's stream is being captured into a "
-                        "graph: a queued read would be captured with it (read after the capture)");
+                        "graph: a read of the velocity would be captured with it (read after "
+                        "the capture)");
     ACM_TRY(read_room(d, count));
     memcpy(m->read_host, points, 3 * count * sizeof(double));
     CU_TRY(d, acm_launch_sample_velocity(cu_step_args(d), acm__ib_grid(d), cu_state_array(m),

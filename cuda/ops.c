@@ -70,7 +70,6 @@ const struct acm_backend_ops acm_backend_cuda = {
     .smoke_density = acm_cuda_smoke_project,
     .upload = acm_cuda_upload,
     .release = acm_cuda_release,
-    .sample_velocity = acm_cuda_sample_velocity,
     .sample_velocity_begin = acm_cuda_sample_velocity_begin,
     .sample_velocity_end = acm_cuda_sample_velocity_end,
 };

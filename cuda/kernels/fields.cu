@@ -397,10 +397,9 @@ cudaError_t acm_launch_sample_velocity(const acm_step_args &a, const acm_ib_grid
 {
     acm_with_elem(elem, [&](auto t) {
         typedef decltype(t) T;
-        const uint64_t threads = (uint64_t)count * ACM_SAMPLE_LANES;
-        const unsigned blocks = (unsigned)((threads + acm_aux_block - 1) / acm_aux_block);
-        acm_sample_velocity_kernel<T><<<blocks, acm_aux_block, 0, s>>>(a, g, (const T *)cur,
-                                                                       points, out, count);
+        acm_sample_velocity_kernel<T>
+            <<<acm_blocks((uint64_t)count * ACM_SAMPLE_LANES, acm_aux_block), acm_aux_block, 0,
+               s>>>(a, g, (const T *)cur, points, out, count);
     });
     return cudaGetLastError();
 }

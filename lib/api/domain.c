@@ -845,11 +845,15 @@ static acm_status check_points(acm_domain *d, const double *points, size_t count
     return ACM_OK;
 }
 
+/* At once: through the backend's queued read (a pending one collected first:
+ * the backend holds one), else from the cells' probes. */
 static acm_status sample_now(acm_domain *d, const double *points, size_t count, double *velocity)
 {
-    if (d->ops->sample_velocity != NULL)
-        return d->ops->sample_velocity(d, points, count, velocity);
-    return sample_by_probes(d, points, count, velocity);
+    if (d->ops->sample_velocity_begin == NULL)
+        return sample_by_probes(d, points, count, velocity);
+    ACM_TRY(acm__read_settle(d));
+    ACM_TRY(d->ops->sample_velocity_begin(d, points, count));
+    return d->ops->sample_velocity_end(d, velocity, count);
 }
 
 static acm_status domain_sample_velocity_unguarded(acm_domain *domain, const double *points,
@@ -874,12 +878,12 @@ static acm_status sample_velocity_begin_unguarded(acm_domain *d, const double *p
                         "acm_domain_sample_velocity_end() collects it first", d->read_count);
     if (d->ops->sample_velocity_begin != NULL) {
         ACM_TRY(d->ops->sample_velocity_begin(d, points, count));
-    } else {
+    } else { /* made now, kept for the end */
         double *u = acm__malloc(3 * count * sizeof(double));
         if (u == NULL)
             return ACM_FAIL(d, ACM_ERR_NO_MEMORY, "cannot hold the velocities of %zu points",
                             count);
-        const acm_status st = sample_now(d, points, count, u);
+        const acm_status st = sample_by_probes(d, points, count, u);
         if (st != ACM_OK) {
             acm__free(u);
             return st;

@@ -183,13 +183,11 @@ struct acm_backend_ops {
     acm_status (*probe_cell)(acm_domain *d, int32_t x, int32_t y, int32_t z, double *rho,
                              double u[3]);
 
-    /* Velocity at points, trilinear between cell centres (lib/core/smoke_math.h);
-     * optional: without it, the 8 cells around each point through probe_cell. */
-    acm_status (*sample_velocity)(acm_domain *d, const double *points, size_t count,
-                                  double *velocity);
-    /* The same read queued behind the steps enqueued so far (count points,
-     * finite, checked), and its velocities once it is done (the count begun);
-     * optional, both or neither: without them the read is made at once. */
+    /* Velocity at points, trilinear between cell centres (lib/core/smoke_math.h):
+     * the read queued behind the steps enqueued so far (count points, finite,
+     * checked; one at a time), and its velocities once it is done (the count
+     * begun). Optional, both or neither: without them the 8 cells around each
+     * point are read through probe_cell. */
     acm_status (*sample_velocity_begin)(acm_domain *d, const double *points, size_t count);
     acm_status (*sample_velocity_end)(acm_domain *d, double *velocity, size_t count);
 

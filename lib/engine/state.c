@@ -281,9 +281,7 @@ static void restore_handle(acm_domain *d, const acm_snapshot *snap)
     d->forces_stale = false;
 }
 
-/* A velocity read the backend queued (acm_domain_sample_velocity_begin),
- * collected into host memory before its storage goes: it ends as begun. */
-static acm_status settle_read(acm_domain *d)
+acm_status acm__read_settle(acm_domain *d)
 {
     if (d->read_count == 0 || d->read_velocity != NULL || d->impl == NULL)
         return ACM_OK;
@@ -303,7 +301,7 @@ static acm_status settle_read(acm_domain *d)
 /* Fresh backend storage for d's current settings, filled from the snapshot. */
 static acm_status reinit(acm_domain *d, const acm_snapshot *snap)
 {
-    ACM_TRY(settle_read(d));
+    ACM_TRY(acm__read_settle(d));
     if (d->impl != NULL)
         d->ops->domain_fini(d);
     d->memory_bytes = 0;

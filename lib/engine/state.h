@@ -119,6 +119,11 @@ acm_status acm__layout_check(const acm_layout *layout, acm_precision options_pre
  * with its state, and the failure's status and message are returned. */
 acm_status acm__domain_relayout(acm_domain *d, const acm_layout *layout);
 
+/* A velocity read the backend queued (acm_domain_sample_velocity_begin),
+ * collected into host memory (d->read_velocity), where it ends as begun:
+ * before the backend's storage is rebuilt, or its buffer used for another read. */
+acm_status acm__read_settle(acm_domain *d);
+
 ACM_END_DECLS
 
 #endif /* ACMLBM_STATE_H */
