@@ -21,6 +21,26 @@ static size_t mom_bytes(const acm_domain *d)
     return (size_t)acm_csoa_size(d->layout.csoa, (uint64_t)d->ncells) * IMPL(d)->real;
 }
 
+/* The bytes of the source that a fused two-array step reads once, evict-first
+ * (acm_read_once): the whole array where it fits in three quarters of the
+ * device's L2 and in one access policy window, else 0 (a 80^3 FP32 array of
+ * 55 MB on an H100's 50 MB gained nothing: docs/performance.md, "The source
+ * read once"). */
+static size_t read_once_bytes(const acm_domain *d)
+{
+    int l2 = 0, window = 0;
+    if (IMPL(d)->in_place || d->layout.kernel != ACM_KERNEL_FUSED || cu_moments(d))
+        return 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, d->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&window, cudaDevAttrMaxAccessPolicyWindowSize, d->device) !=
+            cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    const size_t bytes = cu_state_bytes(d);
+    return bytes <= (size_t)l2 / 4u * 3u && bytes <= (size_t)window ? bytes : 0;
+}
+
 /* Block sums: one per block of the per-cell kernels (at least 32 threads),
  * two per block of the diagnostics (256 threads). */
 static unsigned partial_count(const acm_domain *d)
@@ -94,6 +114,7 @@ extern "C" acm_status acm_cuda_domain_init(acm_domain *d)
     for (int b = 0; b < (m->in_place ? 1 : 2); ++b)
         ACM_TRY(cu_dev_alloc(d, &m->f[b], cu_state_bytes(d),
                              cu_moments(d) ? "moments" : "populations"));
+    m->read_once = read_once_bytes(d);
     if (d->layout.kernel != ACM_KERNEL_FUSED) {
         ACM_TRY(cu_dev_alloc(d, &m->tmp, pop_bytes(d), "streamed populations"));
         ACM_TRY(cu_dev_alloc(d, &m->macro, 4 * cu_plane_bytes(d), "macroscopic fields"));

@@ -201,6 +201,8 @@ struct cuda_impl {
                              moments (cu_state_layout); f[1] NULL in place */
     int cur;              /* two arrays: f[cur] holds the current post-collision state */
     bool in_place;        /* ACM_STREAMING_IN_PLACE: f[0] only, the AA pattern */
+    size_t read_once;     /* bytes of the source a fused two-array step reads evict-first
+                             (acm_read_once: the whole array where it fits in L2), or 0 */
     int parity;           /* in place: 0 = physical state (ACM_STATE_AA_OWN), 1 = swapped */
     void *tmp, *mom;      /* split/baseline: streamed populations, relaxed moments */
     void *macro;          /* split/baseline: rho - 1, ux, uy, uz planes */

@@ -104,6 +104,14 @@ static void fold_in_kernel(acm_domain *d, acm_step_args &a)
     }
 }
 
+/* The L2 window of a fused two-array launch reading a.src (acm_read_once):
+ * w, or NULL where the domain reads no source once (m->read_once). */
+static const cudaAccessPolicyWindow *read_once(const acm_domain *d, const acm_step_args &a,
+                                               cudaAccessPolicyWindow *w)
+{
+    return acm_read_once(a.src, IMPL(d)->read_once, w) ? w : NULL;
+}
+
 /* The fused kernel steps the planes acm__stepped_planes names (a slab's ghost
  * planes only in place), in whole words of the redo mask. */
 static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
@@ -120,7 +128,8 @@ static acm_status enqueue_fused(acm_domain *d, acm_step_args a)
         fold_in_kernel(d, a);
     else
         ACM_TRY(clear_planes(d));
-    CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
+    cudaAccessPolicyWindow win;
+    CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream, read_once(d, a, &win)));
     if (a.fold_redo == NULL)
         ACM_TRY(redo_marked(d, a, true));
     return fold ? ACM_OK : finish_sums(d);
@@ -316,7 +325,8 @@ static acm_status enqueue_part(acm_domain *d, acm_step_args a, uint32_t first, u
     a.first = first;
     a.end = end;
     if (first < end) {
-        CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream));
+        cudaAccessPolicyWindow win;
+        CU_TRY(d, acm_launch_lbm(a, m->elem, true, m->block, m->stream, read_once(d, a, &win)));
         ACM_TRY(redo_marked(d, a, true));
     }
     return launch_layers(d, a.g, a.dst, a.gate, z0, z1);

@@ -1471,12 +1471,14 @@ __device__ __forceinline__ void acm_let_dependents_start(void)
 #endif
 }
 
-/* kernel<<<grid, block, 0, s>>>(args...) as a programmatic dependent launch. */
+/* kernel<<<grid, block, 0, s>>>(args...) as a programmatic dependent launch,
+ * with the L2 access policy window *win where win is not NULL (acm_read_once). */
 template <typename... P, typename... A>
-static inline cudaError_t acm_launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block,
-                                               cudaStream_t s, A &&...args)
+static inline cudaError_t acm_launch_dependent_in(const cudaAccessPolicyWindow *win,
+                                                  void (*kernel)(P...), dim3 grid, dim3 block,
+                                                  cudaStream_t s, A &&...args)
 {
-    cudaLaunchAttribute attr[1];
+    cudaLaunchAttribute attr[2];
     attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attr[0].val.programmaticStreamSerializationAllowed = 1;
     cudaLaunchConfig_t c = {};
@@ -1486,7 +1488,41 @@ static inline cudaError_t acm_launch_dependent(void (*kernel)(P...), dim3 grid, 
     c.stream = s;
     c.attrs = attr;
     c.numAttrs = 1;
+    if (win != NULL) {
+        attr[1].id = cudaLaunchAttributeAccessPolicyWindow;
+        attr[1].val.accessPolicyWindow = *win;
+        c.numAttrs = 2;
+    }
     return cudaLaunchKernelEx(&c, kernel, std::forward<A>(args)...);
+}
+
+template <typename... P, typename... A>
+static inline cudaError_t acm_launch_dependent(void (*kernel)(P...), dim3 grid, dim3 block,
+                                               cudaStream_t s, A &&...args)
+{
+    return acm_launch_dependent_in(NULL, kernel, grid, block, s, std::forward<A>(args)...);
+}
+
+/* ---- the source read once (docs/performance.md, "The source read once") -----------
+ * A two-array step reads each value of its source once and writes its
+ * destination, which the next step reads. Where the destination fits in L2
+ * with room to spare, the source's lines are marked evict-first (streaming,
+ * on a hit and on a miss), so that L2 keeps the lines being written for the
+ * next step rather than those read already: a 64^3 FP32 step then reads its
+ * populations from L2 instead of DRAM. No set-aside of L2 is made (that limit
+ * is the whole device's, the host application's to choose). The window over
+ * the `bytes` at `base` into *w: false (none) where bytes is 0. */
+static inline bool acm_read_once(const void *base, size_t bytes, cudaAccessPolicyWindow *w)
+{
+    if (base == NULL || bytes == 0)
+        return false;
+    *w = cudaAccessPolicyWindow{};
+    w->base_ptr = const_cast<void *>(base);
+    w->num_bytes = bytes;
+    w->hitRatio = 1.0f;
+    w->hitProp = cudaAccessPropertyStreaming;
+    w->missProp = cudaAccessPropertyStreaming;
+    return true;
 }
 
 /* Host-side launch shape over n items. */

@@ -7,10 +7,11 @@
 #include "kernels.cuh"
 
 cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
-                           cudaStream_t s)
+                           cudaStream_t s, const cudaAccessPolicyWindow *win)
 {
     cudaError_t e = cudaSuccess;
-    acm_with_elem(elem, [&](auto t) { e = acm_launch_lbm_elem<decltype(t)>(a, pull, block, s); });
+    acm_with_elem(elem,
+                  [&](auto t) { e = acm_launch_lbm_elem<decltype(t)>(a, pull, block, s, win); });
     return e;
 }
 

@@ -64,14 +64,15 @@ template <typename T> using acm_real = typename acm_io<T>::R;
 
 /* lbm_fused.cu: one pull-stream-collide pass (pull = true), or the collision
  * of already streamed populations (pull = false, the baseline's kernel).
- * ACM modes also write one acm_gpu_sums per block (pull = true only). */
+ * ACM modes also write one acm_gpu_sums per block (pull = true only). win:
+ * the L2 window of a pulling launch (acm_read_once), or NULL. */
 cudaError_t acm_launch_lbm(const acm_step_args &a, acm_gpu_elem elem, bool pull, unsigned block,
-                           cudaStream_t s);
+                           cudaStream_t s, const cudaAccessPolicyWindow *win = NULL);
 /* elem_dispatch.cu calls this one for storage type T: defined by the
  * compilation of lbm_fused.cu for T (ACM_TU_ELEM) and only there. */
 template <typename T>
 cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block,
-                                cudaStream_t s);
+                                cudaStream_t s, const cudaAccessPolicyWindow *win);
 
 /* safety_net.cu: the fallback collision of the cells marked in a.redo (by
  * acm_launch_lbm or acm_launch_outputs), from a.src into a.dst; pull: a.src

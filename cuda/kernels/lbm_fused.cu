@@ -140,7 +140,7 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
  * inlined redo (acm_redo_listed) costs the others no registers. */
 template <typename T, int M, int STATE>
 static cudaError_t acm_launch_pulling(const acm_step_args &a, unsigned grid, unsigned block,
-                                      cudaStream_t s)
+                                      cudaStream_t s, const cudaAccessPolicyWindow *win)
 {
     typedef acm_addr_fixed<ACM_FIXED_ALPHA> FIXED;
     constexpr bool folds = (M == ACM_COLLISION_ACM_LI2018 || M == ACM_COLLISION_ACM_LI2020) &&
@@ -148,19 +148,23 @@ static cudaError_t acm_launch_pulling(const acm_step_args &a, unsigned grid, uns
     if constexpr (folds) {
         if (a.fold_out != NULL)
             return acm_fixed_addressing(a.g)
-                       ? acm_launch_dependent(acm_lbm_kernel<T, FIXED, M, true, STATE, true>,
-                                              grid, block, s, a)
+                       ? acm_launch_dependent_in(win,
+                                                 acm_lbm_kernel<T, FIXED, M, true, STATE, true>,
+                                                 grid, block, s, a)
                        : cudaErrorInvalidValue; /* the host folds with fixed addressing only */
     }
     if (acm_fixed_addressing(a.g))
-        return acm_launch_dependent(acm_lbm_kernel<T, FIXED, M, true, STATE>, grid, block, s, a);
-    return acm_launch_dependent(acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, true, STATE>,
-                                grid, block, s, a);
+        return acm_launch_dependent_in(win, acm_lbm_kernel<T, FIXED, M, true, STATE>, grid, block,
+                                       s, a);
+    typedef acm_addr_planes<uint64_t> PLANES;
+    return acm_launch_dependent_in(win, acm_lbm_kernel<T, PLANES, M, true, STATE>, grid, block, s,
+                                   a);
 }
 
 /* The launcher of this compilation's storage type; elem_dispatch.cu picks it. */
 template <typename T>
-cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s)
+cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned block, cudaStream_t s,
+                                const cudaAccessPolicyWindow *win)
 {
     const unsigned grid = acm_blocks(a.end - a.first, block);
     cudaError_t e = cudaSuccess;
@@ -171,17 +175,17 @@ cudaError_t acm_launch_lbm_elem(const acm_step_args &a, bool pull, unsigned bloc
                 acm_lbm_kernel<T, acm_addr_planes<uint64_t>, M, false, ACM_STATE_POST>, grid, block,
                 s, a);
         else if (a.g.state == ACM_STATE_AA_OWN)
-            e = acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s);
+            e = acm_launch_pulling<T, M, ACM_STATE_AA_OWN>(a, grid, block, s, win);
         else if (a.g.state == ACM_STATE_AA_SWAP)
-            e = acm_launch_pulling<T, M, ACM_STATE_AA_SWAP>(a, grid, block, s);
+            e = acm_launch_pulling<T, M, ACM_STATE_AA_SWAP>(a, grid, block, s, win);
         else
-            e = acm_launch_pulling<T, M, ACM_STATE_POST>(a, grid, block, s);
+            e = acm_launch_pulling<T, M, ACM_STATE_POST>(a, grid, block, s, win);
     });
     return e;
 }
 
 template cudaError_t acm_launch_lbm_elem<acm_tu_elem>(const acm_step_args &, bool, unsigned,
-                                                      cudaStream_t);
+                                                      cudaStream_t, const cudaAccessPolicyWindow *);
 
 template <typename T> const void *acm_lbm_anchor_elem(void)
 {
