@@ -76,15 +76,20 @@ __device__ __forceinline__ bool acm_mom_finish(const acm_step_args &a, uint32_t 
  * (acm_mom_add_layer) to the sums of the plane below, its own or the one
  * above. A plane's sums are complete one plane later: that plane's cells
  * collide (acm_mom_finish). Every warp steps cells, so no warp idles at the
- * barriers while the others collide. Cells next to a non-periodic face take
- * the face rules' gather instead. The block's warps reduce their part of a
- * plane's sums (acm_plane_warp) and thread 0 adds them to the plane's behind
- * the next plane's first barrier. A launch steps the planes [zb, ze). */
+ * barriers while the others collide. The populations of consecutive planes
+ * go to two buffers in turn, so that one barrier a plane suffices: a warp
+ * builds the next plane while others still read this one (with one buffer a
+ * second barrier held every warp until all had read it). Cells next to a
+ * non-periodic face take the face rules' gather instead. The block's warps
+ * reduce their part of a plane's sums (acm_plane_warp, two buffers as well)
+ * and thread 0 adds them to the plane's behind the next plane's barrier. A
+ * launch steps the planes [zb, ze). */
 template <typename R> struct acm_tile {
     static constexpr int y = sizeof(R) == 8 ? 4 : 8; /* rows of cells, a warp each */
     static constexpr int threads = 32 * y;
     static constexpr int px = 32 + 2, py = y + 2; /* the positions built: tile and ring */
-    /* shared memory 27 px py sizeof(R), 44 kB FP64, 37 kB else. A thread
+    /* shared memory 2 x 27 px py sizeof(R) (two planes' populations), 88 kB
+     * FP64, 73 kB else: dynamic, above the 48 kB of static shared memory. A thread
      * builds a position whole, then one of the `extra` positions past the
      * first `threads`: in thirds (a slice of c_x each, acm_mom_populations_a)
      * where one round of thirds covers them (FP32, 16-bit: 252 thirds, 256
@@ -95,6 +100,7 @@ template <typename R> struct acm_tile {
     static_assert(extra <= threads, "a thread builds at most two positions");
     /* 2 blocks a multiprocessor at least (FP32: at most 128 registers) */
     static constexpr int min_blocks = 2;
+    static constexpr size_t smem = 2u * 27u * py * px * sizeof(R);
 };
 
 /* A tile's coordinate v along an axis of n cells: wrapped across a periodic
@@ -122,8 +128,10 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
     if (acm_gate_shut(a.gate)) /* an earlier step diverged: its state stays */
         return;
     const acm_gpu_grid &g = a.g;
-    __shared__ R pop[27][PY][PX];
-    __shared__ acm_plane_fixed part[tile::y]; /* the warps' part of a plane's sums */
+    extern __shared__ __align__(16) unsigned char acm_mom_smem[];
+    R(*const pops)[27][PY][PX] = reinterpret_cast<R(*)[27][PY][PX]>(acm_mom_smem);
+    __shared__ acm_plane_fixed parts[2][tile::y]; /* the warps' part of a plane's sums,
+                                                     plane z in parts[z & 1] */
     const int tx = (int)(threadIdx.x & 31u), ty = (int)(threadIdx.x >> 5);
     const int32_t x0 = (int32_t)blockIdx.x * 32, y0 = (int32_t)blockIdx.y * tile::y;
     const int32_t x = x0 + tx, y = y0 + ty; /* the cell this thread steps */
@@ -167,6 +175,7 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                 next[b].fetch(src + (uint64_t)(col[b] + zc) * acm_mom_io<T>::slots);
     }
     for (int32_t p = z0 - 1; p <= z1; ++p) {
+        R(*const pop)[PY][PX] = pops[p & 1];
         const uint32_t zn = (uint32_t)acm_tile_coord(p + 1, g.nz, zper) * nxy;
 #pragma unroll
         for (int b = 0; b < 2; ++b) {
@@ -191,10 +200,13 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                     pop[9 * sa + q][i / PX][i % PX] = f[q];
             }
         }
+        /* the one barrier of a plane: its populations built, the other buffer read
+         * by every warp (the last plane's, before its barrier), the last plane's
+         * parts written */
         __syncthreads();
         if (acm && threadIdx.x == 0 && p - 2 >= z0) /* the plane stepped last time */
-            acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(p - 2), part,
-                                                               tile::y);
+            acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(p - 2),
+                                                               parts[p & 1], tile::y);
         if (mine) {
 #pragma unroll
             for (int c = 0; c < 3; ++c) { /* c_z = c - 1: to plane p + c - 1 */
@@ -205,7 +217,6 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                 acm_mom_math<R>::add_layer(acc[c], c - 1, v);
             }
         }
-        __syncthreads();
         const int32_t z = p - 1; /* its sums are complete */
         if (z >= z0) {
             const uint32_t k = mine ? acm_lin(g, x, y, z) : 0u;
@@ -225,8 +236,8 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
                     atomicOr(a.redo + (k >> 5), 1u << (k & 31u));
                 const acm_plane_fixed w = acm_plane_warp<MODEL == ACM_COLLISION_ACM_LI2020>(
                     mine, u2max, rho_sum, j_sum, pi_sum);
-                if (tx == 0) /* folded behind the next plane's first barrier */
-                    part[ty] = w;
+                if (tx == 0) /* folded behind the next plane's barrier */
+                    parts[z & 1][ty] = w;
             }
         }
 #pragma unroll
@@ -239,8 +250,8 @@ __global__ void __launch_bounds__(acm_tile<typename acm_io<T>::R>::threads,
     if (acm) {
         __syncthreads();
         if (threadIdx.x == 0 && z1 - 1 >= z0)
-            acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(z1 - 1), part,
-                                                               tile::y);
+            acm_plane_fold<MODEL == ACM_COLLISION_ACM_LI2020>(a.planes, (uint32_t)(z1 - 1),
+                                                               parts[(z1 - 1) & 1], tile::y);
     }
 }
 
@@ -270,11 +281,15 @@ cudaError_t acm_launch_mom_step_elem(const acm_step_args &a, cudaStream_t s)
     const unsigned gx = ((unsigned)a.g.nx + 31u) / 32u, gy = ((unsigned)a.g.ny + ty - 1u) / ty;
     const int32_t lz = acm_tile_walk(ze - zb, gx * gy);
     const dim3 grid(gx, gy, (unsigned)((ze - zb + lz - 1) / lz));
+    cudaError_t e = cudaSuccess;
     acm_with_model(a.p.model, [&](auto m) {
-        acm_mom_tile_kernel<T, decltype(m)::value><<<grid, acm_tile<R>::threads, 0, s>>>(a, zb, ze,
-                                                                                        lz);
+        const auto kernel = acm_mom_tile_kernel<T, decltype(m)::value>;
+        e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 (int)acm_tile<R>::smem);
+        if (e == cudaSuccess)
+            kernel<<<grid, acm_tile<R>::threads, acm_tile<R>::smem, s>>>(a, zb, ze, lz);
     });
-    return cudaGetLastError();
+    return e != cudaSuccess ? e : cudaGetLastError();
 }
 
 template cudaError_t acm_launch_mom_step_elem<acm_tu_elem>(const acm_step_args &, cudaStream_t);
