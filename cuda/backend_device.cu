@@ -48,12 +48,18 @@ acm_status cu_fail(acm_domain *d, cudaError_t e, const char *what)
                     sticky(e) ? "; the device context is lost, destroy the domain" : "");
 }
 
-/* Make the domain's device current; refuse a broken context. */
+/* Make the domain's device current; refuse a broken context. Inside a run
+ * of steps (acm_cuda_run_begin to acm_cuda_run_end, within one call of one
+ * thread) it is current already: the run's begin entered it, and the steps'
+ * host parts would otherwise set it three times a step (docs/performance.md,
+ * "The enqueue of a frame"). */
 acm_status cu_enter(acm_domain *d)
 {
     if (IMPL(d)->broken)
         return ACM_FAIL(d, ACM_ERR_DEVICE,
                         "an earlier device fault left this domain unusable; destroy it");
+    if (IMPL(d)->run.mode != CU_RUN_NONE)
+        return ACM_OK;
     CU_TRY(d, cudaSetDevice(d->device));
     return ACM_OK;
 }
