@@ -31,6 +31,11 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 # memcheck with every launch completed before the next (CUDA_LAUNCH_BLOCKING=1): host-ahead
 # races are then test-cuda's own to find, without the tool (its held-stream cases).
 memcheck_blocking() {
+    if [ ! -x ./bench/acm-sanitizer-probe ]; then # built with CUDA and a C++ compiler
+        echo "memcheck probe: not built -- test-cuda under memcheck with CUDA_LAUNCH_BLOCKING=1"
+        blocking=1
+        return
+    fi
     if timeout 60 compute-sanitizer --tool memcheck --error-exitcode 9 ./bench/acm-sanitizer-probe \
         > "$out/memcheck-probe.log" 2>&1; then
         echo "memcheck probe: passes -- test-cuda under memcheck with launches queued"; blocking=0
