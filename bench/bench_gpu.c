@@ -10,6 +10,10 @@
  *   acm-bench-gpu [--sizes 128,256,400x200x400] [--variants baseline,split,fused,inplace]
  *                 [--precisions fp32,fp16] [--models acm,bgk,cm] [--seconds S]
  *                 [--storage populations,moments] [--block B] [--alpha A] [--device D]
+ *                 [--faces lid|box]
+ * --faces box: walls on all six faces (the lid moving), as a game's hall or a
+ * closed tank, whose edges' cells lie next to two or three walls; lid (the
+ * default): walls at y = 0 and y = n - 1 only, periodic along x and z.
  * SPDX-License-Identifier: Apache-2.0
  */
 #include <math.h>
@@ -58,6 +62,7 @@ typedef struct bench_opts {
     int block;
     long alpha;
     int device;
+    bool box; /* --faces box: walls on every face */
 } bench_opts;
 
 static const char *model_name(acm_collision m)
@@ -174,6 +179,9 @@ static double run_one(const bench_opts *o, const int n[3], const bench_variant *
     const double lid[3] = {0.05, 0, 0};
     acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL);
     acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid);
+    for (int f = 0; o->box && f < 6; ++f)
+        if (f != ACM_FACE_Y_MIN && f != ACM_FACE_Y_MAX)
+            acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL);
     double mlups = -1;
     st = acm_cuda_step_async(d, 5);
     if (st == ACM_OK)
@@ -225,6 +233,7 @@ static void parse_args(int argc, char **argv, bench_opts *o)
     o->block = 0;
     o->alpha = 0;
     o->device = 0;
+    o->box = false;
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--sizes")) sizes = argv[i + 1];
         else if (!strcmp(argv[i], "--variants")) variants = argv[i + 1];
@@ -235,6 +244,13 @@ static void parse_args(int argc, char **argv, bench_opts *o)
         else if (!strcmp(argv[i], "--block")) o->block = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--alpha")) o->alpha = atol(argv[i + 1]);
         else if (!strcmp(argv[i], "--device")) o->device = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--faces")) {
+            if (strcmp(argv[i + 1], "lid") != 0 && strcmp(argv[i + 1], "box") != 0) {
+                fprintf(stderr, "acm-bench-gpu: --faces takes lid or box, not '%s'\n", argv[i + 1]);
+                exit(2);
+            }
+            o->box = !strcmp(argv[i + 1], "box");
+        }
     }
     o->nsizes = parse_list(sizes, items);
     for (int i = 0; i < o->nsizes; ++i) {
@@ -293,8 +309,10 @@ int main(int argc, char **argv)
            acm_version_string(), date);
     printf("measured device-to-device copy bandwidth: %.0f GB/s (bytes read + written)\n",
            bw / 1e9);
-    printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n\n",
+    printf("ceiling for FP32 D3Q27 (216 B/cell): %.0f MLUPS; FP16 (108 B/cell): %.0f MLUPS\n",
            bw / 216e6, bw / 108e6);
+    printf("faces: %s\n\n", o.box ? "walls on all six (the lid at y = n - 1 moving)"
+                                 : "walls at y = 0 and a moving lid at y = n - 1, periodic x and z");
     printf("%-9s %-5s %-14s %-10s %9s %8s %7s %9s %7s %10s %7s %8s\n", "variant", "prec", "size",
            "model", "MLUPS", "ms/step", "B/cell", "GB/s", "of copy", "mem B/cell", "enq4 us",
            "step us");
