@@ -177,11 +177,10 @@ static double run_one(const bench_opts *o, const int n[3], const bench_variant *
     }
     /* a flow with walls and a lid, as in a real scene */
     const double lid[3] = {0.05, 0, 0};
-    acm_domain_set_face(d, ACM_FACE_Y_MIN, ACM_BOUNDARY_WALL, NULL);
-    acm_domain_set_face(d, ACM_FACE_Y_MAX, ACM_BOUNDARY_WALL, lid);
-    for (int f = 0; o->box && f < 6; ++f)
-        if (f != ACM_FACE_Y_MIN && f != ACM_FACE_Y_MAX)
-            acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL, NULL);
+    for (int f = 0; f < ACM_FACE_COUNT; ++f) /* --faces box: the other four walls too */
+        if (o->box || f == ACM_FACE_Y_MIN || f == ACM_FACE_Y_MAX)
+            acm_domain_set_face(d, (acm_face)f, ACM_BOUNDARY_WALL,
+                                f == ACM_FACE_Y_MAX ? lid : NULL);
     double mlups = -1;
     st = acm_cuda_step_async(d, 5);
     if (st == ACM_OK)
