@@ -819,25 +819,24 @@ __device__ __forceinline__ void acm_pull_interior(const acm_step_args &a, uint32
     }
 }
 
-/* The face of a cell next to exactly one non-periodic face, when that face
- * bounces back (a wall, an inlet or an outlet: not a slip face); else -1. */
-__device__ __forceinline__ int acm_single_face(const acm_gpu_grid &g, int32_t x, int32_t y,
-                                               int32_t z)
+/* How many non-periodic faces a cell lies next to (0 to 3, one per axis;
+ * face[axis]: the face's index, else -1) where each of them bounces back (a
+ * wall, an inlet or an outlet: no slip face, whose pull mirrors) and no axis
+ * has the cell next to both its faces (an axis of one cell); else 0. */
+__device__ __forceinline__ int acm_bounce_faces(const acm_gpu_grid &g, int32_t x, int32_t y,
+                                                int32_t z, int face[3])
 {
     const int32_t c[3] = {x, y, z};
-    int face = -1, count = 0;
+    int count = 0;
+    bool other = false; /* a slip face, or both faces of an axis */
 #pragma unroll
     for (int axis = 0; axis < 3; ++axis) {
-        if (c[axis] < g.inner_lo[axis]) {
-            face = 2 * axis;
-            ++count;
-        }
-        if (c[axis] > g.inner_hi[axis]) {
-            face = 2 * axis + 1;
-            ++count;
-        }
+        const bool lo = c[axis] < g.inner_lo[axis], hi = c[axis] > g.inner_hi[axis];
+        face[axis] = lo ? 2 * axis : hi ? 2 * axis + 1 : -1;
+        count += lo || hi;
+        other |= (lo && hi) || ((lo || hi) && g.face[face[axis]].type == ACM_BOUNDARY_SLIP);
     }
-    return count == 1 && g.face[face].type != ACM_BOUNDARY_SLIP ? face : -1;
+    return other ? 0 : count;
 }
 
 /* a + b rounded once, never contracted with a product into an FMA: the wall
@@ -846,7 +845,7 @@ __device__ __forceinline__ int acm_single_face(const acm_gpu_grid &g, int32_t x,
 __device__ __forceinline__ float acm_add_rn(float a, float b) { return __fadd_rn(a, b); }
 __device__ __forceinline__ double acm_add_rn(double a, double b) { return __dadd_rn(a, b); }
 
-/* The pull of a cell next to the one face `face` (acm_single_face), two
+/* The pull of a cell next to the one face `face` (acm_bounce_faces), two
  * arrays, as acm_pull and then times sigma, bit for bit: the plain pull
  * (acm_pull_interior, whose wrapped sources across the face go unused), then
  * the nine populations whose source lies across the face bounced back from
@@ -872,6 +871,56 @@ __device__ __forceinline__ void acm_pull_one_face(const acm_step_args &a, uint32
             const int bounced = STATE == ACM_STATE_AA_SWAP ? i : acm_opp(i);
             const R v = acm_add_rn(acm_io<T>::ld(ADDR::template src<T>(a, at, bounced), 0),
                                    (R)acm_bounce_term(i, &cr));
+            f[i] = v * (R)acm_io<T>::sigma;
+        }
+    }
+}
+
+/* acm_bounce_term(i, cr) (boundary.h), bit for bit, with its division by the
+ * count of faces crossed made only for three: t / 1 and t / 2 are t and t * 0.5
+ * exactly. */
+__device__ __forceinline__ double acm_bounce_term_walls(int i, const acm_crossing &cr)
+{
+    const double cu = acm_cx(i) * cr.u[0] + acm_cy(i) * cr.u[1] + acm_cz(i) * cr.u[2];
+    const double t = 6.0 * acm_weight(i) * cu;
+    return cr.n == 1 ? t : cr.n == 2 ? t * 0.5 : t / cr.n;
+}
+
+/* The pull of a cell next to two or three faces `face` (acm_bounce_faces:
+ * walls, inlets or outlets; a box's edges and corners), two arrays, as
+ * acm_pull and then times sigma, bit for bit: the plain pull
+ * (acm_pull_interior), then each population whose source lies across one or
+ * more of the faces bounced back from the cell's own slot with the wall term
+ * of the faces it crosses, added in axis order as acm_crossing_of adds them.
+ * In a closed box the cells of its edges took the general acm_pull, and their
+ * warps held the kernel: 32^3 FP32 ACM 1525 -> 2077 MLUPS, FP16 1266 -> 2048
+ * (H100, docs/performance.md). The cells next to one face keep
+ * acm_pull_one_face: this pull for them too, with or without the division of
+ * the wall term, ran the box with walls at y = 0 and y = n - 1 16-35 % slower. */
+template <typename T, typename ADDR, int STATE>
+__device__ __forceinline__ void acm_pull_walls(const acm_step_args &a, uint32_t k,
+                                               const acm_sources &s, const int face[3],
+                                               typename acm_io<T>::R f[27])
+{
+    typedef typename acm_io<T>::R R;
+    acm_pull_interior<T, ADDR, STATE, true>(a, k, s, f);
+    int across[3]; /* c_i of the sources across the face of each axis (0: none) */
+#pragma unroll
+    for (int axis = 0; axis < 3; ++axis)
+        across[axis] = face[axis] < 0 ? 0 : (face[axis] & 1) ? -1 : 1;
+    const auto at = ADDR::at(a.g.l, k);
+#pragma unroll
+    for (int i = 0; i < 27; ++i) {
+        const int c[3] = {acm_cx(i), acm_cy(i), acm_cz(i)};
+        acm_crossing cr = acm_no_crossing();
+#pragma unroll
+        for (int axis = 0; axis < 3; ++axis)
+            if (c[axis] != 0 && c[axis] == across[axis])
+                acm_cross_face(&a.g.face[face[axis]], &cr);
+        if (cr.n > 0) {
+            const int bounced = STATE == ACM_STATE_AA_SWAP ? i : acm_opp(i);
+            const R v = acm_add_rn(acm_io<T>::ld(ADDR::template src<T>(a, at, bounced), 0),
+                                   (R)acm_bounce_term_walls(i, cr));
             f[i] = v * (R)acm_io<T>::sigma;
         }
     }

@@ -75,9 +75,13 @@ __global__ void __launch_bounds__(ACM_FUSED_MAX_THREADS, acm_fused_min_blocks<T,
             acm_coords(a.g, k, x, y, z);
             const acm_sources s = acm_source_offsets<1>(a.g, x, y, z);
             at_face = s.edge && acm_rule_at(a.g, x, y, z);
-            const int face = s.edge && !in_place ? acm_single_face(a.g, x, y, z) : -1;
-            if (face >= 0) { /* next to one wall, inlet or outlet: a plain pull, bounced there */
-                acm_pull_one_face<T, ADDR, STATE>(a, k, s, face, f);
+            int face[3];
+            const int faces = s.edge && !in_place ? acm_bounce_faces(a.g, x, y, z, face) : 0;
+            if (faces == 1) { /* next to one wall, inlet or outlet: a plain pull, bounced there */
+                acm_pull_one_face<T, ADDR, STATE>(
+                    a, k, s, face[0] >= 0 ? face[0] : face[1] >= 0 ? face[1] : face[2], f);
+            } else if (faces > 1) { /* a box's edge or corner: the same across each face */
+                acm_pull_walls<T, ADDR, STATE>(a, k, s, face, f);
             } else if (s.edge) { /* the face rules of any faces (f - w, scaled here) */
                 acm_pull<T, 1, STATE>(a.g, (const T *)a.src, x, y, z, f);
 #pragma unroll
